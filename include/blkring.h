@@ -1,0 +1,240 @@
+/*
+ * blkring.h: libblkring, the blkif ring on Xen's own <xen/io/ring.h> and
+ * <xen/io/blkif.h> (ring/).
+ *
+ * Pure protocol logic: no I/O, no Xen devices, no logging.  Both the
+ * backend (consumer of requests) and blkfront-test (producer) use it.
+ *
+ * The trust boundary.  Everything in the shared ring is written by the
+ * other side and is untrusted.  A back ring copies each request out of
+ * shared memory exactly once (RING_COPY_REQUEST style) into a private
+ * struct blkreq; only the copy is validated and used.  Indirect segment
+ * pages are read once the same way (blkreq_parse_indirect()).
+ *
+ * ABIs (the frontend's "protocol" xenstore node):
+ *   BLKRING_ABI_NATIVE   this build's layout (x86_64 here);
+ *   BLKRING_ABI_X86_32   "x86_32-abi": packed, 108-byte request,
+ *                        12-byte response;
+ *   BLKRING_ABI_X86_64   "x86_64-abi": 112-byte request, 16-byte response.
+ * A frontend that writes no "protocol" gets x86_32 (Linux blkback).
+ *
+ * Units: sector numbers and counts are 512-byte sectors, always (blkif.h
+ * "feature-large-sector-size" notwithstanding).  Ring sizes are entries.
+ *
+ * Conventions: int functions return >= 0 or -errno.  Validation returns
+ * a blkif status (BLKIF_RSP_OKAY/ERROR/EOPNOTSUPP) plus a static reason
+ * string for the trace and tests.
+ *
+ * Threads: a blkring_t is used by one thread at a time (the queue's
+ * dataplane thread, or the frontend's submitter under its lock).
+ * Memory ordering goes through include/barrier.h only.
+ *
+ * Semantics: Xen public io/blkif.h and io/ring.h; hardening follows Linux
+ * xen-blkback (blkback.c "Apply all sanity checks to /private copy/",
+ * "bogus ring requests") and hardened xen-blkfront (response checks).
+ */
+#ifndef BLK_BLKRING_H
+#define BLK_BLKRING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xen/xen.h>
+#include <xen/grant_table.h>
+#include <xen/io/blkif.h>
+
+enum blkring_abi {
+	BLKRING_ABI_NATIVE = 0,
+	BLKRING_ABI_X86_32 = 1,
+	BLKRING_ABI_X86_64 = 2,
+};
+
+/*
+ * Map the frontend's "protocol" node to an ABI.  NULL or "" gives
+ * BLKRING_ABI_X86_32 (Linux blkback's default).  Returns 0 or -EINVAL for
+ * an unknown string.
+ */
+int blkring_abi_from_protocol(const char *protocol, enum blkring_abi *abi);
+/* "x86_32-abi", "x86_64-abi", or the native name.  Static string. */
+const char *blkring_abi_name(enum blkring_abi abi);
+
+/* Ring pages: 1 << ring-page-order, ring-page-order 0..4. */
+#define BLKRING_MAX_PAGE_ORDER	4
+#define BLKRING_MAX_PAGES	(1u << BLKRING_MAX_PAGE_ORDER)
+
+/* Entries in a ring of nr_pages pages for this ABI (RING_SIZE), or 0 if
+ * nr_pages is not a power of two in 1..16. */
+unsigned int blkring_size_for(enum blkring_abi abi, unsigned int nr_pages);
+
+/* Most segments one request may carry: direct 11, indirect up to this. */
+#define BLKRING_MAX_INDIRECT_SEGMENTS 256
+#define BLKRING_SEGS_PER_INDIRECT_PAGE \
+	(4096 / sizeof(struct blkif_request_segment))	/* 512 */
+
+/* ------------------------------------------------------------------ */
+/* The private request copy.                                          */
+/* ------------------------------------------------------------------ */
+
+struct blkreq_seg {
+	grant_ref_t gref;
+	uint8_t first_sect;	/* 0..7, first 512-byte sector in the page */
+	uint8_t last_sect;	/* first_sect..7, inclusive */
+};
+
+struct blkreq {
+	uint8_t operation;	/* as on the wire: BLKIF_OP_* (incl. INDIRECT) */
+	uint8_t op;		/* effective op: READ/WRITE/WRITE_BARRIER/
+				 * FLUSH_DISKCACHE/DISCARD (indirect_op for
+				 * INDIRECT); == operation for unknown ops */
+	uint64_t id;		/* echoed in the response */
+	blkif_vdev_t handle;
+	uint64_t sector;	/* first 512-byte sector */
+	uint64_t nr_sectors;	/* total 512-byte sectors (segments summed,
+				 * or the discard length) */
+	unsigned int nr_segments;	/* as on the wire (u8 direct, u16 indirect) */
+	/* INDIRECT only: */
+	unsigned int nr_indirect_pages;
+	grant_ref_t indirect_grefs[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+	/* DISCARD only: */
+	bool discard_secure;	/* BLKIF_DISCARD_SECURE was set */
+	/* Valid segments: [0, min(nr_segments, capacity)) after parsing. */
+	struct blkreq_seg seg[BLKRING_MAX_INDIRECT_SEGMENTS];
+};
+
+/* What the device allows; fixed at connect. */
+struct blkreq_limits {
+	uint64_t sectors;		/* device size in 512-byte sectors */
+	unsigned int sector_size;	/* logical block size, bytes: 512, 4096 */
+	bool read_only;			/* mode=r */
+	unsigned int max_indirect_segments; /* 0 = indirect not advertised */
+	bool discard;			/* feature-discard advertised */
+};
+
+/*
+ * Validate the header fields of a private copy (everything but indirect
+ * segments, which are not yet fetched).  Returns BLKIF_RSP_OKAY,
+ * BLKIF_RSP_ERROR (malformed) or BLKIF_RSP_EOPNOTSUPP (unknown op), and
+ * sets *reason to a static string ("nr_segments 12 > 11", ...) when not
+ * OKAY.  For FLUSH_DISKCACHE and WRITE_BARRIER with nr_segments == 0 the
+ * sector number is ignored and nr_sectors is 0.  For READ/WRITE (direct)
+ * this also validates every segment and the whole sector range.
+ * *needs_indirect is set when the caller must fetch req->nr_indirect_pages
+ * pages and call blkreq_parse_indirect().
+ */
+int blkreq_validate(struct blkreq *req, const struct blkreq_limits *lim,
+		    bool *needs_indirect, const char **reason);
+
+/*
+ * Copy the segments of an INDIRECT request out of its fetched indirect
+ * pages (pages[i] is a private copy or mapping of indirect_grefs[i], 4096
+ * bytes each) into req->seg, then validate them and the sector range.
+ * Each segment descriptor is read exactly once.  Same return convention.
+ */
+int blkreq_parse_indirect(struct blkreq *req, const struct blkreq_limits *lim,
+			  const void *const *pages, const char **reason);
+
+/* "read", "write", "barrier", "flush", "discard", "indirect", "op7"... */
+const char *blkreq_op_name(uint8_t op);
+
+/* ------------------------------------------------------------------ */
+/* Rings.                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct blkring blkring_t;
+
+/*
+ * Attach to a shared ring of nr_pages pages at sring (contiguous, as
+ * mapped by xenops_map_grefs() or from xenops_share_pages()).
+ * blkring_back_attach() consumes requests and produces responses and does
+ * not modify the shared indexes on attach (the frontend initialised them).
+ * blkring_front_attach() initialises the shared ring (SHARED_RING_INIT,
+ * FRONT_RING_INIT).  The caller keeps ownership of the memory, which must
+ * outlive the blkring_t.  Returns NULL with errno (EINVAL: bad nr_pages).
+ */
+blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);
+blkring_t *blkring_front_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);
+void blkring_free(blkring_t *r);
+unsigned int blkring_size(const blkring_t *r);
+enum blkring_abi blkring_abi(const blkring_t *r);
+
+/* ---- back side (consumer of requests) ---- */
+
+/*
+ * Copy the next request out of the ring into *req (header fields and up
+ * to 11 direct segments; a DISCARD's range; an INDIRECT's grefs), and
+ * advance the private consumer index.  Does not validate beyond what is
+ * needed to copy safely.
+ * Returns 1 when a request was copied, 0 when the ring is empty, or
+ * -EPROTO when the frontend's req_prod is more than RING_SIZE ahead of
+ * our responses ("bogus ring requests"): the ring is then broken for
+ * good and every later call returns -EPROTO.
+ */
+int blkring_back_get_request(blkring_t *r, struct blkreq *req);
+
+/*
+ * Queue a response at the private producer index: only id, operation and
+ * status are written, in the negotiated ABI's layout, padding zeroed.
+ * Returns 0, or -ENOSPC if more responses than requests consumed are
+ * queued (a backend bug; nothing written).
+ */
+int blkring_back_put_response(blkring_t *r, uint64_t id, uint8_t operation, int16_t status);
+
+/*
+ * Publish queued responses (RING_PUSH_RESPONSES_AND_CHECK_NOTIFY).
+ * Returns true when the frontend must be notified.
+ */
+bool blkring_back_push_responses(blkring_t *r);
+
+/*
+ * RING_FINAL_CHECK_FOR_REQUESTS: true when more requests are waiting
+ * (call after the ring looked empty, before sleeping).  Also true when
+ * the ring is broken, so the caller's next get sees -EPROTO.
+ */
+bool blkring_back_final_check(blkring_t *r);
+
+/* True once a bogus producer index was seen. */
+bool blkring_broken(const blkring_t *r);
+
+/* ---- front side (producer of requests) ---- */
+
+/* Free request slots (RING_FULL counterpart). */
+unsigned int blkring_front_free_slots(const blkring_t *r);
+
+/*
+ * Write a request at the private producer index WITHOUT validating it:
+ * fields are written as given (a test frontend sends malformed requests
+ * on purpose).  For direct ops min(nr_segments, 11) segments are written
+ * and nr_segments is stored as its low 8 bits; INDIRECT writes
+ * indirect_op, 16-bit nr_segments and the indirect grefs
+ * (nr_indirect_pages, at most 8); DISCARD writes flag and nr_sectors.
+ * Returns 0 or -ENOSPC when the ring is full.
+ */
+int blkring_front_put_request(blkring_t *r, const struct blkreq *req);
+
+/* RING_PUSH_REQUESTS_AND_CHECK_NOTIFY: true when the backend must be notified. */
+bool blkring_front_push_requests(blkring_t *r);
+
+/*
+ * Test hook: store an arbitrary value into the shared req_prod (after a
+ * write barrier), to play a hostile frontend (case C03).
+ */
+void blkring_front_set_shared_req_prod(blkring_t *r, uint32_t value);
+
+struct blkrsp {
+	uint64_t id;
+	uint8_t operation;
+	int16_t status;
+};
+
+/*
+ * Copy the next response out.  Returns 1, 0 when none, or -EPROTO when
+ * rsp_prod moved past the requests we produced (a bad backend: the ring
+ * is broken for good).  Checking ids against outstanding requests is the
+ * caller's job (it owns the id space).
+ */
+int blkring_front_get_response(blkring_t *r, struct blkrsp *rsp);
+
+/* RING_FINAL_CHECK_FOR_RESPONSES: true when more responses are waiting. */
+bool blkring_front_final_check(blkring_t *r);
+
+#endif /* BLK_BLKRING_H */

@@ -1,0 +1,50 @@
+/*
+ * sim.h: the seams inside xensim, the simulated hypervisor (sim/).
+ *
+ * xensim is one single-threaded process with one epoll loop (loop.c).
+ * Two modules hang off it:
+ *   - the xenstore server (xenstore*.c): the real wire protocol of
+ *     <xen/io/xs_wire.h> on DIR/xenstore.sock (dom0, privileged) and
+ *     DIR/dom<N>/xenstore.sock (domain N, unprivileged);
+ *   - the hypervisor (hv*.c): domain memory (memfd), v1 grant tables in
+ *     shared memory, event channels on eventfds, brokered over
+ *     DIR/hv.sock (dom0) and DIR/dom<N>/hv.sock (domain N).  The client
+ *     side is xenops/xenops-sim.c.
+ * Domain life cycle (ctl.c, driven by xensim-ctl over DIR/ctl.sock)
+ * calls both: hv_domain_create + xenstore introduce, and on destroy
+ * hv_domain_destroy + xenstore release (@releaseDomain).
+ *
+ * Everything here runs on the loop's thread.  0/-errno; pointers NULL+errno.
+ */
+#ifndef SIM_SIM_H
+#define SIM_SIM_H
+
+#include <stdint.h>
+
+/* ---- the event loop (loop.c) ---- */
+struct sim_loop;
+typedef void (*sim_loop_cb)(void *opaque, uint32_t epoll_events);
+
+struct sim_loop *sim_loop_new(void);
+void sim_loop_free(struct sim_loop *l);
+/* Watch fd for epoll_events (EPOLLIN...); cb runs on the loop thread. */
+int sim_loop_add(struct sim_loop *l, int fd, uint32_t epoll_events,
+		 sim_loop_cb cb, void *opaque);
+int sim_loop_del(struct sim_loop *l, int fd);
+/* Run until sim_loop_stop() (e.g. from a signalfd callback). */
+int sim_loop_run(struct sim_loop *l);
+void sim_loop_stop(struct sim_loop *l);
+
+/* ---- the hypervisor (hv.c) ---- */
+struct hv;
+
+/* Listen on dir/hv.sock; domain 0 is created by the caller with hv_domain_create. */
+struct hv *hv_new(struct sim_loop *l, const char *dir);
+void hv_free(struct hv *hv);
+/* Create memory, grant table, event channel table and dir/dom<N>/hv.sock (N > 0). */
+int hv_domain_create(struct hv *hv, uint32_t domid);
+/* Close the domain's event channels (peers see -ENOTCONN), stop serving
+ * its hv socket; mappings other domains hold stay valid until unmapped. */
+int hv_domain_destroy(struct hv *hv, uint32_t domid);
+
+#endif /* SIM_SIM_H */
