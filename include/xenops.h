@@ -94,7 +94,7 @@ int xenops_transport_default(enum xenops_transport *out);
 
 /*
  * Open a handle.  Returns NULL with errno set (and logs why) if the
- * platform is not usable: /dev/xen/* missing, xensim not running at
+ * platform is not usable: the /dev/xen devices missing, xensim not running at
  * sim_dir, or domid unknown to xensim (ESRCH).
  */
 xenops_t *xenops_open(const struct xenops_config *cfg);

@@ -1,0 +1,1 @@
+# tests/backend.mk: backend integration tests (included by tests/Makefile.am).

@@ -1,0 +1,1 @@
+# tests/crash.mk: crash integration tests (included by tests/Makefile.am).

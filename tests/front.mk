@@ -1,0 +1,1 @@
+# tests/front.mk: front integration tests (included by tests/Makefile.am).

@@ -1,0 +1,1 @@
+# tests/harness.mk: harness integration tests (included by tests/Makefile.am).
