@@ -715,16 +715,7 @@ hv_domain_destroy(struct hv *hv, uint32_t domid)
 			break;
 		}
 	}
-	if (d->sock_path) {
-		char *slash;
-
-		unlink(d->sock_path);
-		slash = strrchr(d->sock_path, '/');
-		*slash = '\0';
-		/* The xenstore module may still have its socket there. */
-		rmdir(d->sock_path);
-		*slash = '/';
-	}
+	/* DIR/dom<N> itself belongs to the domain life cycle (ctl.c). */
 	/*
 	 * Mappings held by other processes keep the memfds alive (as Xen
 	 * keeps the pages of a dying domain until the last unmap).
