@@ -654,12 +654,8 @@ hv_domain_create(struct hv *hv, uint32_t domid)
 	if (domid != 0) {
 		char dirpath[PATH_MAX];
 
+		/* DIR/dom<N> is made by the domain life cycle (ctl.c). */
 		snprintf(dirpath, sizeof(dirpath), "%s/dom%u", hv->dir, domid);
-		if (mkdir(dirpath, 0755) < 0 && errno != EEXIST) {
-			rc = -errno;
-			log_error("hv: mkdir %s: %m", dirpath);
-			goto err;
-		}
 		if (asprintf(&d->sock_path, "%s/hv.sock", dirpath) < 0) {
 			d->sock_path = NULL;
 			rc = -ENOMEM;
