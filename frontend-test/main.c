@@ -58,6 +58,7 @@ const struct option ft_common_options[] = {
 	{ "timeout", required_argument, NULL, O_TIMEOUT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "debug", required_argument, NULL, 'D' },
+	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 

@@ -301,6 +301,17 @@ again:
 	return 0;
 }
 
+static void
+rm_if_empty(struct xs_handle *xs, const char *path)
+{
+	unsigned int n = 0;
+	char **d = xs_directory(xs, XBT_NULL, path, &n);
+
+	if (d && n == 0)
+		xs_rm(xs, XBT_NULL, path);
+	free(d);
+}
+
 int
 ft_cmd_xl_remove(int argc, char **argv)
 {
@@ -351,6 +362,9 @@ again:
 		log_error("xl-remove: rm %s: %m", be);
 	if (!xs_rm(xs, XBT_NULL, lx) && errno != ENOENT)
 		log_error("xl-remove: rm %s: %m", lx);
+	/* libxl__xs_path_cleanup: drop the now empty per-domain parent */
+	*strrchr(be, '/') = '\0';
+	rm_if_empty(xs, be);
 	xs_close(xs);
 	return rc;
 }
