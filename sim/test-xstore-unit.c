@@ -253,6 +253,8 @@ test_basic(void)
 	CHECK(t_read_err(d0, 0, "/a e", "EINVAL") == 0);
 	CHECK(t_read_err(d0, 0, "", "EINVAL") == 0);
 	CHECK(t_write(d0, 0, "/a*", "x", "EINVAL") == 0);
+	CHECK(t_write(d0, 0, "@releaseDomain", "x", "EINVAL") == 0);
+	CHECK(t_err(d0, XS_GET_PERMS, 0, S("@releaseDomain"), "EINVAL") == 0);
 	/* relative paths: under /local/domain/<domid> */
 	CHECK(t_write(d0, 0, "rel/x", "7", NULL) == 0);
 	CHECK(t_read(d0, 0, "/local/domain/0/rel/x", "7") == 0);

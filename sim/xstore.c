@@ -219,6 +219,9 @@ canonicalize(uint32_t domid, const char *in, char *out, size_t outsize,
 	size_t inlen = strlen(in);
 	int plen = 0;
 
+	/* "@..." names special watches, never a node (xenstored too). */
+	if (in[0] == '@')
+		return -EINVAL;
 	if (in[0] != '/') {
 		if (inlen > XENSTORE_REL_PATH_MAX)
 			return -EINVAL;
