@@ -46,6 +46,7 @@ struct record_store {
 	int fd;				/* the log, O_APPEND */
 	uint64_t next_seq;
 	int error;			/* first append failure, sticky */
+	bool cut;			/* the CUT record is written */
 };
 
 struct record_flush {
@@ -426,7 +427,10 @@ record_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
 
 /*
  * Pass the power cut down (a volatile cache below loses its unflushed
- * writes), then close the log with a CUT record.
+ * writes), then mark the log with a CUT record, once: the caller may
+ * call every store of a stack, in any order, and a volatile cache above
+ * also passes the cut down.  What a cache above writes back during its
+ * cut is still logged after the CUT record (it did reach the store).
  */
 static void
 record_power_cut(struct bk_store *s)
@@ -439,13 +443,12 @@ record_power_cut(struct bk_store *s)
 	if (rs->lower_ops->power_cut)
 		rs->lower_ops->power_cut(rs->lower);
 	pthread_mutex_lock(&rs->lock);
-	if (!rs->error) {
+	if (!rs->error && !rs->cut) {
 		rec.seq = rs->next_seq++;
 		rec.time_ns = now_ns();
 		crashlog_encode_rec(hbuf, &rec);
 		rs->error = record_append(rs->fd, &iov, 1);
-		if (rs->error == 0)
-			rs->error = -EIO;	/* nothing may follow the cut */
+		rs->cut = true;
 	}
 	pthread_mutex_unlock(&rs->lock);
 }

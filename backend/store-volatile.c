@@ -25,8 +25,10 @@
  *    subset, so a later write can survive an earlier one that is lost,
  *    which is exactly the reordering a cache may do; the survivors are
  *    written in order (newest wins where they overlap) and the store
- *    below is flushed.  The seed and every lost write are logged.  After
- *    it every I/O fails with -EIO; the caller exits.
+ *    below is flushed, then the cut is passed down (power_cut of the
+ *    store below, if it has one).  The seed and the lost writes are
+ *    logged.  After it every I/O fails with -EIO; the caller exits.
+ *    Calling it again does nothing.
  *
  * Options (cfg->options, comma-separated, unknown keys ignored for the
  * driver below): "seed=N" (power-cut seed, default time and pid, always
@@ -719,6 +721,9 @@ out:
 	free(kept);
 	vc_drop_oldest(vs, vs->nentries);
 	pthread_mutex_unlock(&vs->lock);
+	/* the power is cut below too (a recorder marks its log) */
+	if (vs->lower_ops->power_cut)
+		vs->lower_ops->power_cut(vs->lower);
 }
 
 static void

@@ -16,12 +16,14 @@ TESTS += \
 	test-crash-check.sh \
 	test-crash-fsck.sh \
 	test-crash-campaign.sh \
+	test-crash-synopsis.sh \
 	$(NULL)
 EXTRA_DIST += \
 	test-crash-replay.sh \
 	test-crash-check.sh \
 	test-crash-fsck.sh \
 	test-crash-campaign.sh \
+	test-crash-synopsis.sh \
 	$(NULL)
 
 # The wrappers are compiled again here (per-target flags give them their

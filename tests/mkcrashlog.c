@@ -13,6 +13,9 @@
  *   C                             a power-cut record
  *   tear BYTES                    drop the last BYTES bytes of the file
  *   garbage BYTES                 append BYTES bytes of 0xa5
+ *   diff BASE FINAL SEED          a 4096-byte WRITE of FINAL's content for
+ *                                 every block where the two files differ,
+ *                                 in an order shuffled by SEED (0: in order)
  *   # ...                         a comment
  *
  * Exit 0, or 1 with a message naming the line.
@@ -32,6 +35,67 @@ die(unsigned long line, const char *msg)
 {
 	fprintf(stderr, "mkcrashlog: line %lu: %s\n", line, msg);
 	return 1;
+}
+
+static int
+emit_diff(FILE *out, const char *base, const char *fin, unsigned long long seed,
+	  uint64_t *seq)
+{
+	FILE *fb = fopen(base, "r"), *ff = fopen(fin, "r");
+	unsigned char b1[4096], b2[4096];
+	uint64_t *blocks = NULL, n = 0, cap = 0, i, blk = 0, st = seed;
+	int r = -1;
+
+	if (!fb || !ff)
+		goto out;
+	for (;; blk++) {
+		size_t l1 = fread(b1, 1, sizeof(b1), fb);
+		size_t l2 = fread(b2, 1, sizeof(b2), ff);
+
+		if (l2 == 0)
+			break;
+		if (l1 < l2)
+			memset(b1 + l1, 0, l2 - l1);
+		if (l2 != sizeof(b2) || memcmp(b1, b2, l2) == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			blocks = realloc(blocks, cap * sizeof(*blocks));
+			if (!blocks)
+				goto out;
+		}
+		blocks[n++] = blk;
+	}
+	for (i = n; seed && i > 1; i--) {	/* Fisher-Yates */
+		uint64_t j, t;
+
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		j = (st >> 33) % i;
+		t = blocks[i - 1];
+		blocks[i - 1] = blocks[j];
+		blocks[j] = t;
+	}
+	for (i = 0; i < n; i++) {
+		struct crashlog_rec rec = { .type = CRASHLOG_WRITE, .seq = (*seq)++,
+					    .offset = blocks[i] * 4096, .len = 4096 };
+		unsigned char hdr[CRASHLOG_REC_SIZE];
+
+		if (fseek(ff, (long)rec.offset, SEEK_SET) < 0 ||
+		    fread(b2, 1, sizeof(b2), ff) != sizeof(b2))
+			goto out;
+		rec.hash = crashlog_hash(b2, sizeof(b2));
+		crashlog_encode_rec(hdr, &rec);
+		fwrite(hdr, 1, sizeof(hdr), out);
+		fwrite(b2, 1, sizeof(b2), out);
+	}
+	r = 0;
+out:
+	free(blocks);
+	if (fb)
+		fclose(fb);
+	if (ff)
+		fclose(ff);
+	return r;
 }
 
 int
@@ -95,6 +159,15 @@ main(int argc, char **argv)
 					fputc(0xa5, out);
 			}
 			fseek(out, 0, SEEK_END);
+			continue;
+		}
+		if (!strncmp(buf, "diff ", 5)) {
+			char base[256], fin[256];
+
+			if (sscanf(buf, "diff %255s %255s %llu", base, fin, &a) != 3)
+				return die(line, "diff BASE FINAL SEED");
+			if (emit_diff(out, base, fin, a, &seq) < 0)
+				return die(line, "diff: cannot read the files");
 			continue;
 		}
 		if (buf[0] == 'W') {

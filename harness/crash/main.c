@@ -44,6 +44,7 @@ struct opts {
 	unsigned int timeout;
 	bool verbose;
 	bool keep;
+	bool no_random;		/* fsck: flush points only */
 };
 
 static void
@@ -72,6 +73,7 @@ usage(FILE *f)
 "      --seed S                 seed of the random points (default: time)\n"
 "      --workdir DIR            scratch directory (default: a new one in /tmp)\n"
 "      --keep                   keep the image of the first failing point\n"
+"      --no-random              flush points only (durable state only)\n"
 "  cut --pidfile FILE           power-cut a blkbackd (SIGUSR2) and wait for it\n"
 "      --timeout SECONDS        how long to wait for it to exit (default 30)\n"
 "  run [OPTIONS]                end-to-end campaign (see blkcrash-run --help)\n"
@@ -421,12 +423,14 @@ cmd_fsck(int argc, char **argv, const struct opts *o)
 	if (!pts)
 		goto out;
 	nflushpts = log->nflush < want / 2 ? (unsigned int)log->nflush : want / 2;
+	if (o->no_random)
+		nflushpts = log->nflush < want ? (unsigned int)log->nflush : want;
 	for (i = 0; i < nflushpts; i++) {
 		/* evenly spread over the flushes, always including the last */
 		k = log->nflush - (uint64_t)i * log->nflush / nflushpts;
 		pts[npts++] = (struct cl_point){ .upto = flush_seq(log, k) };
 	}
-	while (npts < want && log->n > 0) {
+	while (!o->no_random && npts < want && log->n > 0) {
 		pts[npts].upto = 1 + rnd(&st) % log->n;
 		pts[npts].subset = true;
 		pts[npts].seed = rnd(&st);
@@ -541,9 +545,9 @@ cmd_cut(int argc, char **argv, const struct opts *o)
 /* ---- run: the campaign lives in a script next to us ---- */
 
 static int
-cmd_run(int argc, char **argv, const char *argv0)
+cmd_run(int argc, char **argv)
 {
-	char self[PATH_MAX], script[PATH_MAX + 32];
+	char self[PATH_MAX], dir[PATH_MAX], script[PATH_MAX + 32];
 	char **nargv;
 	ssize_t n;
 	char *slash;
@@ -555,10 +559,12 @@ cmd_run(int argc, char **argv, const char *argv0)
 		return 2;
 	}
 	self[n] = '\0';
-	slash = strrchr(self, '/');
+	memcpy(dir, self, (size_t)n + 1);
+	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(script, sizeof(script), "%s/blkcrash-run", self);
+	/* the build tree has the script beside us; else where it is installed */
+	snprintf(script, sizeof(script), "%s/blkcrash-run", dir);
 	if (access(script, X_OK) < 0)
 		snprintf(script, sizeof(script), "%s/blkcrash-run", PKGLIBEXECDIR);
 	nargv = calloc((size_t)argc + 2, sizeof(*nargv));
@@ -567,7 +573,7 @@ cmd_run(int argc, char **argv, const char *argv0)
 	nargv[0] = script;
 	for (i = 0; i < argc; i++)
 		nargv[i + 1] = argv[i];
-	setenv("BLKCRASH", argv0[0] == '/' ? argv0 : self, 0);
+	setenv("BLKCRASH", self, 1);
 	execv(script, nargv);
 	log_error("%s: %m", script);
 	free(nargv);
@@ -587,6 +593,7 @@ main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "workdir", required_argument, NULL, 'w' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "no-random", no_argument, NULL, 'R' },
 		{ "pidfile", required_argument, NULL, 'P' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "max-report", required_argument, NULL, 'm' },
@@ -610,7 +617,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 2, argv + 2, argv[0]);
+		return cmd_run(argc - 2, argv + 2);
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "vh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -651,6 +658,9 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			o.keep = true;
+			break;
+		case 'R':
+			o.no_random = true;
 			break;
 		case 'P':
 			o.pidfile = optarg;
