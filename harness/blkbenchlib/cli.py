@@ -127,8 +127,6 @@ def _resolve_options(ns, defaults):
 
 
 def _disk_mib(o, workloads):
-    if o.disk:
-        return o.disk
     need = 0
     for w in workloads:
         if w == "bonnie":
@@ -139,6 +137,11 @@ def _disk_mib(o, workloads):
             need = max(need, int(700 * o.scale))
         elif w == "fsmark":
             need = max(need, o.fsmark_files * o.fsmark_size * o.threads * o.loops * 2 >> 20)
+    if o.disk:
+        if o.disk < need:
+            warn("--disk %d MiB is less than the %d MiB the workload may need"
+                 % (o.disk, need))
+        return o.disk
     return max(512, need + 256)
 
 
@@ -221,6 +224,9 @@ class Bench:
             if cell.sched:
                 loop.set_scheduler(cell.sched)
             row["sched"] = loop.schedulers()[1] or ""
+            if self.cgroup_kind[0] == "v1":
+                row["loop_nr_requests"], row["loop_max_sectors_kb"] = \
+                    loop.limit_inflight((self.o.mem << 20) // 4)
 
             run(cell.fs.mkfs_argv(loop.dev), log=log)
             mnt = os.path.join(tmp, "mnt")
@@ -231,10 +237,9 @@ class Bench:
                 loop.dev, mnt]
             p = run(argv, log=log, check=False)
             if p.returncode != 0:
+                why = " ".join(p.stderr.split()) or "exit %d" % p.returncode
                 raise BenchError("mount -t %s -o %s %s: refused by the kernel: %s (dmesg: %s)"
-                                 % (cell.fs.fstype, mopts, loop.dev,
-                                    p.stderr.strip().splitlines()[-1] if p.stderr.strip() else
-                                    "exit %d" % p.returncode, dmesg_tail(1)))
+                                 % (cell.fs.fstype, mopts, loop.dev, why, dmesg_tail(1)))
             cg = MemCgroup(self.o.mem, tag)
             cl.push("umount %s" % mnt, umount, mnt, cg)
             cl.push("remove cgroup %s" % cg.path, cg.destroy)
@@ -268,6 +273,10 @@ class Bench:
             "cgroup": self.cgroup_kind[0], "disk_mib": self.disk_mib,
             "tools": self._tool_versions(),
         }
+        if self.cgroup_kind[0] == "v1":
+            info("cgroup v1: no per-cgroup dirty throttling, so the loop device's queue "
+                 "is limited to %d KiB in flight (a quarter of --mem) in every cell"
+                 % ((self.o.mem << 10) // 4))
         total = len(self.cells) * self.o.runs
         done, t_start = 0, time.monotonic()
         info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))

@@ -92,7 +92,7 @@ def parse_bonnie_csv_line(line):
     if len(fields) != len(layout):
         raise ParseError("bonnie++ CSV format %s has %d fields, expected %d"
                          % (fields[0], len(fields), len(layout)))
-    rec = {}
+    rec = {"too_fast": [n for n, v in zip(layout, fields) if v and set(v) == {"+"}]}
     for name, value in zip(layout, fields):
         if name.endswith("_latency"):
             rec[name] = _latency_us(value)
@@ -120,9 +120,12 @@ def bonnie_metrics(rec):
     return {m: rec[f] for m, f in BONNIE_METRICS.items()}
 
 
-def _cell(value, cpu, width):
-    if value is None:
+def _cell(rec, test, width):
+    value, cpu = rec[test], rec[test + "_cpu"]
+    if test in rec["too_fast"]:
         return "%*s %3s" % (width, "+++++", "+++")
+    if value is None:  # not run (e.g. per-char tests with -f)
+        return "%*s %3s" % (width, "", "")
     cpu_s = "+++" if cpu is None else "%3d" % cpu
     return "%*d %s" % (width, value, cpu_s)
 
@@ -147,7 +150,7 @@ def render_bonnie_table(rec):
     out.append("Concurrency %3s     -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--"
                % rec["concurrency"])
     out.append("Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP")
-    io = " ".join(_cell(rec[t], rec[t + "_cpu"], 5) for t in _IO_TESTS)
+    io = " ".join(_cell(rec, t, 5) for t in _IO_TESTS)
     out.append("%-15s%4s %s" % (name, rec["file_size"], io))
     out.append("%-17s%s" % ("Latency", "".join(_lat(rec[t + "_latency"]) for t in _IO_TESTS)))
     out.append("Version %-11s ------Sequential Create------ --------Random Create--------" % ver)
@@ -158,7 +161,7 @@ def render_bonnie_table(rec):
         files += ":%s:%s" % (rec["max_size"], rec["min_size"])
     if rec["num_dirs"]:
         files += "/%s" % rec["num_dirs"]
-    cr = " ".join(_cell(rec[t], rec[t + "_cpu"], 5) for t in _CREATE_TESTS)
+    cr = " ".join(_cell(rec, t, 5) for t in _CREATE_TESTS)
     out.append("%19s %s" % (files, cr))
     out.append("%-17s%s" % ("Latency", "".join(_lat(rec[t + "_latency"]) for t in _CREATE_TESTS)))
     return "\n".join(out) + "\n"
@@ -286,8 +289,10 @@ def render_seed_table(rows, columns=("blkout", "create"), formats=None):
     integer); a missing metric prints "-".
     """
     formats = formats or {}
-    widths = [11] + [9] * (len(columns) - 1)
-    head = "%-18s" % "name" + "".join("%*s" % (w, c) for w, c in zip(widths, columns))
+    # The seed's widths (11, 9) unless a column name needs more.
+    widths = [max(w, len(c) + 2) for w, c in zip([11] + [9] * (len(columns) - 1), columns)]
+    nw = max([18] + [len(name) + 1 for name, _ in rows])
+    head = "%-*s" % (nw, "name") + "".join("%*s" % (w, c) for w, c in zip(widths, columns))
     out = [head, "-" * (len(head) + 1)]
     for name, runs in rows:
         for i, run in enumerate(runs):
@@ -301,5 +306,5 @@ def render_seed_table(rows, columns=("blkout", "create"), formats=None):
                 else:
                     text = "%d" % round(v)
                 vals.append("%*s" % (w, text))
-            out.append("%-18s" % (name if i == 0 else "") + "".join(vals))
+            out.append("%-*s" % (nw, name if i == 0 else "") + "".join(vals))
     return "\n".join(out) + "\n"

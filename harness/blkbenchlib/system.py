@@ -44,7 +44,10 @@ def _raise_interrupted(signum, frame):
 
 
 def install_signal_handlers():
-    """SIGTERM/SIGHUP unwind the stack (Ctrl-C already does, as KeyboardInterrupt)."""
+    """SIGINT raises KeyboardInterrupt (even if inherited as ignored, as in a
+    shell's background job); SIGTERM/SIGHUP raise Interrupted: both unwind
+    the Cleanup stacks."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_interrupted)
     signal.signal(signal.SIGHUP, _raise_interrupted)
 
@@ -403,6 +406,27 @@ class LoopDevice:
                              % (sched, self.dev, " ".join(avail) or "none"))
         with open("/sys/block/%s/queue/scheduler" % self.name, "w") as f:
             f.write(sched)
+
+    def limit_inflight(self, max_bytes):
+        """Bound the bytes this device can have in flight (under writeback).
+
+        cgroup v1 has no per-cgroup dirty throttling, and reclaim from
+        GFP_NOFS allocations (a journaling filesystem's) cannot wait for
+        writeback: a small memory cgroup whose pages are all under writeback
+        on a deep queue gets OOM-killed.  Keeping requests x request size
+        below a quarter of the limit avoids that; it applies to every
+        where alike.  Returns (nr_requests, max_sectors_kb).
+        """
+        kb = min(int(self._read_sys("queue/max_sectors_kb") or 512), 512)
+        nr = max(4, min(128, max_bytes // (kb * 1024)))
+        for rel, val in (("queue/max_sectors_kb", kb), ("queue/nr_requests", nr)):
+            path = "/sys/block/%s/%s" % (self.name, rel)
+            try:
+                with open(path, "w") as f:
+                    f.write(str(val))
+            except OSError as e:
+                raise BenchError("cannot write %d to %s: %s" % (val, path, e.strerror)) from None
+        return int(self._read_sys("queue/nr_requests")), int(self._read_sys("queue/max_sectors_kb"))
 
     def detach(self):
         for i in range(50):
