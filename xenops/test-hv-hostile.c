@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -174,6 +175,91 @@ test_forbidden(void)
 	return 0;
 }
 
+/* Fetch our own domain's gnt table the way xenops-sim does. */
+static struct hv_gnt *
+guest_table(int fd)
+{
+	struct hv_req req = { .op = HV_OP_GET_DOMAIN, .domid = guest_id };
+	union {
+		char b[CMSG_SPACE(sizeof(int) * HV_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct hv_rsp rsp;
+	struct iovec iov = { .iov_base = &rsp, .iov_len = sizeof(rsp) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *cm;
+	int fds[HV_MAX_FDS];
+	void *p;
+
+	if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) != sizeof(req) ||
+	    recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != sizeof(rsp) || rsp.ret < 0)
+		return NULL;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || rsp.nfds < 1 || rsp.nfds > HV_MAX_FDS)
+		return NULL;
+	memcpy(fds, CMSG_DATA(cm), sizeof(int) * rsp.nfds);
+	p = mmap(NULL, sizeof(struct hv_gnt), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fds[0], 0);
+	for (unsigned int i = 0; i < rsp.nfds; i++)
+		close(fds[i]);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A guest that writes its grant table by hand: a grant of a frame
+ * outside its RAM, or of another type, is refused (-EINVAL), and dom0
+ * never touches memory beyond the domain's.
+ */
+static int
+test_hostile_entries(void)
+{
+	xenops_t *d0 = t_open(0);
+	int fd = raw_connect(guest_id);
+	struct hv_gnt *g;
+	static const struct {
+		uint32_t frame;
+		uint16_t flags;
+	} bad[] = {
+		{ HV_NR_FRAMES, GTF_permit_access },
+		{ 0xffffffffu, GTF_permit_access },
+		{ 1, GTF_accept_transfer },
+		{ 1, GTF_transitive },
+		{ 1, GTF_invalid | GTF_reading },
+	};
+	const grant_ref_t ref = HV_NR_GRANTS - 1;	/* never allocated here */
+
+	T_CHECK(fd >= 0 && hello(fd, guest_id) == 0, "connect");
+	g = guest_table(fd);
+	T_CHECK(g, "guest table: %m");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		uint8_t b[8];
+		struct xenops_copy_seg seg = { .gref = ref, .len = 8, .local = b };
+		void *p;
+
+		g->table[ref].frame = bad[i].frame;
+		__atomic_store_n((uint32_t *)&g->table[ref],
+				 bad[i].flags, __ATOMIC_RELEASE);
+		errno = 0;
+		p = xenops_map_grefs(d0, guest_id, 1, &ref, false);
+		T_CHECK(!p && errno == EINVAL, "entry %zu: map %p errno %d",
+			i, p, errno);
+		T_CHECK(xenops_grant_copy(d0, guest_id, false, 1, &seg) == -EINVAL,
+			"entry %zu: copy status %d", i, seg.status);
+		/* A refused map leaves no GTF_reading behind. */
+		T_CHECK((__atomic_load_n((uint32_t *)&g->table[ref],
+					 __ATOMIC_ACQUIRE) &
+			 (GTF_reading | GTF_writing)) ==
+			(bad[i].flags & (GTF_reading | GTF_writing)),
+			"entry %zu: flags left in use", i);
+	}
+	__atomic_store_n((uint32_t *)&g->table[ref], 0, __ATOMIC_RELEASE);
+	munmap(g, sizeof(*g));
+	close(fd);
+	xenops_close(d0);
+	return 0;
+}
+
 /* After all that, xensim still serves everybody. */
 static int
 test_still_serving(void)
@@ -207,6 +293,7 @@ main(int argc, char **argv)
 	guest_id = strtoul(argv[1], NULL, 10);
 	fails += t_run("malformed", test_malformed);
 	fails += t_run("forbidden", test_forbidden);
+	fails += t_run("hostile_entries", test_hostile_entries);
 	fails += t_run("still_serving", test_still_serving);
 	return fails ? T_EXIT_FAIL : T_EXIT_PASS;
 }
