@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <xenstore.h>
@@ -276,6 +277,65 @@ test_release(struct xs_handle *h0, unsigned int domid)
 	return 0;
 }
 
+/*
+ * Two processes each add 1 to a counter N times, each increment a
+ * read-modify-write transaction retried on EAGAIN: no update may be lost.
+ */
+static int
+increment(unsigned int n, unsigned int *retries)
+{
+	struct xs_handle *h = open_as(0);
+
+	if (!h)
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		for (;;) {
+			xs_transaction_t t = xs_transaction_start(h);
+			unsigned int len;
+			char *v, buf[16];
+
+			if (t == XBT_NULL)
+				return -1;
+			v = xs_read(h, t, "/counter", &len);
+			if (!v)
+				return -1;
+			snprintf(buf, sizeof(buf), "%lu", strtoul(v, NULL, 10) + 1);
+			free(v);
+			if (!xs_write(h, t, "/counter", buf, strlen(buf)))
+				return -1;
+			if (xs_transaction_end(h, t, false))
+				break;
+			if (errno != EAGAIN)
+				return -1;
+			(*retries)++;
+		}
+	}
+	xs_close(h);
+	return 0;
+}
+
+static int
+test_concurrent_increments(struct xs_handle *h0)
+{
+	const unsigned int n = 200;
+	unsigned int retries = 0;
+	int status;
+	pid_t pid;
+
+	CHECK(xs_write(h0, XBT_NULL, "/counter", "0", 1));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(increment(n, &retries) == 0 ? 0 : 1);
+	CHECK(increment(n, &retries) == 0);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	CHECK(read_is(h0, XBT_NULL, "/counter", "400"));
+	printf("concurrent increments: %u EAGAIN retries in this process\n",
+	       retries);
+	return 0;
+}
+
 /* Raw socket: an oversized message gets XS_ERROR EINVAL, then EOF. */
 static int
 test_malformed(struct xs_handle *h0)
@@ -338,6 +398,7 @@ main(void)
 	RUN(test_transaction(h0, other));
 	RUN(test_release(h0, domid));
 	RUN(test_malformed(h0));
+	RUN(test_concurrent_increments(h0));
 	xs_close(h0);
 	xs_close(other);
 	return failed;
