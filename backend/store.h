@@ -36,6 +36,7 @@
 
 struct bk_store;
 struct bk_store_queue;
+struct bk_store_ops;
 
 enum bk_io_op {
 	BK_IO_READ,
@@ -91,6 +92,9 @@ struct bk_store_config {
 	bool read_only;			/* mode=r */
 	bool writethrough;		/* cache mode: open O_DSYNC, every write durable */
 	struct bk_store *lower;		/* wrappers only: the store below */
+	const struct bk_store_ops *lower_ops;	/* wrappers only: its driver */
+	/* wrappers only: what the store below reported at its open() */
+	const struct bk_store_features *lower_features;
 	const char *record_path;	/* "record" wrapper: log file */
 	uint64_t size;			/* "memory"/"null": bytes */
 	/*

@@ -12,7 +12,8 @@
  *
  * Mapping to Xen's <xen/io/ring.h>: xen_wmb() -> smp_wmb(),
  * xen_rmb() -> smp_rmb(), xen_mb() -> smp_mb().  Include this header
- * before <xen/io/ring.h> so the ring macros use these definitions.
+ * before <xen/io/ring.h> so the ring macros use these definitions
+ * (include/blkring.h does it for its users).
  */
 #ifndef BLK_BARRIER_H
 #define BLK_BARRIER_H
@@ -32,15 +33,24 @@
 #define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-/* Xen's ring.h uses these names; route them here. */
-#define xen_mb()	smp_mb()
-#define xen_rmb()	smp_rmb()
-#define xen_wmb()	smp_wmb()
-/* ring.h defines xen_mb() as mb() etc. unless these exist. */
+/*
+ * Xen's <xen/io/ring.h> uses xen_mb()/xen_rmb()/xen_wmb().  For the
+ * interface version a non-Xen program gets by default (0, see
+ * <xen/xen-compat.h>) ring.h itself defines them as mb()/rmb()/wmb(), so
+ * we provide those; for newer interface versions (e.g. __XEN_TOOLS__) it
+ * expects the caller to define xen_*() directly.  Defining both would be a
+ * macro redefinition, hence the version test.
+ */
+#include <xen/xen-compat.h>
 #ifndef mb
 #define mb()	smp_mb()
 #define rmb()	smp_rmb()
 #define wmb()	smp_wmb()
+#endif
+#if __XEN_INTERFACE_VERSION__ >= 0x00030208 && !defined(xen_mb)
+#define xen_mb()	smp_mb()
+#define xen_rmb()	smp_rmb()
+#define xen_wmb()	smp_wmb()
 #endif
 
 #endif /* BLK_BARRIER_H */

@@ -39,6 +39,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include "barrier.h"	/* before <xen/io/ring.h>: its xen_mb() etc. */
 #include <xen/xen.h>
 #include <xen/grant_table.h>
 #include <xen/io/blkif.h>
@@ -133,7 +135,19 @@ int blkreq_validate(struct blkreq *req, const struct blkreq_limits *lim,
 int blkreq_parse_indirect(struct blkreq *req, const struct blkreq_limits *lim,
 			  const void *const *pages, const char **reason);
 
-/* "read", "write", "barrier", "flush", "discard", "indirect", "op7"... */
+/*
+ * Front side: write req->seg[0, nr_segments) into indirect pages in the
+ * wire layout (struct blkif_request_segment, the same in every ABI).
+ * pages[i] is 4096 bytes, for i < ceil(nr_segments / 512); unused entries
+ * of the last page are zeroed.  Returns 0, or -EINVAL when nr_segments is
+ * 0 or above BLKRING_MAX_INDIRECT_SEGMENTS.  Never logs.
+ */
+int blkreq_fill_indirect_pages(const struct blkreq *req, void *const *pages);
+
+/*
+ * "read", "write", "barrier", "flush", "discard", "indirect", "reserved",
+ * and "unknown" for anything else.  Static string.
+ */
 const char *blkreq_op_name(uint8_t op);
 
 /* ------------------------------------------------------------------ */

@@ -1,5 +1,10 @@
 /*
  * loop.c: xensim's single-threaded epoll loop (see sim.h).
+ *
+ * A callback may delete any watch, its own included, while other events
+ * of the same epoll_wait batch are still to be dispatched: deleted watches
+ * are only unlinked and marked (cb = NULL) and freed once the batch is
+ * done, so a stale event never reaches a freed or reused watch.
  */
 #include <config.h>
 
@@ -15,7 +20,7 @@
 
 struct sim_watch {
 	int fd;
-	sim_loop_cb cb;
+	sim_loop_cb cb;			/* NULL once deleted */
 	void *opaque;
 	struct sim_watch *next;
 };
@@ -23,7 +28,8 @@ struct sim_watch {
 struct sim_loop {
 	int epfd;
 	bool stop;
-	struct sim_watch *watches;	/* owned; freed on del or loop free */
+	struct sim_watch *watches;	/* owned, live */
+	struct sim_watch *dead;		/* owned, deleted during a batch */
 };
 
 struct sim_loop *
@@ -44,17 +50,24 @@ sim_loop_new(void)
 	return l;
 }
 
+static void
+free_list(struct sim_watch *w)
+{
+	while (w) {
+		struct sim_watch *next = w->next;
+
+		free(w);
+		w = next;
+	}
+}
+
 void
 sim_loop_free(struct sim_loop *l)
 {
-	struct sim_watch *w, *next;
-
 	if (!l)
 		return;
-	for (w = l->watches; w; w = next) {
-		next = w->next;
-		free(w);
-	}
+	free_list(l->watches);
+	free_list(l->dead);
 	close(l->epfd);
 	free(l);
 }
@@ -83,23 +96,48 @@ sim_loop_add(struct sim_loop *l, int fd, uint32_t epoll_events,
 	return 0;
 }
 
-int
-sim_loop_del(struct sim_loop *l, int fd)
+static struct sim_watch *
+find(struct sim_loop *l, int fd, struct sim_watch ***prev)
 {
 	struct sim_watch **pp, *w;
 
 	for (pp = &l->watches; (w = *pp); pp = &w->next) {
-		if (w->fd != fd)
-			continue;
-		*pp = w->next;
-		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
-		/* A callback may delete another watch: mark, free later. */
-		w->cb = NULL;
-		w->next = NULL;
-		free(w);
-		return 0;
+		if (w->fd == fd) {
+			if (prev)
+				*prev = pp;
+			return w;
+		}
 	}
-	return -ENOENT;
+	return NULL;
+}
+
+int
+sim_loop_mod(struct sim_loop *l, int fd, uint32_t epoll_events)
+{
+	struct sim_watch *w = find(l, fd, NULL);
+	struct epoll_event ev = { .events = epoll_events };
+
+	if (!w)
+		return -ENOENT;
+	ev.data.ptr = w;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+int
+sim_loop_del(struct sim_loop *l, int fd)
+{
+	struct sim_watch **pp, *w = find(l, fd, &pp);
+
+	if (!w)
+		return -ENOENT;
+	*pp = w->next;
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	w->cb = NULL;
+	w->next = l->dead;
+	l->dead = w;
+	return 0;
 }
 
 int
@@ -117,14 +155,13 @@ sim_loop_run(struct sim_loop *l)
 			return -errno;
 		}
 		for (int i = 0; i < n && !l->stop; i++) {
-			struct sim_watch *w = evs[i].data.ptr, *it;
+			struct sim_watch *w = evs[i].data.ptr;
 
-			/* Skip watches deleted by an earlier callback of this batch. */
-			for (it = l->watches; it && it != w; it = it->next)
-				;
-			if (it && it->cb)
-				it->cb(it->opaque, evs[i].events);
+			if (w->cb)
+				w->cb(w->opaque, evs[i].events);
 		}
+		free_list(l->dead);
+		l->dead = NULL;
 	}
 	return 0;
 }

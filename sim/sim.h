@@ -31,6 +31,8 @@ void sim_loop_free(struct sim_loop *l);
 int sim_loop_add(struct sim_loop *l, int fd, uint32_t epoll_events,
 		 sim_loop_cb cb, void *opaque);
 int sim_loop_del(struct sim_loop *l, int fd);
+/* Change the epoll_events of a watched fd (e.g. add EPOLLOUT). */
+int sim_loop_mod(struct sim_loop *l, int fd, uint32_t epoll_events);
 /* Run until sim_loop_stop() (e.g. from a signalfd callback). */
 int sim_loop_run(struct sim_loop *l);
 void sim_loop_stop(struct sim_loop *l);

@@ -1,0 +1,12 @@
+#!/bin/sh
+# Runs one ring unit test, under valgrind when BLK_VALGRIND is set
+# ("make check-valgrind"); valgrind errors and leaks fail the test.
+if [ -n "${BLK_VALGRIND:-}" ]; then
+	if [ -z "${VALGRIND:-}" ] || [ "$VALGRIND" = no ]; then
+		echo "$1: BLK_VALGRIND set but valgrind not found"
+		exit 1
+	fi
+	exec "$VALGRIND" --quiet --error-exitcode=119 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect "$@"
+fi
+exec "$@"

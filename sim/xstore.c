@@ -1,0 +1,1469 @@
+/*
+ * xstore.c: xenstore protocol engine of xensim: message parser, request
+ * dispatcher, permissions, watches, transactions (see xstore.h).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xen/io/xs_wire.h>
+
+#include "compiler.h"
+#include "log.h"
+#include "xstore.h"
+#include "xstore-tree.h"
+
+#define HDR_SIZE	sizeof(struct xsd_sockmsg)
+#define DOMAIN_ROOT	"/local/domain"
+
+struct xwatch {
+	struct xwatch *next;
+	char *path;		/* canonical absolute path, or "@..." */
+	char *token;
+	size_t strip;		/* prefix cut from event paths (relative watch) */
+};
+
+/* A node a transaction looked at, with its generation then (0 = absent). */
+struct xaccess {
+	char *path;
+	uint64_t gen;
+};
+
+enum xop_type { XOP_WRITE, XOP_MKDIR, XOP_RM, XOP_SETPERMS };
+
+/* A change made inside a transaction, replayed on the store at commit. */
+struct xop {
+	enum xop_type type;
+	char *path;
+	char *value;
+	uint32_t len;
+	struct xt_perm *perms;
+	uint32_t nperms;
+};
+
+struct xtx {
+	struct xtx *next;
+	uint32_t id;
+	struct xnode *root;		/* owned snapshot */
+	struct xaccess *acc;
+	size_t nacc, capacc;
+	struct xop *ops;
+	size_t nops, capops;
+	bool poisoned;			/* lost track of an access: cannot commit */
+};
+
+struct xstore_conn {
+	struct xstore *s;
+	struct xstore_conn *next;
+	uint32_t domid;
+	bool priv;
+	bool broken;
+	bool serving;			/* inside xstore_conn_input() */
+	void (*kick)(void *opaque);
+	void *opaque;
+	/* input: one message at a time */
+	struct xsd_sockmsg hdr;
+	size_t in_have;
+	unsigned char in[HDR_SIZE + XENSTORE_PAYLOAD_MAX];
+	/* output: out[out_off..out_len) pending */
+	char *out;
+	size_t out_off, out_len, out_cap;
+	struct xwatch *watches;
+	unsigned int nwatches;
+	struct xtx *txs;
+	unsigned int ntxs;
+	uint32_t next_txid;
+};
+
+struct xstore {
+	struct xnode *root;
+	uint64_t gen;			/* last generation handed out */
+	struct xstore_conn *conns;
+	uint32_t *domains;		/* introduced domains */
+	size_t ndomains, capdomains;
+};
+
+/*
+ * Where an operation runs: the store itself, or a transaction's snapshot.
+ * check=false (commit replay, domain setup) skips permission and quota
+ * checks, which were done when the operation was first made.
+ */
+struct view {
+	struct xstore *s;
+	struct xnode *root;
+	struct xtx *tx;
+	uint32_t domid;
+	bool priv;
+	bool check;
+};
+
+/* ------------------------------------------------------------------ */
+/* output */
+
+static void
+conn_overflow(struct xstore_conn *c)
+{
+	bk_dbg(BK_DBG_SIM, "xenstore: domain %u connection stopped reading: dropped",
+	       c->domid);
+	free(c->out);
+	c->out = NULL;
+	c->out_off = c->out_len = c->out_cap = 0;
+	c->broken = true;
+}
+
+static void
+queue_msg(struct xstore_conn *c, uint32_t type, uint32_t req_id,
+	  uint32_t tx_id, const void *a, size_t alen, const void *b,
+	  size_t blen)
+{
+	struct xsd_sockmsg h = {
+		.type = type, .req_id = req_id, .tx_id = tx_id,
+		.len = (uint32_t)(alen + blen),
+	};
+	size_t need = HDR_SIZE + alen + blen;
+
+	if (c->broken && !c->out_len)
+		return;
+	if (c->out_off && c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	if (c->out_len - c->out_off + need > XSTORE_MAX_OUTPUT) {
+		conn_overflow(c);
+		return;
+	}
+	if (c->out_off && c->out_len + need > c->out_cap) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->out_len + need > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		char *p;
+
+		while (cap < c->out_len + need)
+			cap *= 2;
+		p = realloc(c->out, cap);
+		if (!p) {
+			conn_overflow(c);
+			return;
+		}
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, &h, HDR_SIZE);
+	if (alen)
+		memcpy(c->out + c->out_len + HDR_SIZE, a, alen);
+	if (blen)
+		memcpy(c->out + c->out_len + HDR_SIZE + alen, b, blen);
+	c->out_len += need;
+	if (!c->serving && c->kick)
+		c->kick(c->opaque);
+}
+
+static const char *
+errno_name(int err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(xsd_errors); i++)
+		if (xsd_errors[i].errnum == err)
+			return xsd_errors[i].errstring;
+	return "EINVAL";
+}
+
+static void
+send_error(struct xstore_conn *c, const struct xsd_sockmsg *req, int err)
+{
+	const char *name = errno_name(err);
+
+	queue_msg(c, XS_ERROR, req->req_id, req->tx_id, name, strlen(name) + 1,
+		  NULL, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* paths and permissions */
+
+static bool
+is_child(const char *child, const char *parent)
+{
+	size_t plen = strlen(parent);
+
+	if (strcmp(parent, "/") == 0)
+		return child[0] == '/';
+	return strncmp(child, parent, plen) == 0 &&
+	       (child[plen] == '\0' || child[plen] == '/');
+}
+
+static int
+domain_prefix(uint32_t domid, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, DOMAIN_ROOT "/%" PRIu32 "/", domid);
+
+	return n < 0 || (size_t)n >= size ? -EINVAL : n;
+}
+
+/*
+ * Canonical absolute path of in, as C xenstored's canonicalize() and
+ * is_valid_nodename(): relative paths are under /local/domain/<domid>/;
+ * only [A-Za-z0-9-/_@]; no "//", no trailing '/' except for "/"; at most
+ * XENSTORE_ABS_PATH_MAX (XENSTORE_REL_PATH_MAX for relative input).
+ * *relative (may be NULL) says whether a prefix was added.
+ */
+static int
+canonicalize(uint32_t domid, const char *in, char *out, size_t outsize,
+	     bool *relative)
+{
+	static const char valid[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "abcdefghijklmnopqrstuvwxyz0123456789-/_@";
+	size_t inlen = strlen(in);
+	int plen = 0;
+
+	if (in[0] != '/') {
+		if (inlen > XENSTORE_REL_PATH_MAX)
+			return -EINVAL;
+		plen = domain_prefix(domid, out, outsize);
+		if (plen < 0)
+			return plen;
+	}
+	if (plen + inlen > XENSTORE_ABS_PATH_MAX || plen + inlen + 1 > outsize)
+		return -EINVAL;
+	memcpy(out + plen, in, inlen + 1);
+	if (relative)
+		*relative = plen != 0;
+	if (strspn(out, valid) != strlen(out) || strstr(out, "//"))
+		return -EINVAL;
+	if (strcmp(out, "/") != 0 && out[strlen(out) - 1] == '/')
+		return -EINVAL;
+	return 0;
+}
+
+/* What domid may do on a node with this ACL (perm_for_conn in xenstored). */
+static uint32_t
+perm_of(uint32_t domid, bool priv, const struct xt_perm *p, uint32_t n)
+{
+	if (priv || p[0].id == domid)
+		return XT_PERM_READ | XT_PERM_WRITE;
+	for (uint32_t i = 1; i < n; i++)
+		if (p[i].id == domid)
+			return p[i].perms;
+	return p[0].perms;
+}
+
+static uint32_t
+view_perm(const struct view *v, const struct xnode *n)
+{
+	if (!v->check)
+		return XT_PERM_READ | XT_PERM_WRITE;
+	return perm_of(v->domid, v->priv, n->perms, n->nperms);
+}
+
+/* ------------------------------------------------------------------ */
+/* transactions: access tracking and op log */
+
+static void
+tx_note(struct view *v, const char *path, size_t len, const struct xnode *n)
+{
+	struct xtx *tx = v->tx;
+	struct xaccess *a;
+
+	if (!tx)
+		return;
+	for (size_t i = 0; i < tx->nacc; i++)
+		if (strncmp(tx->acc[i].path, path, len) == 0 &&
+		    tx->acc[i].path[len] == '\0')
+			return;
+	if (tx->nacc == tx->capacc) {
+		size_t cap = tx->capacc ? tx->capacc * 2 : 16;
+
+		a = realloc(tx->acc, cap * sizeof(*a));
+		if (!a)
+			goto oom;
+		tx->acc = a;
+		tx->capacc = cap;
+	}
+	a = &tx->acc[tx->nacc];
+	a->path = strndup(path, len);
+	if (!a->path)
+		goto oom;
+	a->gen = n ? n->gen : 0;
+	tx->nacc++;
+	return;
+oom:
+	/* Without the record the commit could miss a conflict. */
+	tx->poisoned = true;
+}
+
+static int
+tx_log(struct view *v, enum xop_type type, const char *path,
+       const void *value, uint32_t len, const struct xt_perm *perms,
+       uint32_t nperms)
+{
+	struct xtx *tx = v->tx;
+	struct xop *op;
+
+	if (tx->nops == tx->capops) {
+		size_t cap = tx->capops ? tx->capops * 2 : 8;
+
+		op = realloc(tx->ops, cap * sizeof(*op));
+		if (!op)
+			return -ENOMEM;
+		tx->ops = op;
+		tx->capops = cap;
+	}
+	op = &tx->ops[tx->nops];
+	memset(op, 0, sizeof(*op));
+	op->type = type;
+	op->path = strdup(path);
+	if (len) {
+		op->value = malloc(len);
+		if (op->value)
+			memcpy(op->value, value, len);
+	}
+	if (nperms) {
+		op->perms = malloc(nperms * sizeof(*perms));
+		if (op->perms)
+			memcpy(op->perms, perms, nperms * sizeof(*perms));
+	}
+	if (!op->path || (len && !op->value) || (nperms && !op->perms)) {
+		free(op->path);
+		free(op->value);
+		free(op->perms);
+		return -ENOMEM;
+	}
+	op->len = len;
+	op->nperms = nperms;
+	tx->nops++;
+	return 0;
+}
+
+static void
+tx_free(struct xtx *tx)
+{
+	for (size_t i = 0; i < tx->nacc; i++)
+		free(tx->acc[i].path);
+	for (size_t i = 0; i < tx->nops; i++) {
+		free(tx->ops[i].path);
+		free(tx->ops[i].value);
+		free(tx->ops[i].perms);
+	}
+	free(tx->acc);
+	free(tx->ops);
+	xtree_free(tx->root);
+	free(tx);
+}
+
+/* ------------------------------------------------------------------ */
+/* watches */
+
+static void
+watch_event(struct xstore_conn *c, const struct xwatch *w, const char *path)
+{
+	const char *p = path;
+
+	if (w->strip) {
+		assert(strlen(path) >= w->strip);
+		p += w->strip;
+	}
+	queue_msg(c, XS_WATCH_EVENT, 0, 0, p, strlen(p) + 1, w->token,
+		  strlen(w->token) + 1);
+}
+
+/*
+ * A change at path: watches at or above it get path; when removed, watches
+ * below it get their own path.  Only for connections that may read a node
+ * with ACL perms (the node after the change, or before its removal).
+ */
+static void
+fire(struct xstore *s, const char *path, const struct xt_perm *perms,
+     uint32_t nperms, bool removed)
+{
+	bool special = path[0] == '@';
+
+	for (struct xstore_conn *c = s->conns; c; c = c->next) {
+		bool readable;
+
+		if (c->broken)
+			continue;
+		readable = special ? c->priv :
+			   (perm_of(c->domid, c->priv, perms, nperms) &
+			    XT_PERM_READ) != 0;
+		if (!readable)
+			continue;
+		for (struct xwatch *w = c->watches; w; w = w->next) {
+			if (special || w->path[0] == '@') {
+				if (strcmp(w->path, path) == 0)
+					watch_event(c, w, path);
+			} else if (is_child(path, w->path)) {
+				watch_event(c, w, path);
+			} else if (removed && is_child(w->path, path)) {
+				watch_event(c, w, w->path);
+			}
+		}
+	}
+}
+
+static void
+fire_node(struct view *v, const char *path, const struct xnode *n)
+{
+	if (!v->tx)
+		fire(v->s, path, n->perms, n->nperms, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* node operations, on a view */
+
+/* Find path needing perm: 0, -ENOENT (caller could create it) or -EACCES. */
+static int
+get_node(struct view *v, const char *path, uint32_t perm, struct xnode **out)
+{
+	struct xnode *deep;
+	size_t dlen;
+	struct xnode *n = xtree_walk(v->root, path, &deep, &dlen);
+
+	tx_note(v, path, strlen(path), n);
+	*out = n;
+	if (n)
+		return (view_perm(v, n) & perm) == perm ? 0 : -EACCES;
+	tx_note(v, dlen ? path : "/", dlen ? dlen : 1, deep);
+	return (view_perm(v, deep) & perm) == perm ? -ENOENT : -EACCES;
+}
+
+/* Create the missing nodes of path (its deepest ancestor exists). */
+static int
+create_path(struct view *v, const char *path, struct xnode **out)
+{
+	struct xt_perm perms[XSTORE_MAX_PERMS];
+	struct xnode *deep, *n, *first = NULL;
+	size_t dlen;
+	const char *p;
+	size_t count = 0;
+
+	n = xtree_walk(v->root, path, &deep, &dlen);
+	assert(!n);
+	p = path + dlen;
+	for (const char *q = p; *q; q++)
+		count += *q == '/';
+	if (v->check && !v->priv &&
+	    xtree_count_owned(v->root, v->domid) + count >
+	    XSTORE_MAX_NODES_PER_DOMAIN)
+		return -ENOSPC;
+	n = deep;
+	while (*p == '/') {
+		const char *name = p + 1;
+		const char *slash = strchr(name, '/');
+		size_t len = slash ? (size_t)(slash - name) : strlen(name);
+		struct xnode *child;
+
+		assert(n->nperms <= XSTORE_MAX_PERMS);
+		memcpy(perms, n->perms, n->nperms * sizeof(perms[0]));
+		if (!v->priv)
+			perms[0].id = v->domid;
+		tx_note(v, path, (size_t)(name + len - path), NULL);
+		child = xtree_add_child(n, name, len, perms, n->nperms,
+					++v->s->gen);
+		if (!child) {
+			if (first)
+				xtree_remove(first, ++v->s->gen);
+			return -ENOMEM;
+		}
+		if (!first)
+			first = child;
+		n = child;
+		p = name + len;
+	}
+	*out = n;
+	return 0;
+}
+
+static int
+node_write(struct view *v, const char *path, const void *value, uint32_t len,
+	   bool mkdir)
+{
+	struct xnode *n;
+	int r;
+
+	if (v->check && !v->priv && len > XSTORE_MAX_VALUE_UNPRIV)
+		return -ENOSPC;
+	r = get_node(v, path, XT_PERM_WRITE, &n);
+	if (r == 0 && mkdir)
+		return 0;		/* exists: nothing changes, no event */
+	if (r == -ENOENT)
+		r = create_path(v, path, &n);
+	if (r < 0)
+		return r;
+	if (!mkdir) {
+		r = xtree_set_value(n, value, len, ++v->s->gen);
+		if (r < 0)
+			return r;
+	}
+	if (v->tx)
+		return tx_log(v, mkdir ? XOP_MKDIR : XOP_WRITE, path, value,
+			      len, NULL, 0);
+	fire_node(v, path, n);
+	return 0;
+}
+
+static int
+node_rm(struct view *v, const char *path)
+{
+	struct xt_perm perms[XSTORE_MAX_PERMS];
+	const char *slash = strrchr(path, '/');
+	size_t plen = slash == path ? 1 : (size_t)(slash - path);
+	struct xnode *n, *parent;
+	uint32_t nperms;
+	int r;
+
+	if (strcmp(path, "/") == 0)
+		return -EINVAL;
+	r = get_node(v, path, XT_PERM_WRITE, &n);
+	if (r == -ENOENT) {
+		/* Not there: fine if its parent exists (xenstored's do_rm). */
+		char parent_path[XENSTORE_ABS_PATH_MAX + 1];
+
+		memcpy(parent_path, path, plen);
+		parent_path[plen] = '\0';
+		parent = xtree_walk(v->root, parent_path, NULL, NULL);
+		tx_note(v, parent_path, plen, parent);
+		return parent ? 0 : -ENOENT;
+	}
+	if (r < 0)
+		return r;
+	parent = n->parent;
+	tx_note(v, path, plen, parent);
+	nperms = n->nperms;
+	memcpy(perms, n->perms, nperms * sizeof(perms[0]));
+	xtree_remove(n, ++v->s->gen);
+	if (v->tx)
+		return tx_log(v, XOP_RM, path, NULL, 0, NULL, 0);
+	fire(v->s, path, perms, nperms, true);
+	return 0;
+}
+
+static int
+node_set_perms(struct view *v, const char *path, const struct xt_perm *perms,
+	       uint32_t nperms)
+{
+	struct xnode *n;
+	int r;
+
+	r = get_node(v, path, XT_PERM_WRITE, &n);
+	if (r < 0)
+		return r;
+	if (v->check && !v->priv) {
+		/* Only the owner, and it may not give the node away. */
+		if (n->perms[0].id != v->domid)
+			return -EACCES;
+		if (perms[0].id != v->domid)
+			return -EPERM;
+	}
+	r = xtree_set_perms(n, perms, nperms, ++v->s->gen);
+	if (r < 0)
+		return r;
+	if (v->tx)
+		return tx_log(v, XOP_SETPERMS, path, NULL, 0, perms, nperms);
+	fire_node(v, path, n);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* requests */
+
+struct req {
+	struct xstore_conn *c;
+	struct xsd_sockmsg hdr;
+	const char *data;
+	uint32_t len;
+	const char *argv[3];		/* first NUL-terminated strings */
+	unsigned int argc;		/* number of NUL-terminated strings */
+	struct view v;
+};
+
+static void
+reply(struct req *r, const void *data, size_t len)
+{
+	queue_msg(r->c, r->hdr.type, r->hdr.req_id, r->hdr.tx_id, data, len,
+		  NULL, 0);
+}
+
+static void
+reply_ok(struct req *r)
+{
+	reply(r, "OK", 3);
+}
+
+static int
+req_path(struct req *r, const char *in, char *out)
+{
+	return canonicalize(r->v.domid, in, out, XENSTORE_ABS_PATH_MAX + 1,
+			    NULL);
+}
+
+static int
+do_read(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	struct xnode *n;
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0 ||
+	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+		return e;
+	reply(r, n->value, n->len);
+	return 0;
+}
+
+static int
+do_write(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	size_t plen = strlen(r->argv[0]) + 1;
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0 ||
+	    (e = node_write(&r->v, path, r->data + plen,
+			    (uint32_t)(r->len - plen), false)) < 0)
+		return e;
+	reply_ok(r);
+	return 0;
+}
+
+static int
+do_mkdir(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0 ||
+	    (e = node_write(&r->v, path, NULL, 0, true)) < 0)
+		return e;
+	reply_ok(r);
+	return 0;
+}
+
+static int
+do_rm(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0 ||
+	    (e = node_rm(&r->v, path)) < 0)
+		return e;
+	reply_ok(r);
+	return 0;
+}
+
+/* Children names, each NUL-terminated, into buf; returns the length. */
+static size_t
+children(const struct xnode *n, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	for (uint32_t i = 0; i < n->nchild; i++) {
+		size_t l = strlen(n->child[i]->name) + 1;
+
+		if (len + l <= size)
+			memcpy(buf + len, n->child[i]->name, l);
+		len += l;
+	}
+	return len;
+}
+
+static int
+do_directory(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	char buf[XENSTORE_PAYLOAD_MAX];
+	struct xnode *n;
+	size_t len;
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0 ||
+	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+		return e;
+	len = children(n, buf, sizeof(buf));
+	if (len > sizeof(buf))
+		return -E2BIG;
+	reply(r, buf, len);
+	return 0;
+}
+
+static int
+parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * XS_DIRECTORY_PART: args path, byte offset into the children list.
+ * Reply: the node's generation as a decimal string, NUL, then the whole
+ * names that fit from the offset; an extra NUL marks the end of the list
+ * (xenstored's do_directory_part, as libxenstore's xs_directory_part
+ * expects).
+ */
+static int
+do_directory_part(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	char all[XENSTORE_PAYLOAD_MAX * 2];
+	char *list = all, *heap = NULL;
+	char out[XENSTORE_PAYLOAD_MAX];
+	struct xnode *n;
+	unsigned long off;
+	size_t len, glen, chunk = 0;
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0 ||
+	    (e = parse_uint(r->argv[1], UINT32_MAX, &off)) < 0 ||
+	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+		return e;
+	len = children(n, all, sizeof(all));
+	if (len > sizeof(all)) {
+		heap = malloc(len);
+		if (!heap)
+			return -ENOMEM;
+		children(n, heap, len);
+		list = heap;
+	}
+	if (off > len || (off > 0 && list[off - 1] != '\0')) {
+		free(heap);
+		return -EINVAL;
+	}
+	glen = (size_t)snprintf(out, sizeof(out), "%" PRIu64, n->gen) + 1;
+	while (off + chunk < len) {
+		size_t l = strlen(list + off + chunk) + 1;
+
+		if (glen + chunk + l > sizeof(out))
+			break;
+		chunk += l;
+	}
+	memcpy(out + glen, list + off, chunk);
+	if (off + chunk == len) {
+		if (glen + chunk + 1 > sizeof(out)) {
+			/* the end marker does not fit: next call sends it */
+		} else {
+			out[glen + chunk] = '\0';
+			chunk++;
+		}
+	}
+	free(heap);
+	reply(r, out, glen + chunk);
+	return 0;
+}
+
+static int
+do_get_perms(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	char buf[XENSTORE_PAYLOAD_MAX];
+	static const char letter[] = "nrwb";
+	struct xnode *n;
+	size_t len = 0;
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0 ||
+	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+		return e;
+	for (uint32_t i = 0; i < n->nperms; i++) {
+		int l = snprintf(buf + len, sizeof(buf) - len, "%c%" PRIu32,
+				 letter[n->perms[i].perms & 3], n->perms[i].id);
+
+		if (l < 0 || (size_t)l + 1 > sizeof(buf) - len)
+			return -E2BIG;
+		len += (size_t)l + 1;
+	}
+	reply(r, buf, len);
+	return 0;
+}
+
+static int
+parse_perm(const char *s, struct xt_perm *p)
+{
+	unsigned long id;
+
+	switch (s[0]) {
+	case 'n': p->perms = XT_PERM_NONE; break;
+	case 'r': p->perms = XT_PERM_READ; break;
+	case 'w': p->perms = XT_PERM_WRITE; break;
+	case 'b': p->perms = XT_PERM_READ | XT_PERM_WRITE; break;
+	default: return -EINVAL;
+	}
+	if (parse_uint(s + 1, UINT16_MAX, &id) < 0)
+		return -EINVAL;
+	p->id = (uint32_t)id;
+	return 0;
+}
+
+static int
+do_set_perms(struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	struct xt_perm perms[XSTORE_MAX_PERMS];
+	uint32_t n = 0;
+	const char *p;
+	int e;
+
+	if ((e = req_path(r, r->argv[0], path)) < 0)
+		return e;
+	if (r->argc - 1 > XSTORE_MAX_PERMS)
+		return -ENOSPC;
+	p = r->argv[0] + strlen(r->argv[0]) + 1;
+	for (; p < r->data + r->len; p += strlen(p) + 1)
+		if ((e = parse_perm(p, &perms[n++])) < 0)
+			return e;
+	if ((e = node_set_perms(&r->v, path, perms, n)) < 0)
+		return e;
+	reply_ok(r);
+	return 0;
+}
+
+/* Watch path: a special "@..." event name, or a node path. */
+static int
+watch_path(struct req *r, const char *in, char *out, size_t *strip)
+{
+	bool relative;
+	int e;
+
+	*strip = 0;
+	if (in[0] == '@') {
+		if (strcmp(in, "@introduceDomain") && strcmp(in, "@releaseDomain"))
+			return -EINVAL;
+		strcpy(out, in);
+		return 0;
+	}
+	e = canonicalize(r->v.domid, in, out, XENSTORE_ABS_PATH_MAX + 1,
+			 &relative);
+	if (e < 0)
+		return e;
+	if (relative)
+		*strip = strlen(out) - strlen(in);
+	return 0;
+}
+
+static int
+do_watch(struct req *r)
+{
+	struct xstore_conn *c = r->c;
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	struct xwatch *w, **tail;
+	size_t strip;
+	int e;
+
+	if ((e = watch_path(r, r->argv[0], path, &strip)) < 0)
+		return e;
+	for (tail = &c->watches; (w = *tail); tail = &w->next)
+		if (!strcmp(w->path, path) && !strcmp(w->token, r->argv[1]))
+			return -EEXIST;
+	if (c->nwatches >= XSTORE_MAX_WATCHES)
+		return -E2BIG;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->path = strdup(path);
+	w->token = strdup(r->argv[1]);
+	w->strip = strip;
+	if (!w->path || !w->token) {
+		free(w->path);
+		free(w->token);
+		free(w);
+		return -ENOMEM;
+	}
+	*tail = w;
+	c->nwatches++;
+	reply_ok(r);
+	/* We fire once up front, as xenstored does. */
+	watch_event(c, w, w->path);
+	return 0;
+}
+
+static void
+watch_free(struct xwatch *w)
+{
+	free(w->path);
+	free(w->token);
+	free(w);
+}
+
+static int
+do_unwatch(struct req *r)
+{
+	struct xstore_conn *c = r->c;
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	struct xwatch *w, **pp;
+	size_t strip;
+	int e;
+
+	if ((e = watch_path(r, r->argv[0], path, &strip)) < 0)
+		return e;
+	for (pp = &c->watches; (w = *pp); pp = &w->next) {
+		if (strcmp(w->path, path) || strcmp(w->token, r->argv[1]))
+			continue;
+		*pp = w->next;
+		watch_free(w);
+		c->nwatches--;
+		reply_ok(r);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int
+do_transaction_start(struct req *r)
+{
+	struct xstore_conn *c = r->c;
+	char buf[16];
+	struct xtx *tx;
+
+	if (r->hdr.tx_id)
+		return -EBUSY;
+	if (c->ntxs >= XSTORE_MAX_TRANSACTIONS)
+		return -ENOSPC;
+	tx = calloc(1, sizeof(*tx));
+	if (!tx)
+		return -ENOMEM;
+	tx->root = xtree_clone(c->s->root);
+	if (!tx->root) {
+		free(tx);
+		return -ENOMEM;
+	}
+	do {
+		tx->id = c->next_txid++;
+		for (struct xtx *t = c->txs; t; t = t->next)
+			if (t->id == tx->id)
+				tx->id = 0;
+	} while (tx->id == 0);
+	tx->next = c->txs;
+	c->txs = tx;
+	c->ntxs++;
+	snprintf(buf, sizeof(buf), "%" PRIu32, tx->id);
+	reply(r, buf, strlen(buf) + 1);
+	return 0;
+}
+
+static int
+tx_replay(struct xstore_conn *c, struct xtx *tx)
+{
+	struct view v = {
+		.s = c->s, .root = c->s->root, .tx = NULL,
+		.domid = c->domid, .priv = c->priv, .check = false,
+	};
+	int e = 0;
+
+	for (size_t i = 0; i < tx->nops && e == 0; i++) {
+		struct xop *op = &tx->ops[i];
+
+		switch (op->type) {
+		case XOP_WRITE:
+			e = node_write(&v, op->path, op->value, op->len, false);
+			break;
+		case XOP_MKDIR:
+			e = node_write(&v, op->path, NULL, 0, true);
+			break;
+		case XOP_RM:
+			e = node_rm(&v, op->path);
+			break;
+		case XOP_SETPERMS:
+			e = node_set_perms(&v, op->path, op->perms, op->nperms);
+			break;
+		}
+	}
+	return e;
+}
+
+static int
+do_transaction_end(struct req *r)
+{
+	struct xstore_conn *c = r->c;
+	struct xtx *tx = r->v.tx, **pp;
+	bool commit;
+	int e = 0;
+
+	if (!tx)
+		return -ENOENT;
+	if (!strcmp(r->argv[0], "T"))
+		commit = true;
+	else if (!strcmp(r->argv[0], "F"))
+		commit = false;
+	else
+		return -EINVAL;
+	for (pp = &c->txs; *pp != tx; pp = &(*pp)->next)
+		;
+	*pp = tx->next;
+	c->ntxs--;
+	if (commit && tx->poisoned)
+		e = -ENOMEM;
+	if (commit && !e) {
+		for (size_t i = 0; i < tx->nacc; i++) {
+			struct xnode *n = xtree_walk(c->s->root,
+						     tx->acc[i].path, NULL,
+						     NULL);
+
+			if ((n ? n->gen : 0) != tx->acc[i].gen) {
+				e = -EAGAIN;
+				break;
+			}
+		}
+		if (e == 0) {
+			e = tx_replay(c, tx);
+			if (e < 0)
+				log_error("xenstore: domain %u transaction %u: "
+					  "commit failed half-way: %s",
+					  c->domid, tx->id, strerror(-e));
+		}
+	}
+	tx_free(tx);
+	if (e < 0)
+		return e;
+	reply_ok(r);
+	return 0;
+}
+
+static int
+do_get_domain_path(struct req *r)
+{
+	char buf[64];
+	unsigned long domid;
+
+	if (parse_uint(r->argv[0], UINT16_MAX, &domid) < 0)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), DOMAIN_ROOT "/%lu", domid);
+	reply(r, buf, strlen(buf) + 1);
+	return 0;
+}
+
+static int
+do_is_domain_introduced(struct req *r)
+{
+	unsigned long domid;
+
+	if (parse_uint(r->argv[0], UINT16_MAX, &domid) < 0)
+		return -EINVAL;
+	reply(r, xstore_domain_introduced(r->c->s, (uint32_t)domid) ?
+		 "T" : "F", 2);
+	return 0;
+}
+
+/*
+ * INTRODUCE, RELEASE, RESUME: the simulator's domains come and go with
+ * xensim-ctl, so for a known domain these are acknowledged no-ops.
+ */
+static int
+do_domain_noop(struct req *r)
+{
+	unsigned long domid;
+
+	if (!r->c->priv)
+		return -EACCES;
+	if (parse_uint(r->argv[0], UINT16_MAX, &domid) < 0)
+		return -EINVAL;
+	if (!xstore_domain_introduced(r->c->s, (uint32_t)domid))
+		return -ENOENT;
+	reply_ok(r);
+	return 0;
+}
+
+static int
+do_not_supported(struct req *r)
+{
+	return r->c->priv ? -ENOSYS : -EACCES;
+}
+
+static void
+conn_reset(struct xstore_conn *c)
+{
+	while (c->watches) {
+		struct xwatch *w = c->watches;
+
+		c->watches = w->next;
+		watch_free(w);
+	}
+	c->nwatches = 0;
+	while (c->txs) {
+		struct xtx *tx = c->txs;
+
+		c->txs = tx->next;
+		tx_free(tx);
+	}
+	c->ntxs = 0;
+}
+
+static int
+do_reset_watches(struct req *r)
+{
+	conn_reset(r->c);
+	reply_ok(r);
+	return 0;
+}
+
+/* nargs: exact number of NUL-terminated strings; -1: at least one (the
+ * rest is raw data: WRITE) or at least two (SET_PERMS); -2: anything. */
+static const struct handler {
+	int (*fn)(struct req *r);
+	int nargs;
+	bool in_tx;
+} handlers[XS_TYPE_COUNT] = {
+	[XS_CONTROL]		= { do_not_supported, -2, false },
+	[XS_DIRECTORY]		= { do_directory, 1, true },
+	[XS_READ]		= { do_read, 1, true },
+	[XS_GET_PERMS]		= { do_get_perms, 1, true },
+	[XS_WATCH]		= { do_watch, 2, false },
+	[XS_UNWATCH]		= { do_unwatch, 2, false },
+	[XS_TRANSACTION_START]	= { do_transaction_start, -2, false },
+	[XS_TRANSACTION_END]	= { do_transaction_end, 1, true },
+	[XS_INTRODUCE]		= { do_domain_noop, 3, false },
+	[XS_RELEASE]		= { do_domain_noop, 1, false },
+	[XS_GET_DOMAIN_PATH]	= { do_get_domain_path, 1, false },
+	[XS_WRITE]		= { do_write, -1, true },
+	[XS_MKDIR]		= { do_mkdir, 1, true },
+	[XS_RM]			= { do_rm, 1, true },
+	[XS_SET_PERMS]		= { do_set_perms, -1, true },
+	[XS_IS_DOMAIN_INTRODUCED] = { do_is_domain_introduced, 1, false },
+	[XS_RESUME]		= { do_domain_noop, 1, false },
+	[XS_SET_TARGET]		= { do_not_supported, 2, false },
+	[XS_RESET_WATCHES]	= { do_reset_watches, -2, false },
+	[XS_DIRECTORY_PART]	= { do_directory_part, 2, true },
+};
+
+static void
+malformed(struct xstore_conn *c, const char *why)
+{
+	bk_dbg(BK_DBG_SIM, "xenstore: domain %u: %s: dropping the connection",
+	       c->domid, why);
+	send_error(c, &c->hdr, EINVAL);
+	c->broken = true;
+}
+
+static void
+dispatch(struct xstore_conn *c)
+{
+	struct req r = {
+		.c = c, .hdr = c->hdr, .data = (const char *)c->in + HDR_SIZE,
+		.len = c->hdr.len,
+	};
+	const struct handler *h;
+	bool terminated;
+	int e;
+
+	if (c->hdr.type >= XS_TYPE_COUNT || !handlers[c->hdr.type].fn) {
+		malformed(c, "unknown message type");
+		return;
+	}
+	h = &handlers[c->hdr.type];
+	/* Split the payload into NUL-terminated strings. */
+	for (const char *p = r.data, *end = r.data + r.len; p < end;) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul)
+			break;
+		if (r.argc < ARRAY_SIZE(r.argv))
+			r.argv[r.argc] = p;
+		r.argc++;
+		p = nul + 1;
+	}
+	terminated = r.len > 0 && r.data[r.len - 1] == '\0';
+	if (h->nargs >= 0 && (!terminated || r.argc != (unsigned int)h->nargs)) {
+		malformed(c, "bad arguments");
+		return;
+	}
+	if (h->nargs == -1 && (r.argc < 1 ||
+	    (c->hdr.type == XS_SET_PERMS && (!terminated || r.argc < 2)))) {
+		malformed(c, "bad arguments");
+		return;
+	}
+	bk_dbg(BK_DBG_SIM, "xenstore: dom%u req type=%u id=%u tx=%u arg0=%s",
+	       c->domid, c->hdr.type, c->hdr.req_id, c->hdr.tx_id,
+	       r.argc ? r.argv[0] : "");
+
+	r.v.s = c->s;
+	r.v.root = c->s->root;
+	r.v.domid = c->domid;
+	r.v.priv = c->priv;
+	r.v.check = true;
+	if (c->hdr.tx_id) {
+		struct xtx *tx;
+
+		for (tx = c->txs; tx; tx = tx->next)
+			if (tx->id == c->hdr.tx_id)
+				break;
+		if (c->hdr.type == XS_TRANSACTION_START) {
+			send_error(c, &c->hdr, EBUSY);
+			return;
+		}
+		if (!tx) {
+			send_error(c, &c->hdr, ENOENT);
+			return;
+		}
+		if (h->in_tx) {
+			r.v.tx = tx;
+			r.v.root = tx->root;
+		}
+	}
+	e = h->fn(&r);
+	if (e < 0)
+		send_error(c, &c->hdr, -e);
+}
+
+int
+xstore_conn_input(struct xstore_conn *c, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	if (c->broken)
+		return -EPROTO;
+	c->serving = true;
+	while (!c->broken) {
+		size_t want, take;
+
+		if (c->in_have >= HDR_SIZE &&
+		    c->in_have == HDR_SIZE + c->hdr.len) {
+			dispatch(c);
+			c->in_have = 0;
+			continue;
+		}
+		if (!len)
+			break;
+		want = c->in_have < HDR_SIZE ? HDR_SIZE - c->in_have :
+		       HDR_SIZE + c->hdr.len - c->in_have;
+		take = want < len ? want : len;
+		memcpy(c->in + c->in_have, p, take);
+		c->in_have += take;
+		p += take;
+		len -= take;
+		if (c->in_have == HDR_SIZE) {
+			memcpy(&c->hdr, c->in, HDR_SIZE);
+			if (c->hdr.len > XENSTORE_PAYLOAD_MAX)
+				malformed(c, "payload too long");
+		}
+	}
+	c->serving = false;
+	return c->broken ? -EPROTO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* connections */
+
+struct xstore_conn *
+xstore_conn_new(struct xstore *s, uint32_t domid, void (*kick)(void *opaque),
+		void *opaque)
+{
+	struct xstore_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->s = s;
+	c->domid = domid;
+	c->priv = domid == 0;
+	c->kick = kick;
+	c->opaque = opaque;
+	c->next_txid = 1;
+	c->next = s->conns;
+	s->conns = c;
+	return c;
+}
+
+void
+xstore_conn_free(struct xstore_conn *c)
+{
+	struct xstore_conn **pp;
+
+	if (!c)
+		return;
+	for (pp = &c->s->conns; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	conn_reset(c);
+	free(c->out);
+	free(c);
+}
+
+uint32_t
+xstore_conn_domid(const struct xstore_conn *c)
+{
+	return c->domid;
+}
+
+bool
+xstore_conn_broken(const struct xstore_conn *c)
+{
+	return c->broken;
+}
+
+const void *
+xstore_conn_output(const struct xstore_conn *c, size_t *len)
+{
+	*len = c->out_len - c->out_off;
+	return c->out + c->out_off;
+}
+
+void
+xstore_conn_consume(struct xstore_conn *c, size_t n)
+{
+	assert(n <= c->out_len - c->out_off);
+	c->out_off += n;
+	if (c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the store and its domains */
+
+static struct view
+admin_view(struct xstore *s)
+{
+	struct view v = {
+		.s = s, .root = s->root, .domid = 0, .priv = true,
+		.check = false,
+	};
+
+	return v;
+}
+
+struct xstore *
+xstore_new(void)
+{
+	struct xstore *s = calloc(1, sizeof(*s));
+	struct view v;
+
+	if (!s)
+		return NULL;
+	s->root = xtree_new_root(++s->gen);
+	if (!s->root) {
+		free(s);
+		return NULL;
+	}
+	v = admin_view(s);
+	if (node_write(&v, DOMAIN_ROOT, NULL, 0, true) < 0) {
+		xstore_free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+void
+xstore_free(struct xstore *s)
+{
+	if (!s)
+		return;
+	assert(!s->conns);
+	xtree_free(s->root);
+	free(s->domains);
+	free(s);
+}
+
+bool
+xstore_domain_introduced(const struct xstore *s, uint32_t domid)
+{
+	for (size_t i = 0; i < s->ndomains; i++)
+		if (s->domains[i] == domid)
+			return true;
+	return false;
+}
+
+static int
+mk(struct view *v, const char *dom, const char *rel, const char *value,
+   const struct xt_perm *perms, uint32_t nperms)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	int e;
+
+	snprintf(path, sizeof(path), "%s%s%s", dom, *rel ? "/" : "", rel);
+	e = node_write(v, path, value, value ? (uint32_t)strlen(value) : 0,
+		       value == NULL);
+	if (e == 0 && perms)
+		e = node_set_perms(v, path, perms, nperms);
+	return e;
+}
+
+int
+xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
+{
+	struct view v = admin_view(s);
+	char dom[64], id[16];
+	/* libxl__domain_make: roperm for the domain's own directory... */
+	const struct xt_perm ro[2] = {
+		{ .id = 0, .perms = XT_PERM_NONE },
+		{ .id = domid, .perms = XT_PERM_READ },
+	};
+	/* ...and rwperm (owned by the domain) for what it writes itself. */
+	const struct xt_perm rw[1] = { { .id = domid, .perms = XT_PERM_NONE } };
+	static const char *const ro_dirs[] = {
+		"cpu", "memory", "device", "control",
+	};
+	static const char *const rw_dirs[] = {
+		"control/shutdown", "control/feature-poweroff",
+		"control/feature-reboot", "control/feature-suspend",
+		"control/sysrq", "device/suspend/event-channel",
+		"data", "drivers", "feature", "attr", "error",
+	};
+	uint32_t *d;
+	int e = 0;
+
+	if (xstore_domain_introduced(s, domid))
+		return -EEXIST;
+	if (s->ndomains == s->capdomains) {
+		size_t cap = s->capdomains ? s->capdomains * 2 : 8;
+
+		d = realloc(s->domains, cap * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		s->domains = d;
+		s->capdomains = cap;
+	}
+	snprintf(dom, sizeof(dom), DOMAIN_ROOT "/%" PRIu32, domid);
+	snprintf(id, sizeof(id), "%" PRIu32, domid);
+	if (domid == 0) {
+		/* Like xen-init-dom0: everything inherits "/" (n0). */
+		if (!e) e = mk(&v, dom, "", NULL, NULL, 0);
+		if (!e) e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
+		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+	} else {
+		node_rm(&v, dom);
+		if (!e) e = mk(&v, dom, "", NULL, ro, 2);
+		if (!e) e = mk(&v, dom, "name", name, NULL, 0);
+		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+		for (size_t i = 0; i < ARRAY_SIZE(ro_dirs) && !e; i++)
+			e = mk(&v, dom, ro_dirs[i], NULL, ro, 2);
+		for (size_t i = 0; i < ARRAY_SIZE(rw_dirs) && !e; i++)
+			e = mk(&v, dom, rw_dirs[i], NULL, rw, 1);
+		if (!e) e = mk(&v, dom, "control/platform-feature-multiprocessor-suspend", "1", NULL, 0);
+		if (!e) e = mk(&v, dom, "control/platform-feature-xs_reset_watches", "1", NULL, 0);
+	}
+	if (e < 0) {
+		node_rm(&v, dom);
+		return e;
+	}
+	s->domains[s->ndomains++] = domid;
+	fire(s, "@introduceDomain", NULL, 0, false);
+	return 0;
+}
+
+int
+xstore_domain_release(struct xstore *s, uint32_t domid)
+{
+	struct view v = admin_view(s);
+	char dom[64];
+	size_t i;
+
+	for (i = 0; i < s->ndomains; i++)
+		if (s->domains[i] == domid)
+			break;
+	if (i == s->ndomains)
+		return -ENOENT;
+	s->domains[i] = s->domains[--s->ndomains];
+	snprintf(dom, sizeof(dom), DOMAIN_ROOT "/%" PRIu32, domid);
+	node_rm(&v, dom);
+	fire(s, "@releaseDomain", NULL, 0, false);
+	return 0;
+}
