@@ -10,6 +10,8 @@ TESTS += test-backend-store
 # Integration over xensim (shell; lib-backend.sh: start_backend).
 BACKEND_SH_TESTS = \
 	test-backend-synopsis.sh \
+	test-backend-initwait.sh \
+	test-backend-config-errors.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
