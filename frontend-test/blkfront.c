@@ -1,0 +1,1391 @@
+/*
+ * blkfront.c: libblkfront, see blkfront.h for the contract.
+ *
+ * Ownership: struct blkfront owns its queues; each queue (struct ft_queue)
+ * owns its shared ring pages, its event channel handle, its data page
+ * pool and its slots, all under q->lock.  The completion thread is the
+ * only reader of responses; submitters are the only writers of requests.
+ * Semantics follow Linux xen-blkfront (talk_to_blkback, blkfront_connect,
+ * blkfront_gather_backend_features, blkif_interrupt) and Xen io/blkif.h.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <xen/io/protocols.h>
+#include <xen/io/xenbus.h>
+
+#include "compiler.h"
+#include "log.h"
+#include "guestlog.h"
+#include "ft-xs.h"
+#include "blkfront.h"
+
+#define FT_DEFAULT_TIMEOUT_MS	30000u
+#define FT_MAX_QUEUES		16u
+
+struct ft_slot {
+	struct blkfront_req *req;	/* NULL when free */
+	uint32_t gen;			/* upper half of the id */
+	uint8_t op;			/* expected response operation */
+	bool busy;			/* on the ring, no response yet */
+	uint64_t t_submit;
+	uint64_t covers;		/* flush: guestlog seq covered */
+	void *data;			/* segs_per_req pages */
+	grant_ref_t *data_refs;
+	void *ind;			/* indirect pages (or NULL) */
+	grant_ref_t *ind_refs;
+};
+
+struct ft_queue {
+	pthread_mutex_t lock;
+	pthread_cond_t slot_free;
+	unsigned int idx;
+	blkring_t *ring;
+	void *sring;
+	unsigned int nr_ring_pages;
+	grant_ref_t ring_refs[BLKRING_MAX_PAGES];
+	xenops_evtchn_t *evtchn;
+	int port;
+	void *pool;			/* data + indirect pages, shared once */
+	unsigned int pool_pages;
+	grant_ref_t *pool_refs;
+	struct ft_slot *slots;
+	unsigned int nr_slots;
+	unsigned int *freelist;
+	unsigned int nfree;
+};
+
+struct blkfront {
+	struct blkfront_config cfg;
+	xenops_t *x;
+	struct xs_handle *xs;		/* control: handshake, waits */
+	struct xs_handle *xsw;		/* completion thread's watch */
+	struct blkfront_info info;
+	char fe[128], be[128];
+	enum blkring_abi abi;
+	const char *protocol;
+	unsigned int nr_ind_pages;	/* per slot */
+	bool adv_flush_cache, adv_barrier;
+
+	struct ft_queue q[FT_MAX_QUEUES];
+	unsigned int nq;
+	unsigned int rr;		/* atomic: round robin */
+
+	pthread_t thread;
+	bool thread_running;
+	int stop_fd;			/* eventfd */
+
+	bool broken;			/* atomic */
+	pthread_mutex_t stats_lock;
+	struct blkfront_stats stats;
+
+	pthread_mutex_t log_lock;
+	uint64_t log_seq, log_last_w;
+
+	/* handshake overrides (script mode / tests), see blkfront_set_fe_key */
+	char *fe_keys[16];
+	unsigned int nr_fe_keys;
+};
+
+static uint8_t
+op_to_blkif(enum blkfront_op op)
+{
+	switch (op) {
+	case BLKFRONT_READ: return BLKIF_OP_READ;
+	case BLKFRONT_WRITE: return BLKIF_OP_WRITE;
+	case BLKFRONT_FLUSH_DISKCACHE: return BLKIF_OP_FLUSH_DISKCACHE;
+	case BLKFRONT_WRITE_BARRIER: return BLKIF_OP_WRITE_BARRIER;
+	case BLKFRONT_DISCARD: return BLKIF_OP_DISCARD;
+	}
+	return 0xff;
+}
+
+static const char *
+state_name(unsigned int s)
+{
+	static const char *const n[] = {
+		"Unknown", "Initialising", "InitWait", "Initialised",
+		"Connected", "Closing", "Closed", "Reconfiguring", "Reconfigured",
+	};
+	return s < ARRAY_SIZE(n) ? n[s] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* guest log                                                          */
+/* ------------------------------------------------------------------ */
+
+static uint64_t
+glog_last_w(blkfront_t *bf)
+{
+	uint64_t v;
+
+	if (!bf->cfg.guestlog)
+		return 0;
+	pthread_mutex_lock(&bf->log_lock);
+	v = bf->log_last_w;
+	pthread_mutex_unlock(&bf->log_lock);
+	return v;
+}
+
+static void
+glog_write(blkfront_t *bf, uint64_t sector, uint64_t nr, const void *data,
+	   bool fua)
+{
+	uint64_t h = guestlog_hash(data, nr * SECTOR_SIZE);
+
+	pthread_mutex_lock(&bf->log_lock);
+	bf->log_last_w = ++bf->log_seq;
+	fprintf(bf->cfg.guestlog, "W %" PRIu64 " %" PRIu64 " %" PRIu64 " %016" PRIx64 " %d\n",
+		bf->log_seq, sector, nr, h, fua ? 1 : 0);
+	fflush(bf->cfg.guestlog);
+	pthread_mutex_unlock(&bf->log_lock);
+}
+
+static void
+glog_flush(blkfront_t *bf, uint64_t covers)
+{
+	pthread_mutex_lock(&bf->log_lock);
+	fprintf(bf->cfg.guestlog, "F %" PRIu64 " %" PRIu64 "\n", ++bf->log_seq, covers);
+	fflush(bf->cfg.guestlog);
+	pthread_mutex_unlock(&bf->log_lock);
+}
+
+static void
+glog_error(blkfront_t *bf, const char *op, uint64_t sector, uint64_t nr, int status)
+{
+	pthread_mutex_lock(&bf->log_lock);
+	fprintf(bf->cfg.guestlog, "E %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %d\n",
+		++bf->log_seq, op, sector, nr, status);
+	fflush(bf->cfg.guestlog);
+	pthread_mutex_unlock(&bf->log_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* breaking the device                                                */
+/* ------------------------------------------------------------------ */
+
+static void complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
+			 int16_t status, bool have_rsp);
+
+/*
+ * Fail every outstanding request with -EIO and refuse new ones.  msg is
+ * logged once (NULL: quiet, e.g. on close).  Callable from any thread
+ * that holds no queue lock.
+ */
+static void
+fail_all(blkfront_t *bf, const char *msg)
+{
+	unsigned int i, j;
+
+	if (msg && !__atomic_exchange_n(&bf->broken, true, __ATOMIC_ACQ_REL))
+		log_error("vbd %s: %s; device disabled for further use", bf->fe, msg);
+	else
+		__atomic_store_n(&bf->broken, true, __ATOMIC_RELEASE);
+
+	for (i = 0; i < bf->nq; i++) {
+		struct ft_queue *q = &bf->q[i];
+		struct blkfront_req **done;
+		unsigned int n = 0;
+
+		if (!q->slots)
+			continue;
+		done = calloc(q->nr_slots, sizeof(*done));
+		pthread_mutex_lock(&q->lock);
+		for (j = 0; done && j < q->nr_slots; j++) {
+			struct ft_slot *s = &q->slots[j];
+
+			if (s->busy) {
+				/* the slot stays out of the freelist for good:
+				 * the backend may still touch its pages */
+				s->busy = false;
+				done[n++] = s->req;
+				s->req = NULL;
+			}
+		}
+		pthread_cond_broadcast(&q->slot_free);
+		pthread_mutex_unlock(&q->lock);
+		for (j = 0; j < n; j++)
+			complete_req(bf, NULL, done[j], 1, false);
+		free(done);
+	}
+}
+
+bool
+blkfront_broken(const blkfront_t *bf)
+{
+	return __atomic_load_n(&bf->broken, __ATOMIC_ACQUIRE);
+}
+
+/* ------------------------------------------------------------------ */
+/* completion                                                         */
+/* ------------------------------------------------------------------ */
+
+static const char *
+opname(uint8_t op)
+{
+	return blkreq_op_name(op);
+}
+
+/*
+ * Finish one request whose slot was taken off the ring (s may be NULL
+ * when failing without a response).  Runs on the completion thread (or
+ * in fail_all), no lock held.
+ */
+static void
+complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
+	     int16_t status, bool have_rsp)
+{
+	uint8_t op = op_to_blkif(req->op);
+	bool empty = req->len == 0 || req->op == BLKFRONT_DISCARD;
+
+	req->status = status;
+	if (!have_rsp) {
+		req->result = -EIO;
+	} else if (status == BLKIF_RSP_OKAY) {
+		req->result = 0;
+	} else if (status == BLKIF_RSP_EOPNOTSUPP) {
+		req->result = -EOPNOTSUPP;
+	} else {
+		req->result = -EIO;
+	}
+
+	/* Linux blkif_interrupt's feature withdrawal rules. */
+	if (have_rsp && (op == BLKIF_OP_FLUSH_DISKCACHE || op == BLKIF_OP_WRITE_BARRIER) &&
+	    (status == BLKIF_RSP_EOPNOTSUPP || (status == BLKIF_RSP_ERROR && empty))) {
+		if (bf->info.feature_flush || bf->info.feature_fua)
+			log_info("vbd %s: %s%s op failed (status %d): flush and FUA withdrawn",
+				 bf->fe, empty ? "empty " : "", opname(op), status);
+		bf->info.feature_flush = false;
+		bf->info.feature_fua = false;
+	}
+	if (have_rsp && op == BLKIF_OP_DISCARD && status == BLKIF_RSP_EOPNOTSUPP) {
+		if (bf->info.feature_discard)
+			log_info("vbd %s: discard op failed: discard withdrawn", bf->fe);
+		bf->info.feature_discard = false;
+		bf->info.feature_secdiscard = false;
+	}
+
+	if (s && req->result == 0 && req->op == BLKFRONT_READ)
+		memcpy(req->buf, s->data, req->len);
+
+	if (bf->cfg.guestlog && s) {
+		uint64_t nr = req->len / SECTOR_SIZE;
+		bool flush = op == BLKIF_OP_FLUSH_DISKCACHE || op == BLKIF_OP_WRITE_BARRIER;
+
+		if (req->result == 0) {
+			if (flush)
+				glog_flush(bf, s->covers);
+			if ((op == BLKIF_OP_WRITE || flush) && nr)
+				glog_write(bf, req->sector, nr, s->data,
+					   op == BLKIF_OP_WRITE_BARRIER);
+		} else if (op == BLKIF_OP_WRITE || flush) {
+			glog_error(bf, op == BLKIF_OP_WRITE ? "write" :
+				   op == BLKIF_OP_WRITE_BARRIER ? "barrier" : "flush",
+				   req->sector, nr, status);
+		}
+	}
+
+	pthread_mutex_lock(&bf->stats_lock);
+	if (req->result == -EOPNOTSUPP)
+		bf->stats.eopnotsupp++;
+	else if (req->result)
+		bf->stats.errors++;
+	pthread_mutex_unlock(&bf->stats_lock);
+
+	req->latency_ns = 0;
+	if (s)
+		req->latency_ns = ft_now_ns() - s->t_submit;
+	req->done(req);
+}
+
+/*
+ * Drain queue q's responses.  Returns 0, or -EPROTO after breaking the
+ * device.  Called on the completion thread with no lock held.
+ */
+static int
+drain_queue(blkfront_t *bf, struct ft_queue *q)
+{
+	struct ft_slot *done[512];
+	int16_t st[512];
+	char why[200];
+	unsigned int n = 0, i;
+	int port, r = 0;
+
+	why[0] = '\0';
+	pthread_mutex_lock(&q->lock);
+	port = xenops_evtchn_pending(q->evtchn);
+	for (;;) {
+		struct blkrsp rsp;
+		struct ft_slot *s;
+		uint64_t slot;
+		int g;
+
+		if (n == ARRAY_SIZE(done))
+			break;		/* come back for the rest */
+		g = blkring_front_get_response(q->ring, &rsp);
+		if (g < 0) {
+			snprintf(why, sizeof(why), "queue %u: illegal number of responses (rsp_prod overflow)",
+				 q->idx);
+			break;
+		}
+		if (g == 0) {
+			if (blkring_front_final_check(q->ring))
+				continue;
+			break;
+		}
+		slot = rsp.id & 0xffffffffu;
+		if (slot >= q->nr_slots) {
+			snprintf(why, sizeof(why), "queue %u: response has incorrect id %#" PRIx64,
+				 q->idx, rsp.id);
+			break;
+		}
+		s = &q->slots[slot];
+		if (!s->busy || s->gen != (uint32_t)(rsp.id >> 32)) {
+			snprintf(why, sizeof(why),
+				 "queue %u: response references no pending request (id %#" PRIx64 ", %s)",
+				 q->idx, rsp.id, s->busy ? "stale generation" : "duplicate or never sent");
+			break;
+		}
+		if (rsp.operation != s->op) {
+			snprintf(why, sizeof(why),
+				 "queue %u: response has wrong operation (%u instead of %u) for id %#" PRIx64,
+				 q->idx, rsp.operation, s->op, rsp.id);
+			break;
+		}
+		s->busy = false;
+		st[n] = rsp.status;
+		done[n++] = s;
+	}
+	if (port >= 0)
+		xenops_evtchn_unmask(q->evtchn, (uint32_t)port);
+	pthread_mutex_unlock(&q->lock);
+
+	for (i = 0; i < n; i++)
+		complete_req(bf, done[i], done[i]->req, st[i], true);
+
+	pthread_mutex_lock(&q->lock);
+	for (i = 0; i < n; i++) {
+		done[i]->req = NULL;
+		q->freelist[q->nfree++] = (unsigned int)(done[i] - q->slots);
+	}
+	if (n)
+		pthread_cond_broadcast(&q->slot_free);
+	pthread_mutex_unlock(&q->lock);
+
+	if (why[0]) {
+		fail_all(bf, why);
+		r = -EPROTO;
+	} else if (n == ARRAY_SIZE(done)) {
+		return drain_queue(bf, q);
+	}
+	return r;
+}
+
+/* Oldest request older than the timeout?  Fills msg. */
+static bool
+check_timeouts(blkfront_t *bf, char *msg, size_t len)
+{
+	uint64_t now = ft_now_ns();
+	uint64_t lim = (uint64_t)bf->cfg.timeout_ms * 1000000ull;
+	unsigned int i, j;
+	bool late = false;
+
+	for (i = 0; i < bf->nq && !late; i++) {
+		struct ft_queue *q = &bf->q[i];
+
+		pthread_mutex_lock(&q->lock);
+		for (j = 0; j < q->nr_slots; j++) {
+			struct ft_slot *s = &q->slots[j];
+
+			if (s->busy && now - s->t_submit > lim) {
+				snprintf(msg, len, "queue %u: no response to %s id %#" PRIx64
+					 " sector %" PRIu64 " within %u ms (backend dead?)",
+					 i, opname(s->op), (uint64_t)s->gen << 32 | j,
+					 s->req->sector, bf->cfg.timeout_ms);
+				late = true;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&q->lock);
+	}
+	return late;
+}
+
+static void *
+completion_thread(void *opaque)
+{
+	blkfront_t *bf = opaque;
+	struct pollfd pfd[FT_MAX_QUEUES + 2];
+	unsigned int i, n;
+	char msg[200];
+
+	for (;;) {
+		n = 0;
+		pfd[n].fd = bf->stop_fd;
+		pfd[n++].events = POLLIN;
+		pfd[n].fd = xs_fileno(bf->xsw);
+		pfd[n++].events = POLLIN;
+		for (i = 0; i < bf->nq; i++) {
+			pfd[n].fd = xenops_evtchn_fd(bf->q[i].evtchn);
+			pfd[n++].events = POLLIN;
+		}
+		if (poll(pfd, n, 1000) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("vbd %s: poll: %m", bf->fe);
+			fail_all(bf, "completion thread cannot poll");
+			break;
+		}
+		if (pfd[0].revents)
+			break;
+		if (pfd[1].revents) {
+			char **ev;
+			unsigned int state = 0;
+			int r;
+
+			while ((ev = xs_check_watch(bf->xsw)) != NULL)
+				free(ev);
+			r = ft_xs_read_uint(bf->xsw, bf->be, "state", 0, &state);
+			if (!blkfront_broken(bf) && (r == -ENOENT || state >= XenbusStateClosing)) {
+				snprintf(msg, sizeof(msg), "backend %s went %s",
+					 bf->be, r == -ENOENT ? "away" : state_name(state));
+				fail_all(bf, msg);
+			}
+		}
+		for (i = 0; i < bf->nq; i++)
+			if (pfd[2 + i].revents)
+				drain_queue(bf, &bf->q[i]);
+		if (!blkfront_broken(bf) && check_timeouts(bf, msg, sizeof(msg)))
+			fail_all(bf, msg);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* rings                                                              */
+/* ------------------------------------------------------------------ */
+
+static void
+queue_teardown(blkfront_t *bf, struct ft_queue *q)
+{
+	uint64_t deadline = ft_now_ns() + (uint64_t)bf->cfg.timeout_ms * 1000000ull;
+	int r;
+
+	if (q->evtchn) {
+		xenops_evtchn_close(q->evtchn);
+		q->evtchn = NULL;
+	}
+	if (q->ring) {
+		blkring_free(q->ring);
+		q->ring = NULL;
+	}
+	/* The backend unmaps when it disconnects; wait for it like Linux's
+	 * gnttab_end_foreign_access would defer the free. */
+	while (q->pool && (r = xenops_unshare_pages(bf->x, q->pool, q->pool_pages)) == -EBUSY &&
+	       ft_now_ns() < deadline)
+		usleep(10000);
+	if (q->pool && r < 0)
+		log_error("vbd %s: queue %u: cannot end access to %u data pages: %s (leaked)",
+			  bf->fe, q->idx, q->pool_pages, strerror(-r));
+	q->pool = NULL;
+	while (q->sring && (r = xenops_unshare_pages(bf->x, q->sring, q->nr_ring_pages)) == -EBUSY &&
+	       ft_now_ns() < deadline)
+		usleep(10000);
+	if (q->sring && r < 0)
+		log_error("vbd %s: queue %u: cannot end access to the ring: %s (leaked)",
+			  bf->fe, q->idx, strerror(-r));
+	q->sring = NULL;
+	free(q->pool_refs);
+	q->pool_refs = NULL;
+	free(q->slots);
+	q->slots = NULL;
+	free(q->freelist);
+	q->freelist = NULL;
+	q->nr_slots = q->nfree = 0;
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->slot_free);
+}
+
+/* Ring pages + event channel (before the xenstore transaction). */
+static int
+queue_setup_ring(blkfront_t *bf, struct ft_queue *q, unsigned int order)
+{
+	int r;
+
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->slot_free, NULL);
+	q->nr_ring_pages = 1u << order;
+	q->sring = xenops_share_pages(bf->x, bf->info.backend_domid, q->nr_ring_pages,
+				      true, q->ring_refs);
+	if (!q->sring) {
+		r = -errno;
+		log_error("vbd %s: queue %u: sharing %u ring pages: %m", bf->fe, q->idx,
+			  q->nr_ring_pages);
+		return r;
+	}
+	q->ring = blkring_front_attach(q->sring, q->nr_ring_pages, bf->abi);
+	if (!q->ring) {
+		r = -errno;
+		log_error("vbd %s: queue %u: ring attach: %m", bf->fe, q->idx);
+		return r;
+	}
+	q->evtchn = xenops_evtchn_open(bf->x);
+	if (!q->evtchn) {
+		r = -errno;
+		log_error("vbd %s: queue %u: evtchn open: %m", bf->fe, q->idx);
+		return r;
+	}
+	q->port = xenops_evtchn_bind_unbound(q->evtchn, bf->info.backend_domid);
+	if (q->port < 0) {
+		log_error("vbd %s: queue %u: evtchn alloc unbound for dom%u: %s", bf->fe,
+			  q->idx, bf->info.backend_domid, strerror(-q->port));
+		return q->port;
+	}
+	return 0;
+}
+
+/* Slots and their data/indirect pages (after Connected). */
+static int
+queue_setup_slots(blkfront_t *bf, struct ft_queue *q, unsigned int segs,
+		  unsigned int ind_pages)
+{
+	unsigned int nslots = blkring_size(q->ring);
+	unsigned int per = segs + ind_pages, i;
+
+	q->pool_pages = nslots * per;
+	q->pool_refs = calloc(q->pool_pages, sizeof(*q->pool_refs));
+	q->slots = calloc(nslots, sizeof(*q->slots));
+	q->freelist = calloc(nslots, sizeof(*q->freelist));
+	if (!q->pool_refs || !q->slots || !q->freelist)
+		return -ENOMEM;
+	q->pool = xenops_share_pages(bf->x, bf->info.backend_domid, q->pool_pages,
+				     true, q->pool_refs);
+	if (!q->pool)
+		return -errno;
+	q->nr_slots = nslots;
+	for (i = 0; i < nslots; i++) {
+		struct ft_slot *s = &q->slots[i];
+		char *base = (char *)q->pool + (size_t)i * per * XEN_PAGE_SIZE;
+
+		s->data = base;
+		s->data_refs = &q->pool_refs[i * per];
+		s->ind = ind_pages ? base + (size_t)segs * XEN_PAGE_SIZE : NULL;
+		s->ind_refs = ind_pages ? &q->pool_refs[i * per + segs] : NULL;
+		q->freelist[i] = nslots - 1 - i;
+	}
+	q->nfree = nslots;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* handshake                                                          */
+/* ------------------------------------------------------------------ */
+
+static int
+write_ring_nodes(blkfront_t *bf, xs_transaction_t t, const char *dir, struct ft_queue *q)
+{
+	unsigned int i;
+	int r;
+
+	if (q->nr_ring_pages == 1) {
+		r = ft_xs_printf(bf->xs, t, dir, "ring-ref", "%u", q->ring_refs[0]);
+	} else {
+		for (i = 0, r = 0; i < q->nr_ring_pages && !r; i++) {
+			char key[24];
+
+			snprintf(key, sizeof(key), "ring-ref%u", i);
+			r = ft_xs_printf(bf->xs, t, dir, key, "%u", q->ring_refs[i]);
+		}
+	}
+	if (!r)
+		r = ft_xs_printf(bf->xs, t, dir, "event-channel", "%d", q->port);
+	return r;
+}
+
+static int
+publish(blkfront_t *bf, unsigned int order)
+{
+	xs_transaction_t t;
+	unsigned int i;
+	int r;
+
+again:
+	t = xs_transaction_start(bf->xs);
+	if (t == XBT_NULL)
+		return -errno;
+	r = 0;
+	if (bf->q[0].nr_ring_pages > 1)
+		r = ft_xs_printf(bf->xs, t, bf->fe, "ring-page-order", "%u", order);
+	if (!r && bf->nq == 1) {
+		r = write_ring_nodes(bf, t, bf->fe, &bf->q[0]);
+	} else if (!r) {
+		r = ft_xs_printf(bf->xs, t, bf->fe, "multi-queue-num-queues", "%u", bf->nq);
+		for (i = 0; i < bf->nq && !r; i++) {
+			char dir[160];
+
+			snprintf(dir, sizeof(dir), "%s/queue-%u", bf->fe, i);
+			r = write_ring_nodes(bf, t, dir, &bf->q[i]);
+		}
+	}
+	if (!r)
+		r = ft_xs_printf(bf->xs, t, bf->fe, "protocol", "%s", bf->protocol);
+	if (!r)
+		r = ft_xs_printf(bf->xs, t, bf->fe, "feature-persistent", "%u",
+				 (bf->cfg.flags & BLKFRONT_NO_PERSISTENT) ? 0 : 1);
+	for (i = 0; i < bf->nr_fe_keys && !r; i++) {
+		char *kv = bf->fe_keys[i], *eq = strchr(kv, '=');
+
+		*eq = '\0';
+		r = ft_xs_printf(bf->xs, t, bf->fe, kv, "%s", eq + 1);
+		*eq = '=';
+	}
+	if (r) {
+		xs_transaction_end(bf->xs, t, true);
+		log_error("vbd %s: writing ring details: %s", bf->fe, strerror(-r));
+		return r;
+	}
+	if (!xs_transaction_end(bf->xs, t, false)) {
+		if (errno == EAGAIN)
+			goto again;
+		r = -errno;
+		log_error("vbd %s: completing transaction: %m", bf->fe);
+		return r;
+	}
+	return 0;
+}
+
+static int
+switch_state(blkfront_t *bf, unsigned int state)
+{
+	int r = ft_xs_printf(bf->xs, XBT_NULL, bf->fe, "state", "%u", state);
+
+	if (r)
+		log_error("vbd %s: writing %s/state=%u: %s", bf->fe, bf->fe, state, strerror(-r));
+	return r;
+}
+
+static void
+log_backend_error(blkfront_t *bf, const char *what, unsigned int state)
+{
+	char *err = ft_xs_read(bf->xs, XBT_NULL, bf->be, "error");
+
+	log_error("vbd %s: %s: backend %s is %s (%u)%s%s", bf->fe, what, bf->be,
+		  state_name(state), state, err ? ": error: " : "", err ? err : "");
+	free(err);
+}
+
+/* Backend features, in blkfront_gather_backend_features()'s order. */
+static void
+gather_features(blkfront_t *bf)
+{
+	struct blkfront_info *in = &bf->info;
+	unsigned int v, ind;
+
+	in->feature_flush = in->feature_fua = in->feature_barrier = false;
+	ft_xs_read_uint(bf->xs, bf->be, "feature-barrier", 0, &v);
+	bf->adv_barrier = v != 0;
+	if (v) {
+		in->feature_flush = true;
+		in->feature_fua = true;
+		in->feature_barrier = true;
+	}
+	ft_xs_read_uint(bf->xs, bf->be, "feature-flush-cache", 0, &v);
+	bf->adv_flush_cache = v != 0;
+	if (v) {
+		in->feature_flush = true;
+		in->feature_fua = false;
+		in->feature_barrier = false;
+	}
+	ft_xs_read_uint(bf->xs, bf->be, "feature-discard", 0, &v);
+	in->feature_discard = v != 0;
+	if (v) {
+		ft_xs_read_uint(bf->xs, bf->be, "discard-granularity", 0,
+				&in->discard_granularity);
+		ft_xs_read_uint(bf->xs, bf->be, "discard-alignment", 0,
+				&in->discard_alignment);
+		ft_xs_read_uint(bf->xs, bf->be, "discard-secure", 0, &v);
+		in->feature_secdiscard = v != 0;
+	}
+	in->feature_persistent = false;
+	if (!(bf->cfg.flags & BLKFRONT_NO_PERSISTENT)) {
+		ft_xs_read_uint(bf->xs, bf->be, "feature-persistent", 0, &v);
+		in->feature_persistent = v != 0;
+	}
+	ft_xs_read_uint(bf->xs, bf->be, "feature-max-indirect-segments", 0, &ind);
+	if (ind > bf->cfg.max_indirect_segments)
+		ind = bf->cfg.max_indirect_segments;
+	if (ind > BLKRING_MAX_INDIRECT_SEGMENTS)
+		ind = BLKRING_MAX_INDIRECT_SEGMENTS;
+	if (ind <= BLKIF_MAX_SEGMENTS_PER_REQUEST)
+		ind = 0;
+	in->max_indirect_segments = ind;
+	in->segs_per_req = ind ? ind : BLKIF_MAX_SEGMENTS_PER_REQUEST;
+}
+
+static int
+read_disk_info(blkfront_t *bf)
+{
+	struct blkfront_info *in = &bf->info;
+	uint64_t v;
+	int r;
+
+	r = ft_xs_read_u64(bf->xs, bf->be, "sectors", 0, &v);
+	if (r) {
+		log_error("vbd %s: reading %s/sectors: %s", bf->fe, bf->be, strerror(-r));
+		return -EPROTO;
+	}
+	in->sectors = v;
+	r = ft_xs_read_uint(bf->xs, bf->be, "info", 0, &in->vdisk_info);
+	if (r) {
+		log_error("vbd %s: reading %s/info: %s", bf->fe, bf->be, strerror(-r));
+		return -EPROTO;
+	}
+	r = ft_xs_read_uint(bf->xs, bf->be, "sector-size", 0, &in->sector_size);
+	if (r || in->sector_size < 512 || (in->sector_size & (in->sector_size - 1))) {
+		log_error("vbd %s: reading %s/sector-size: %s", bf->fe, bf->be,
+			  r ? strerror(-r) : "not a power of two >= 512");
+		return -EPROTO;
+	}
+	ft_xs_read_uint(bf->xs, bf->be, "physical-sector-size", in->sector_size,
+			&in->physical_sector_size);
+	in->read_only = in->vdisk_info & VDISK_READONLY;
+	return 0;
+}
+
+/*
+ * Stop the completion thread, fail what is outstanding and, when
+ * handshake is set (we published rings), close the way Linux does before
+ * ending access to the pages.
+ */
+static void
+disconnect(blkfront_t *bf, bool handshake)
+{
+	unsigned int i, st;
+	uint64_t v = 1;
+
+	if (bf->thread_running) {
+		if (write(bf->stop_fd, &v, sizeof(v)) != sizeof(v))
+			log_error("vbd %s: stopping completion thread: %m", bf->fe);
+		pthread_join(bf->thread, NULL);
+		bf->thread_running = false;
+		xs_unwatch(bf->xsw, bf->be, "ft-backend");
+		if (read(bf->stop_fd, &v, sizeof(v)) != sizeof(v))
+			log_error("vbd %s: draining stop eventfd: %m", bf->fe);
+	}
+	fail_all(bf, NULL);
+	if (!handshake)
+		goto teardown;
+
+	/* Linux: Closing; backend Closing; Closed; backend Closed. */
+	if (switch_state(bf, XenbusStateClosing) == 0 &&
+	    ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_ge, XenbusStateClosing,
+			     bf->cfg.timeout_ms, &st) < 0)
+		log_error("vbd %s: backend %s did not close within %u ms (state %s)",
+			  bf->fe, bf->be, bf->cfg.timeout_ms, state_name(st));
+	if (switch_state(bf, XenbusStateClosed) == 0 &&
+	    ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_eq, XenbusStateClosed,
+			     bf->cfg.timeout_ms, &st) < 0)
+		log_error("vbd %s: backend %s not Closed within %u ms (state %s)",
+			  bf->fe, bf->be, bf->cfg.timeout_ms, state_name(st));
+teardown:
+	for (i = 0; i < bf->nq; i++)
+		queue_teardown(bf, &bf->q[i]);
+	bf->nq = 0;
+}
+
+static int
+connect_rings(blkfront_t *bf)
+{
+	struct blkfront_info *in = &bf->info;
+	unsigned int st, max_order, max_q, order, i;
+	bool published = false;
+	int r;
+
+	__atomic_store_n(&bf->broken, false, __ATOMIC_RELEASE);
+
+	/* A leftover Closed from an earlier session: ask for a reconnect. */
+	ft_xs_read_uint(bf->xs, bf->fe, "state", 0, &st);
+	if (st != XenbusStateInitialising && (r = switch_state(bf, XenbusStateInitialising)))
+		return r;
+
+	r = ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_eq, XenbusStateInitWait,
+			     bf->cfg.timeout_ms, &st);
+	if (r) {
+		log_backend_error(bf, "waiting for InitWait", st);
+		return r;
+	}
+
+	ft_xs_read_uint(bf->xs, bf->be, "max-ring-page-order", 0, &max_order);
+	order = max_order < bf->cfg.max_ring_page_order ? max_order : bf->cfg.max_ring_page_order;
+	if (order > BLKRING_MAX_PAGE_ORDER)
+		order = BLKRING_MAX_PAGE_ORDER;
+	ft_xs_read_uint(bf->xs, bf->be, "multi-queue-max-queues", 1, &max_q);
+	bf->nq = max_q < bf->cfg.max_queues ? max_q : bf->cfg.max_queues;
+	if (bf->nq == 0)
+		bf->nq = 1;
+	if (bf->nq > FT_MAX_QUEUES)
+		bf->nq = FT_MAX_QUEUES;
+	in->ring_page_order = order;
+	in->nr_queues = bf->nq;
+
+	for (i = 0; i < bf->nq; i++) {
+		bf->q[i].idx = i;
+		r = queue_setup_ring(bf, &bf->q[i], order);
+		if (r)
+			goto fail;
+	}
+	in->ring_size = blkring_size(bf->q[0].ring);
+	r = publish(bf, order);
+	if (r)
+		goto fail;
+	published = true;
+	r = switch_state(bf, XenbusStateInitialised);
+	if (r)
+		goto fail;
+
+	r = ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_ge, XenbusStateConnected,
+			     bf->cfg.timeout_ms, &st);
+	if (r || st != XenbusStateConnected) {
+		log_backend_error(bf, "waiting for Connected", st);
+		r = r ? r : -ECONNREFUSED;
+		goto fail;
+	}
+	r = read_disk_info(bf);
+	if (r)
+		goto fail;
+	gather_features(bf);
+	bf->nr_ind_pages = in->max_indirect_segments ?
+		(in->max_indirect_segments + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
+		BLKRING_SEGS_PER_INDIRECT_PAGE : 0;
+	for (i = 0; i < bf->nq; i++) {
+		r = queue_setup_slots(bf, &bf->q[i], in->segs_per_req, bf->nr_ind_pages);
+		if (r) {
+			log_error("vbd %s: queue %u: sharing %u data pages: %s", bf->fe, i,
+				  bf->q[i].pool_pages, strerror(-r));
+			goto fail;
+		}
+	}
+
+	if (!(bf->cfg.flags & BLKFRONT_RAW)) {
+		if (!xs_watch(bf->xsw, bf->be, "ft-backend")) {
+			r = -errno;
+			log_error("vbd %s: watching %s: %m", bf->fe, bf->be);
+			goto fail;
+		}
+		r = pthread_create(&bf->thread, NULL, completion_thread, bf);
+		if (r) {
+			xs_unwatch(bf->xsw, bf->be, "ft-backend");
+			r = -r;
+			goto fail;
+		}
+		bf->thread_running = true;
+	}
+	r = switch_state(bf, XenbusStateConnected);
+	if (r)
+		goto fail;
+	bk_dbg(BK_DBG_FRONT, "vbd %s: connected: %" PRIu64 " sectors, order %u, %u queue(s), "
+	       "flush %d barrier %d discard %d indirect %u", bf->fe, in->sectors, order,
+	       bf->nq, in->feature_flush, in->feature_barrier, in->feature_discard,
+	       in->max_indirect_segments);
+	return 0;
+
+fail:
+	disconnect(bf, published);
+	return r;
+}
+
+blkfront_t *
+blkfront_open(const struct blkfront_config *cfg)
+{
+	const char *const *fe_keys = cfg->fe_keys;
+	unsigned int nr_fe_keys = cfg->nr_fe_keys;
+	enum blkring_abi abi = cfg->abi;
+	blkfront_t *bf;
+	const char *sock;
+	char *v;
+	unsigned int i;
+	int r;
+
+	if (nr_fe_keys > ARRAY_SIZE(bf->fe_keys)) {
+		errno = E2BIG;
+		return NULL;
+	}
+	bf = calloc(1, sizeof(*bf));
+	if (!bf)
+		return NULL;
+	bf->cfg = *cfg;
+	if (!bf->cfg.timeout_ms)
+		bf->cfg.timeout_ms = FT_DEFAULT_TIMEOUT_MS;
+	if (!bf->cfg.max_queues)
+		bf->cfg.max_queues = 1;
+	bf->x = cfg->x;
+	bf->abi = abi;
+	bf->protocol = abi == BLKRING_ABI_NATIVE ? XEN_IO_PROTO_ABI_NATIVE : blkring_abi_name(abi);
+	bf->stop_fd = -1;
+	pthread_mutex_init(&bf->stats_lock, NULL);
+	pthread_mutex_init(&bf->log_lock, NULL);
+	for (i = 0; i < nr_fe_keys; i++) {
+		if (!strchr(fe_keys[i], '=')) {
+			log_error("--fe-key %s: expected KEY=VALUE", fe_keys[i]);
+			errno = EINVAL;
+			goto fail;
+		}
+		bf->fe_keys[i] = strdup(fe_keys[i]);
+		bf->nr_fe_keys++;
+	}
+
+	sock = xenops_xenstore_path(bf->x);
+	bf->xs = ft_xs_open(sock);
+	bf->xsw = bf->xs ? xs_open(0) : NULL;
+	if (!bf->xs || !bf->xsw) {
+		log_error("cannot connect to xenstore%s%s: %m", sock ? " at " : "", sock ? sock : "");
+		goto fail;
+	}
+	snprintf(bf->fe, sizeof(bf->fe), "/local/domain/%u/device/vbd/%u",
+		 xenops_self_domid(bf->x), cfg->devid);
+	v = ft_xs_read(bf->xs, XBT_NULL, bf->fe, "backend");
+	if (!v) {
+		log_error("vbd %u: reading %s/backend: %m (no such device; see blkfront-test xl-add)",
+			  cfg->devid, bf->fe);
+		errno = ENOENT;
+		goto fail;
+	}
+	snprintf(bf->be, sizeof(bf->be), "%s", v);
+	free(v);
+	r = ft_xs_read_uint(bf->xs, bf->fe, "backend-id", 0, &bf->info.backend_domid);
+	if (r) {
+		log_error("vbd %u: reading %s/backend-id: %s", cfg->devid, bf->fe, strerror(-r));
+		errno = EPROTO;
+		goto fail;
+	}
+	snprintf(bf->info.backend_path, sizeof(bf->info.backend_path), "%s", bf->be);
+	snprintf(bf->info.frontend_path, sizeof(bf->info.frontend_path), "%s", bf->fe);
+	bf->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (bf->stop_fd < 0)
+		goto fail;
+
+	r = connect_rings(bf);
+	if (r) {
+		errno = -r;
+		goto fail;
+	}
+	return bf;
+
+fail:
+	r = errno;
+	if (bf->xsw)
+		xs_close(bf->xsw);
+	if (bf->xs)
+		xs_close(bf->xs);
+	if (bf->stop_fd >= 0)
+		close(bf->stop_fd);
+	for (i = 0; i < bf->nr_fe_keys; i++)
+		free(bf->fe_keys[i]);
+	free(bf);
+	errno = r;
+	return NULL;
+}
+
+void
+blkfront_close(blkfront_t *bf)
+{
+	unsigned int i;
+
+	if (!bf)
+		return;
+	disconnect(bf, true);
+	xs_close(bf->xsw);
+	xs_close(bf->xs);
+	close(bf->stop_fd);
+	for (i = 0; i < bf->nr_fe_keys; i++)
+		free(bf->fe_keys[i]);
+	pthread_mutex_destroy(&bf->stats_lock);
+	pthread_mutex_destroy(&bf->log_lock);
+	free(bf);
+}
+
+int
+blkfront_reconnect(blkfront_t *bf)
+{
+	disconnect(bf, true);
+	return connect_rings(bf);
+}
+
+const struct blkfront_info *
+blkfront_info(const blkfront_t *bf)
+{
+	return &bf->info;
+}
+
+unsigned int
+blkfront_max_sectors(const blkfront_t *bf)
+{
+	return bf->info.segs_per_req * SECTORS_PER_PAGE;
+}
+
+void
+blkfront_get_stats(blkfront_t *bf, struct blkfront_stats *st)
+{
+	pthread_mutex_lock(&bf->stats_lock);
+	*st = bf->stats;
+	pthread_mutex_unlock(&bf->stats_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* submission                                                         */
+/* ------------------------------------------------------------------ */
+
+static int
+check_req(blkfront_t *bf, const struct blkfront_req *req)
+{
+	const struct blkfront_info *in = &bf->info;
+
+	if (!req->done)
+		return -EINVAL;
+	switch (req->op) {
+	case BLKFRONT_READ:
+	case BLKFRONT_WRITE:
+		if (req->len == 0)
+			return -EINVAL;
+		/* fallthrough */
+	case BLKFRONT_FLUSH_DISKCACHE:
+	case BLKFRONT_WRITE_BARRIER:
+		if (req->len % SECTOR_SIZE || req->len / SECTOR_SIZE > blkfront_max_sectors(bf) ||
+		    (req->len && !req->buf))
+			return -EINVAL;
+		break;
+	case BLKFRONT_DISCARD:
+		if (req->len == 0 || req->len % SECTOR_SIZE)
+			return -EINVAL;
+		if (!in->feature_discard)
+			return -EOPNOTSUPP;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (req->op == BLKFRONT_FLUSH_DISKCACHE && (!in->feature_flush || !bf->adv_flush_cache))
+		return -EOPNOTSUPP;
+	if (req->op == BLKFRONT_WRITE_BARRIER && (!in->feature_flush || !bf->adv_barrier))
+		return -EOPNOTSUPP;
+	if (req->op != BLKFRONT_READ && in->read_only)
+		return -EROFS;
+	return 0;
+}
+
+int
+blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
+{
+	struct blkreq *wire;
+	struct ft_queue *q;
+	struct ft_slot *s;
+	unsigned int slot, nseg, i;
+	int r;
+
+	if (bf->cfg.flags & BLKFRONT_RAW)
+		return -EINVAL;
+	r = check_req(bf, req);
+	if (r)
+		return r;
+	if (blkfront_broken(bf))
+		return -EIO;
+
+	q = &bf->q[__atomic_fetch_add(&bf->rr, 1, __ATOMIC_RELAXED) % bf->nq];
+	wire = calloc(1, sizeof(*wire));	/* ~2 KiB: keep it off small stacks */
+	if (!wire)
+		return -ENOMEM;
+
+	pthread_mutex_lock(&q->lock);
+	while (q->nfree == 0 && !blkfront_broken(bf))
+		pthread_cond_wait(&q->slot_free, &q->lock);
+	if (blkfront_broken(bf)) {
+		pthread_mutex_unlock(&q->lock);
+		free(wire);
+		return -EIO;
+	}
+	slot = q->freelist[--q->nfree];
+	s = &q->slots[slot];
+	s->gen++;
+	s->req = req;
+	s->op = op_to_blkif(req->op);
+
+	wire->operation = s->op;
+	wire->op = s->op;
+	wire->id = (uint64_t)s->gen << 32 | slot;
+	wire->handle = (blkif_vdev_t)bf->cfg.devid;
+	wire->sector = req->sector;
+	if (req->op == BLKFRONT_DISCARD) {
+		wire->nr_sectors = req->len / SECTOR_SIZE;
+		wire->discard_secure = req->flags & BLKFRONT_F_SECURE;
+	} else {
+		nseg = (req->len + XEN_PAGE_SIZE - 1) / XEN_PAGE_SIZE;
+		wire->nr_segments = nseg;
+		wire->nr_sectors = req->len / SECTOR_SIZE;
+		for (i = 0; i < nseg; i++) {
+			unsigned int left = req->len - i * XEN_PAGE_SIZE;
+
+			wire->seg[i].gref = s->data_refs[i];
+			wire->seg[i].first_sect = 0;
+			wire->seg[i].last_sect = left >= XEN_PAGE_SIZE ? 7 :
+				(uint8_t)(left / SECTOR_SIZE - 1);
+		}
+		if (nseg > BLKIF_MAX_SEGMENTS_PER_REQUEST) {
+			struct blkif_request_segment *d = s->ind;
+
+			wire->operation = BLKIF_OP_INDIRECT;
+			wire->nr_indirect_pages = (nseg + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
+				BLKRING_SEGS_PER_INDIRECT_PAGE;
+			for (i = 0; i < wire->nr_indirect_pages; i++)
+				wire->indirect_grefs[i] = s->ind_refs[i];
+			for (i = 0; i < nseg; i++) {
+				d[i].gref = wire->seg[i].gref;
+				d[i].first_sect = wire->seg[i].first_sect;
+				d[i].last_sect = wire->seg[i].last_sect;
+			}
+		}
+		if (req->op != BLKFRONT_READ && req->len)
+			memcpy(s->data, req->buf, req->len);
+	}
+	if (req->op == BLKFRONT_FLUSH_DISKCACHE || req->op == BLKFRONT_WRITE_BARRIER)
+		s->covers = glog_last_w(bf);
+
+	pthread_mutex_lock(&bf->stats_lock);
+	switch (req->op) {
+	case BLKFRONT_READ: bf->stats.reads++; break;
+	case BLKFRONT_WRITE: bf->stats.writes++; break;
+	case BLKFRONT_FLUSH_DISKCACHE: bf->stats.flushes++; break;
+	case BLKFRONT_WRITE_BARRIER: bf->stats.barriers++; break;
+	case BLKFRONT_DISCARD: bf->stats.discards++; break;
+	}
+	pthread_mutex_unlock(&bf->stats_lock);
+
+	s->t_submit = ft_now_ns();
+	s->busy = true;
+	r = blkring_front_put_request(q->ring, wire);
+	if (r) {
+		/* cannot happen: one slot per ring entry */
+		s->busy = false;
+		s->req = NULL;
+		q->freelist[q->nfree++] = slot;
+		pthread_mutex_unlock(&q->lock);
+		free(wire);
+		return r;
+	}
+	if (blkring_front_push_requests(q->ring)) {
+		r = xenops_evtchn_notify(q->evtchn, (uint32_t)q->port);
+		if (r)
+			bk_dbg(BK_DBG_FRONT, "vbd %s: notify: %s", bf->fe, strerror(-r));
+	}
+	pthread_mutex_unlock(&q->lock);
+	free(wire);
+	return 0;
+}
+
+/* ---- synchronous helpers ---- */
+
+struct ft_wait {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int pending;
+	int err;
+};
+
+static void
+sync_done(struct blkfront_req *req)
+{
+	struct ft_wait *w = req->opaque;
+
+	pthread_mutex_lock(&w->lock);
+	if (req->result && !w->err)
+		w->err = req->result;
+	w->pending--;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Submit the n prepared requests and wait for all of them. */
+static int
+run_sync(blkfront_t *bf, struct blkfront_req *reqs, unsigned int n)
+{
+	struct ft_wait w;
+	unsigned int i;
+	int r = 0;
+
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	w.pending = 0;
+	w.err = 0;
+	for (i = 0; i < n; i++) {
+		reqs[i].done = sync_done;
+		reqs[i].opaque = &w;
+		pthread_mutex_lock(&w.lock);
+		w.pending++;
+		pthread_mutex_unlock(&w.lock);
+		r = blkfront_submit(bf, &reqs[i]);
+		if (r) {
+			pthread_mutex_lock(&w.lock);
+			w.pending--;
+			pthread_mutex_unlock(&w.lock);
+			break;
+		}
+	}
+	pthread_mutex_lock(&w.lock);
+	while (w.pending)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	pthread_mutex_destroy(&w.lock);
+	pthread_cond_destroy(&w.cond);
+	return r ? r : w.err;
+}
+
+static int
+rw_sync(blkfront_t *bf, enum blkfront_op op, void *buf, size_t len, uint64_t sector)
+{
+	size_t max = (size_t)blkfront_max_sectors(bf) * SECTOR_SIZE;
+	unsigned int n = (unsigned int)((len + max - 1) / max), i;
+	struct blkfront_req *reqs;
+	int r;
+
+	if (len == 0)
+		return 0;
+	if (len % SECTOR_SIZE)
+		return -EINVAL;
+	reqs = calloc(n, sizeof(*reqs));
+	if (!reqs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		size_t off = (size_t)i * max;
+
+		reqs[i].op = op;
+		reqs[i].sector = sector + off / SECTOR_SIZE;
+		reqs[i].buf = (char *)buf + off;
+		reqs[i].len = (uint32_t)(len - off < max ? len - off : max);
+	}
+	r = run_sync(bf, reqs, n);
+	free(reqs);
+	return r;
+}
+
+int
+blkfront_pread(blkfront_t *bf, void *buf, size_t len, uint64_t sector)
+{
+	return rw_sync(bf, BLKFRONT_READ, buf, len, sector);
+}
+
+int
+blkfront_flush(blkfront_t *bf)
+{
+	struct blkfront_req req = { 0 };
+
+	if (blkfront_broken(bf))
+		return -EIO;
+	if (!bf->info.feature_flush)
+		return 0;
+	req.op = bf->info.feature_barrier ? BLKFRONT_WRITE_BARRIER : BLKFRONT_FLUSH_DISKCACHE;
+	return run_sync(bf, &req, 1);
+}
+
+int
+blkfront_pwrite(blkfront_t *bf, const void *buf, size_t len, uint64_t sector, bool fua)
+{
+	int r;
+
+	if (fua && bf->info.feature_fua && bf->info.feature_barrier)
+		return rw_sync(bf, BLKFRONT_WRITE_BARRIER, (void *)buf, len, sector);
+	r = rw_sync(bf, BLKFRONT_WRITE, (void *)buf, len, sector);
+	if (r == 0 && fua)
+		r = blkfront_flush(bf);
+	return r;
+}
+
+int
+blkfront_discard(blkfront_t *bf, uint64_t sector, uint64_t nr_sectors)
+{
+	struct blkfront_req req = { 0 };
+
+	if (nr_sectors == 0 || nr_sectors > UINT32_MAX / SECTOR_SIZE)
+		return -EINVAL;
+	req.op = BLKFRONT_DISCARD;
+	req.sector = sector;
+	req.len = (uint32_t)(nr_sectors * SECTOR_SIZE);
+	return run_sync(bf, &req, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* raw mode                                                           */
+/* ------------------------------------------------------------------ */
+
+blkring_t *
+blkfront_raw_ring(blkfront_t *bf)
+{
+	return bf->q[0].ring;
+}
+
+unsigned int
+blkfront_raw_nr_pages(const blkfront_t *bf)
+{
+	return bf->q[0].pool_pages;
+}
+
+void *
+blkfront_raw_page(blkfront_t *bf, unsigned int i, grant_ref_t *gref)
+{
+	struct ft_queue *q = &bf->q[0];
+
+	if (i >= q->pool_pages)
+		return NULL;
+	if (gref)
+		*gref = q->pool_refs[i];
+	return (char *)q->pool + (size_t)i * XEN_PAGE_SIZE;
+}
+
+int
+blkfront_raw_notify(blkfront_t *bf)
+{
+	return xenops_evtchn_notify(bf->q[0].evtchn, (uint32_t)bf->q[0].port);
+}
+
+int
+blkfront_raw_get_response(blkfront_t *bf, struct blkrsp *rsp, unsigned int timeout_ms)
+{
+	struct ft_queue *q = &bf->q[0];
+	uint64_t deadline = ft_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+
+	for (;;) {
+		struct pollfd pfd;
+		uint64_t now;
+		int r, port;
+
+		r = blkring_front_get_response(q->ring, rsp);
+		if (r)
+			return r;
+		if (blkring_front_final_check(q->ring))
+			continue;
+		now = ft_now_ns();
+		if (now >= deadline)
+			return 0;
+		pfd.fd = xenops_evtchn_fd(q->evtchn);
+		pfd.events = POLLIN;
+		r = poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000));
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0) {
+			port = xenops_evtchn_pending(q->evtchn);
+			if (port >= 0)
+				xenops_evtchn_unmask(q->evtchn, (uint32_t)port);
+		}
+	}
+}
+
+struct xs_handle *
+blkfront_xs(blkfront_t *bf)
+{
+	return bf->xs;
+}

@@ -1,0 +1,241 @@
+/*
+ * blkfront.h: libblkfront, a userspace Xen blkfront (frontend-test/).
+ *
+ * The guest side of a vbd, done the way Linux xen-blkfront does it, over
+ * xenops (guest side: share pages, unbound event channels) and the real
+ * libxenstore:
+ *
+ *   open:   wait for the backend's InitWait; read max-ring-page-order,
+ *           multi-queue-max-queues; share ring pages, allocate event
+ *           channels; in one transaction write ring-page-order (if > 0),
+ *           ring-ref / ring-refN, event-channel (or multi-queue-num-queues
+ *           and queue-N/...), protocol, feature-persistent; Initialised;
+ *           wait for Connected; read sectors, info, sector-size (required),
+ *           physical-sector-size; features in Linux's order
+ *           (blkfront_gather_backend_features): feature-barrier gives
+ *           flush+FUA via barriers, feature-flush-cache overrides it
+ *           (flush, no FUA); discard keys; feature-max-indirect-segments;
+ *           Connected.
+ *   close:  Closing, wait for the backend to close, Closed, release the
+ *           pages once the backend has unmapped them.
+ *
+ * Data pages.  Every ring slot owns a fixed set of data pages shared with
+ * the backend once at connect (persistent grants; "feature-persistent"):
+ * user data is copied in before a write and out after a read.  A request
+ * carries at most blkfront_max_sectors() sectors (11 pages direct, or the
+ * negotiated indirect maximum); longer I/O is split by blkfront_pread()
+ * and blkfront_pwrite().
+ *
+ * Ids.  A request's id is (generation << 32 | slot).  A response is
+ * checked like hardened Linux blkfront checks it (blkif_interrupt):
+ * rsp_prod overflow, slot out of range, slot not outstanding or a stale
+ * generation (duplicate), operation mismatch.  Any of those marks the
+ * device BROKEN: one log_error line naming the device and the fault,
+ * every outstanding and later request fails with -EIO, nothing is
+ * written to caller memory.
+ *
+ * EOPNOTSUPP (Linux blkif_interrupt): a refused FLUSH_DISKCACHE or
+ * WRITE_BARRIER (EOPNOTSUPP, or ERROR with no data) withdraws flush and
+ * FUA; a refused DISCARD withdraws discard.  One log line each.  Unlike
+ * Linux, the caller of that request still sees the failure
+ * (-EOPNOTSUPP / -EIO), it is not turned into success.
+ *
+ * Threads and completion.  Any number of threads may submit at once: each
+ * queue (ring) has one mutex that covers its ring, slots and event
+ * channel handle.  One completion thread per device polls the queues'
+ * event channel fds and a xenstore watch on the backend's state; it
+ * drains responses, copies read data out, and runs the callbacks
+ * (outside the lock).  Callbacks must not block for long.  Requests that
+ * get no response within the timeout (default 30 s), or a backend that
+ * goes to Closing/Closed or vanishes, fail with -EIO and break the device
+ * (no hang when the backend dies).
+ *
+ * Raw mode (BLKFRONT_RAW) is for the script engine: no completion thread;
+ * the caller puts arbitrary (even malformed) requests on queue 0's ring
+ * and collects raw responses itself.
+ *
+ * Units: sectors are 512 bytes, lengths in bytes (multiples of 512).
+ * Conventions: 0/-errno; pointers NULL+errno (STYLE.md #2).  Logs: open
+ * and close log what went wrong (with the xenstore path); the I/O path
+ * logs only protocol faults of the backend and feature withdrawals.
+ */
+#ifndef FT_BLKFRONT_H
+#define FT_BLKFRONT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "xenops.h"
+#include "blkring.h"
+
+typedef struct blkfront blkfront_t;
+
+#define BLKFRONT_RAW		(1u << 0)	/* script mode, see above */
+#define BLKFRONT_NO_PERSISTENT	(1u << 1)	/* write feature-persistent=0 */
+
+struct blkfront_config {
+	xenops_t *x;			/* guest-side handle; caller owns it */
+	unsigned int devid;		/* virtual-device, e.g. 51712 (xvda) */
+	unsigned int max_ring_page_order; /* our cap (Linux module param) */
+	unsigned int max_queues;	/* our cap; 0 = 1 */
+	unsigned int max_indirect_segments; /* our cap; 0 = no indirect */
+	unsigned int flags;		/* BLKFRONT_* */
+	unsigned int timeout_ms;	/* handshake steps and each request;
+					 * 0 = 30000 */
+	FILE *guestlog;			/* guestlog.h records, or NULL */
+	/* ABI of the ring and the "protocol" key; NATIVE writes this
+	 * build's name (XEN_IO_PROTO_ABI_NATIVE). */
+	enum blkring_abi abi;
+	/* Tests: "KEY=VALUE" frontend keys written last in the handshake
+	 * transaction (may override ours, e.g. multi-queue-num-queues=0).
+	 * At most 16. */
+	const char *const *fe_keys;
+	unsigned int nr_fe_keys;
+};
+
+/* What was negotiated, fixed at connect (except the withdrawn features). */
+struct blkfront_info {
+	uint32_t backend_domid;
+	char backend_path[128];
+	char frontend_path[128];
+	uint64_t sectors;		/* 512-byte sectors */
+	unsigned int sector_size;	/* bytes */
+	unsigned int physical_sector_size;
+	unsigned int vdisk_info;	/* "info": VDISK_READONLY, ... */
+	bool read_only;
+	unsigned int ring_page_order;
+	unsigned int nr_queues;
+	unsigned int ring_size;		/* entries per ring */
+	bool feature_flush;		/* flush via FLUSH_DISKCACHE or barrier */
+	bool feature_fua;		/* true only with barriers */
+	bool feature_barrier;		/* flushes are WRITE_BARRIERs */
+	bool feature_discard;
+	bool feature_secdiscard;
+	unsigned int discard_granularity, discard_alignment;
+	bool feature_persistent;
+	unsigned int max_indirect_segments; /* 0 = direct only (11) */
+	unsigned int segs_per_req;	/* 11 or max_indirect_segments */
+};
+
+/*
+ * Connect to vbd devid of our domain (the frontend dir must exist: the
+ * toolstack, or "blkfront-test xl-add", wrote it).  Blocks until the
+ * backend is Connected or timeout.  The xenstore connection is opened
+ * with XENSTORED_PATH = xenops_xenstore_path(cfg->x) when that is set.
+ * Returns NULL with errno (ETIMEDOUT, ENOENT: no such device dir,
+ * EPROTO: a bad backend key, logged with its path).
+ */
+blkfront_t *blkfront_open(const struct blkfront_config *cfg);
+
+/*
+ * Fail outstanding requests, Closing -> wait backend -> Closed, unbind,
+ * unshare (waiting up to the timeout for the backend to unmap), free.
+ * NULL is a no-op.  Call with no other thread inside the library.
+ */
+void blkfront_close(blkfront_t *bf);
+
+/*
+ * Clean reconnect: close the rings as blkfront_close() does but keep the
+ * handle, write Initialising, wait for the backend's InitWait and run the
+ * handshake again (Linux blkback's "prepare for reconnect").  Outstanding
+ * requests fail with -EIO.  0 or -errno.  Same thread rule as close.
+ */
+int blkfront_reconnect(blkfront_t *bf);
+
+const struct blkfront_info *blkfront_info(const blkfront_t *bf);
+/* Most 512-byte sectors one request can carry. */
+unsigned int blkfront_max_sectors(const blkfront_t *bf);
+/* true once a protocol fault or a dead backend broke the device. */
+bool blkfront_broken(const blkfront_t *bf);
+
+/* ---- asynchronous requests ---- */
+
+enum blkfront_op {
+	BLKFRONT_READ,
+	BLKFRONT_WRITE,
+	BLKFRONT_FLUSH_DISKCACHE,	/* raw op: optional data */
+	BLKFRONT_WRITE_BARRIER,		/* raw op: optional data */
+	BLKFRONT_DISCARD,
+};
+
+#define BLKFRONT_F_SECURE	(1u << 0)	/* DISCARD: secure flag */
+
+struct blkfront_req;
+typedef void (*blkfront_done_fn)(struct blkfront_req *req);
+
+struct blkfront_req {
+	enum blkfront_op op;
+	unsigned int flags;
+	uint64_t sector;	/* 512-byte sectors */
+	void *buf;		/* READ: filled; writes: copied at submit */
+	uint32_t len;		/* bytes, multiple of 512, <= max_sectors*512
+				 * (DISCARD: any length, no buf) */
+	blkfront_done_fn done;	/* completion thread; Required */
+	void *opaque;
+	/* out: */
+	int result;		/* 0, -EIO (ERROR / broken / timeout),
+				 * -EOPNOTSUPP */
+	int16_t status;		/* the blkif status, or 1 when no response */
+	uint64_t latency_ns;	/* submit to completion */
+};
+
+/*
+ * Queue req on a ring (queue chosen round robin) and notify the backend
+ * when RING_PUSH_REQUESTS_AND_CHECK_NOTIFY says so.  Blocks while the ring
+ * is full.  Returns 0 (done() will run once, on the completion thread),
+ * or -errno without calling done(): -EINVAL bad length/alignment, -EIO
+ * device broken, -EROFS write on a read-only device, -EOPNOTSUPP a
+ * withdrawn or never-offered feature.  Any thread.
+ */
+int blkfront_submit(blkfront_t *bf, struct blkfront_req *req);
+
+/* ---- synchronous helpers (any thread; split and run in parallel) ---- */
+
+/* len bytes at sector; splits into up to max_sectors requests, all
+ * in flight at once.  0 or the first -errno. */
+int blkfront_pread(blkfront_t *bf, void *buf, size_t len, uint64_t sector);
+/* fua: the data is durable on return (barrier with data when barriers
+ * were negotiated; else write then flush; else a plain write). */
+int blkfront_pwrite(blkfront_t *bf, const void *buf, size_t len,
+		    uint64_t sector, bool fua);
+/*
+ * Flush the disk cache per negotiation: WRITE_BARRIER (no data) when only
+ * feature-barrier was offered, FLUSH_DISKCACHE when feature-flush-cache
+ * was; 0 without any request when neither was offered (the backend
+ * promises write-through, as Linux's block layer assumes).
+ */
+int blkfront_flush(blkfront_t *bf);
+int blkfront_discard(blkfront_t *bf, uint64_t sector, uint64_t nr_sectors);
+
+/* Counters since open (for tests and the export's statistics). */
+struct blkfront_stats {
+	uint64_t reads, writes, flushes, barriers, discards;
+	uint64_t errors, eopnotsupp;
+};
+void blkfront_get_stats(blkfront_t *bf, struct blkfront_stats *st);
+
+/* ---- raw mode (BLKFRONT_RAW; one thread) ---- */
+
+/* Queue 0's ring. */
+blkring_t *blkfront_raw_ring(blkfront_t *bf);
+/*
+ * Data page i (0 .. blkfront_raw_nr_pages()-1) of the pool and its gref;
+ * pages are writable grants to the backend.  NULL if out of range.
+ */
+void *blkfront_raw_page(blkfront_t *bf, unsigned int i, grant_ref_t *gref);
+unsigned int blkfront_raw_nr_pages(const blkfront_t *bf);
+/* Notify queue 0's event channel now.  0 or -errno. */
+int blkfront_raw_notify(blkfront_t *bf);
+/*
+ * Wait up to timeout_ms for one response on queue 0 and copy it out
+ * (no id check: the caller knows what it sent).  1 got one, 0 timeout,
+ * -EPROTO rsp_prod overflow.
+ */
+int blkfront_raw_get_response(blkfront_t *bf, struct blkrsp *rsp,
+			      unsigned int timeout_ms);
+/* The xenstore handle the device uses (for script reads of keys). */
+struct xs_handle *blkfront_xs(blkfront_t *bf);
+
+#endif /* FT_BLKFRONT_H */

@@ -1,0 +1,92 @@
+/*
+ * ft.h: the blkfront-test program's commands (frontend-test/).
+ *
+ * main.c parses the options every device command shares (struct
+ * ft_common) and dispatches to one ft_cmd_* per subcommand.  Each command
+ * returns the process exit status: 0 success, 1 failure (a check did not
+ * hold, or the device failed), 2 usage error.
+ */
+#ifndef FT_H
+#define FT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <getopt.h>
+#include <signal.h>
+
+#include "xenops.h"
+#include "blkfront.h"
+
+/* Options shared by attach, io, verify, script, export. */
+struct ft_common {
+	enum xenops_transport transport;
+	bool transport_set;
+	const char *sim_dir;
+	unsigned int domid;
+	struct blkfront_config bcfg;
+	const char *fe_keys[16];
+	unsigned int nr_fe_keys;
+	xenops_t *x;
+};
+
+/* Common long options; handled by ft_common_opt() (values >= 0x1000). */
+extern const struct option ft_common_options[];
+#define FT_COMMON_HELP \
+"device options (attach, io, verify, script, export):\n" \
+"  --transport sim|xen   hypervisor (default: sim when XENSIM_DIR is set)\n" \
+"  --sim-dir DIR         xensim's directory (default $XENSIM_DIR)\n" \
+"  --domid N             our domain (sim; from xensim-ctl create-domain)\n" \
+"  --devid D | --vdev xvdX  the vbd (default 51712 = xvda)\n" \
+"  --ring-order N        max ring-page-order we accept (default 0)\n" \
+"  --queues N            max queues we use (default 1)\n" \
+"  --max-indirect N      max indirect segments we use (default 32; 0 = off)\n" \
+"  --no-persistent       write feature-persistent=0\n" \
+"  --protocol ABI        x86_32-abi | x86_64-abi (default: native)\n" \
+"  --fe-key KEY=VALUE    extra frontend key in the handshake (tests)\n" \
+"  --timeout MS          handshake step / request timeout (default 30000)\n" \
+"  -v, --verbose         more messages;  -D, --debug MASK  debug categories\n"
+
+/*
+ * Parse argv: the common options, -h/--help (usage(stdout), exit 0) and
+ * the command's own (cmd_opts, shortopts, handled by cmd_cb returning
+ * 1 handled / 0 unknown / -1 bad).  Errors exit(2).  Returns optind.
+ */
+int ft_parse(int argc, char **argv, struct ft_common *c, const char *shortopts,
+	     const struct option *cmd_opts,
+	     int (*cmd_cb)(void *ctx, int opt, const char *arg), void *ctx,
+	     void (*usage)(FILE *f));
+
+/* Handle one common option; 1 handled, 0 not ours, -1 bad value. */
+int ft_common_opt(struct ft_common *c, int opt, const char *arg);
+/* Build an option table: common options + cmd_opts (NULL-terminated). */
+struct option *ft_merge_options(const struct option *cmd_opts);
+/* Open xenops (and nothing else).  0 or 1 (logged). */
+int ft_common_open_xenops(struct ft_common *c);
+/* Open xenops and the device.  NULL on failure (logged). */
+blkfront_t *ft_common_open(struct ft_common *c);
+/* Close the device and xenops. */
+void ft_common_close(struct ft_common *c, blkfront_t *bf);
+
+/* Print the negotiated info as "key: value" lines or one JSON object. */
+void ft_print_info(FILE *f, const blkfront_t *bf, bool json);
+
+/* Size parsing: "4k", "1M", "64m", "2G", plain bytes.  0 or -EINVAL. */
+int ft_parse_size(const char *s, uint64_t *out);
+
+/* Deterministic test data: fill / check len bytes from (seed). */
+void ft_pattern_fill(void *buf, size_t len, uint64_t seed);
+
+/* SIGINT/SIGTERM set this (installed by ft_install_stop_signals). */
+extern volatile sig_atomic_t ft_stop;
+void ft_install_stop_signals(void);
+
+int ft_cmd_attach(int argc, char **argv);
+int ft_cmd_io(int argc, char **argv);
+int ft_cmd_verify(int argc, char **argv);
+int ft_cmd_script(int argc, char **argv);
+int ft_cmd_export(int argc, char **argv);
+int ft_cmd_xl_add(int argc, char **argv);
+int ft_cmd_xl_remove(int argc, char **argv);
+
+#endif /* FT_H */

@@ -1,0 +1,924 @@
+/*
+ * script.c: "blkfront-test script FILE", exact request sequences.
+ *
+ * The device is opened in raw mode (BLKFRONT_RAW): the handshake is the
+ * normal one, then every request is written to queue 0's ring exactly as
+ * the script says (blkring_front_put_request does not validate), so a
+ * script can play a hostile or buggy frontend.  The language is described
+ * in blkfront-test.1 (SCRIPT FORMAT) and frontend-test/README.script.
+ *
+ * One step per line; '#' starts a comment.  Words are COMMAND followed by
+ * KEY=VALUE or positional arguments.  Numbers are decimal or 0x hex.
+ * The first failing check prints "FILE:LINE: message" and the command
+ * exits 1; a malformed line exits 2.
+ */
+#include <config.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xen/io/xenbus.h>
+
+#include "compiler.h"
+#include "log.h"
+#include "ft-xs.h"
+#include "ft.h"
+
+#define SC_MAX_WORDS	64
+#define SC_MAX_PENDING	4096
+#define SC_DEFAULT_WAIT	5000u
+
+struct sc_grant {
+	char name[32];
+	void *page;
+	grant_ref_t gref;
+};
+
+struct sc_sent {
+	uint64_t id;
+	uint8_t op;
+	unsigned int line;
+};
+
+struct sc {
+	const char *file;
+	unsigned int line;
+	blkfront_t *bf;
+	xenops_t *x;
+	blkring_t *ring;
+	uint64_t next_id;
+	struct sc_sent sent[SC_MAX_PENDING];
+	unsigned int nsent;
+	struct blkrsp got[SC_MAX_PENDING];
+	unsigned int ngot;
+	struct sc_grant grants[32];
+	unsigned int ngrants;
+	unsigned int steps;
+	uint32_t nput;			/* requests put = our private req_prod */
+	blkif_vdev_t handle;
+};
+
+static int resolve_gref_page(struct sc *s, grant_ref_t gref, void **page);
+
+static int ATTRIBUTE_FORMAT_PRINTF(2, 3)
+sc_fail(struct sc *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%u: ", s->file, s->line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int ATTRIBUTE_FORMAT_PRINTF(2, 3)
+sc_syntax(struct sc *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%u: syntax: ", s->file, s->line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static int
+num(const char *s, uint64_t *out)
+{
+	char *end;
+	int neg = s[0] == '-';
+
+	errno = 0;
+	*out = neg ? (uint64_t)strtoll(s, &end, 0) : strtoull(s, &end, 0);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+static const struct { const char *name; uint8_t op; } op_names[] = {
+	{ "read", BLKIF_OP_READ }, { "write", BLKIF_OP_WRITE },
+	{ "barrier", BLKIF_OP_WRITE_BARRIER }, { "flush", BLKIF_OP_FLUSH_DISKCACHE },
+	{ "discard", BLKIF_OP_DISCARD }, { "indirect", BLKIF_OP_INDIRECT },
+	{ "reserved1", BLKIF_OP_RESERVED_1 },
+};
+
+static int
+parse_op(const char *v, uint8_t *op)
+{
+	uint64_t n;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(op_names); i++)
+		if (strcmp(v, op_names[i].name) == 0) {
+			*op = op_names[i].op;
+			return 0;
+		}
+	if (num(v, &n) || n > 255)
+		return -1;
+	*op = (uint8_t)n;
+	return 0;
+}
+
+static int
+parse_status(const char *v, int *st)
+{
+	uint64_t n;
+
+	if (strcasecmp(v, "OKAY") == 0 || strcasecmp(v, "OK") == 0)
+		*st = BLKIF_RSP_OKAY;
+	else if (strcasecmp(v, "ERROR") == 0)
+		*st = BLKIF_RSP_ERROR;
+	else if (strcasecmp(v, "EOPNOTSUPP") == 0)
+		*st = BLKIF_RSP_EOPNOTSUPP;
+	else if (num(v, &n) == 0)
+		*st = (int)(int64_t)n;
+	else
+		return -1;
+	return 0;
+}
+
+static const char *
+status_name(int st)
+{
+	static char buf[16];
+
+	switch (st) {
+	case BLKIF_RSP_OKAY: return "OKAY";
+	case BLKIF_RSP_ERROR: return "ERROR";
+	case BLKIF_RSP_EOPNOTSUPP: return "EOPNOTSUPP";
+	}
+	snprintf(buf, sizeof(buf), "%d", st);
+	return buf;
+}
+
+/*
+ * A page reference: "pN" (pool page N), a name from "grant", or
+ * (for grefs only) a raw number.  Sets *page (NULL for raw numbers).
+ */
+static int
+resolve(struct sc *s, const char *v, void **page, grant_ref_t *gref, bool allow_raw)
+{
+	uint64_t n;
+	unsigned int i;
+
+	*page = NULL;
+	if (v[0] == 'p' && isdigit((unsigned char)v[1]) && num(v + 1, &n) == 0) {
+		*page = blkfront_raw_page(s->bf, (unsigned int)n, gref);
+		if (!*page)
+			return -1;
+		return 0;
+	}
+	for (i = 0; i < s->ngrants; i++)
+		if (strcmp(s->grants[i].name, v) == 0) {
+			*page = s->grants[i].page;
+			*gref = s->grants[i].gref;
+			return 0;
+		}
+	if (allow_raw && num(v, &n) == 0 && n <= 0xffffffffu) {
+		*gref = (grant_ref_t)n;
+		return 0;
+	}
+	return -1;
+}
+
+/* PATTERN: zero | byte:N | seed:N */
+static int
+pattern(const char *v, void *buf, size_t len)
+{
+	uint64_t n;
+
+	if (strcmp(v, "zero") == 0) {
+		memset(buf, 0, len);
+		return 0;
+	}
+	if (strncmp(v, "byte:", 5) == 0 && num(v + 5, &n) == 0 && n < 256) {
+		memset(buf, (int)n, len);
+		return 0;
+	}
+	if (strncmp(v, "seed:", 5) == 0 && num(v + 5, &n) == 0) {
+		ft_pattern_fill(buf, len, n);
+		return 0;
+	}
+	return -1;
+}
+
+/* Move responses off the ring into s->got until timeout or want_id seen. */
+static int
+collect(struct sc *s, unsigned int timeout_ms, bool stop_at_first)
+{
+	struct blkrsp rsp;
+	int r;
+
+	for (;;) {
+		if (s->ngot == SC_MAX_PENDING)
+			return sc_fail(s, "more than %u unclaimed responses", SC_MAX_PENDING);
+		r = blkfront_raw_get_response(s->bf, &rsp, timeout_ms);
+		if (r < 0)
+			return sc_fail(s, "response ring broken: rsp_prod overflow (%s)",
+				       strerror(-r));
+		if (r == 0)
+			return 0;
+		s->got[s->ngot++] = rsp;
+		if (log_verbose)
+			fprintf(stderr, "%s:%u: response id=%#" PRIx64 " op=%u status=%s\n",
+				s->file, s->line, rsp.id, rsp.operation, status_name(rsp.status));
+		if (stop_at_first)
+			return 0;
+		timeout_ms = 0;
+	}
+}
+
+static int
+take(struct sc *s, uint64_t id, struct blkrsp *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->ngot; i++)
+		if (s->got[i].id == id) {
+			*out = s->got[i];
+			s->got[i] = s->got[--s->ngot];
+			return 1;
+		}
+	return 0;
+}
+
+static void
+forget_sent(struct sc *s, uint64_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nsent; i++)
+		if (s->sent[i].id == id) {
+			s->sent[i] = s->sent[--s->nsent];
+			return;
+		}
+}
+
+/* Wait for the response to id; check status (want_st unless NULL). */
+static int
+wait_id(struct sc *s, uint64_t id, const int *want_st, const uint8_t *want_op,
+	unsigned int timeout_ms)
+{
+	uint64_t deadline = ft_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct blkrsp rsp;
+	int r;
+
+	while (!take(s, id, &rsp)) {
+		uint64_t now = ft_now_ns();
+
+		if (now >= deadline)
+			return sc_fail(s, "no response to id %" PRIu64 " within %u ms", id,
+				       timeout_ms);
+		r = collect(s, (unsigned int)((deadline - now) / 1000000ull) + 1, true);
+		if (r)
+			return r;
+	}
+	forget_sent(s, id);
+	if (want_st && rsp.status != *want_st)
+		return sc_fail(s, "id %" PRIu64 ": expected status=%s, got %s", id,
+			       status_name(*want_st), status_name(rsp.status));
+	if (want_op && rsp.operation != *want_op)
+		return sc_fail(s, "id %" PRIu64 ": expected operation %u in the response, got %u",
+			       id, *want_op, rsp.operation);
+	return 0;
+}
+
+static int
+cmd_send(struct sc *s, int argc, char **argv)
+{
+	struct blkreq *req = calloc(1, sizeof(*req));
+	uint8_t ind_op = BLKIF_OP_WRITE;
+	grant_ref_t igrefs[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+	unsigned int nigref = 0, nseg = 0, i;
+	bool have_nseg = false, have_op = false, push = true;
+	bool have_expect = false, expect_none = false;
+	int want_st = 0, r = 0;
+	unsigned int timeout = SC_DEFAULT_WAIT;
+	uint64_t n;
+	struct blkreq_seg segs[BLKRING_MAX_INDIRECT_SEGMENTS];
+
+	if (!req)
+		return sc_fail(s, "out of memory");
+	req->id = s->next_id;
+	req->handle = s->handle;
+	for (i = 1; i < (unsigned int)argc; i++) {
+		char *k = argv[i], *v = strchr(k, '=');
+
+		if (strcmp(k, "nopush") == 0) {
+			push = false;
+			continue;
+		}
+		if (!v) {
+			r = sc_syntax(s, "send: expected KEY=VALUE, got %s", k);
+			goto out;
+		}
+		*v++ = '\0';
+		if (strcmp(k, "op") == 0) {
+			if (parse_op(v, &req->operation))
+				goto badval;
+			have_op = true;
+		} else if (strcmp(k, "indirect_op") == 0) {
+			if (parse_op(v, &ind_op))
+				goto badval;
+		} else if (strcmp(k, "id") == 0) {
+			if (num(v, &req->id))
+				goto badval;
+		} else if (strcmp(k, "sector") == 0) {
+			if (num(v, &req->sector))
+				goto badval;
+		} else if (strcmp(k, "handle") == 0) {
+			if (num(v, &n))
+				goto badval;
+			req->handle = (blkif_vdev_t)n;
+		} else if (strcmp(k, "nr_segments") == 0) {
+			if (num(v, &n) || n > 0xffff)
+				goto badval;
+			req->nr_segments = (unsigned int)n;
+			have_nseg = true;
+		} else if (strcmp(k, "nr_sectors") == 0) {
+			if (num(v, &req->nr_sectors))
+				goto badval;
+		} else if (strcmp(k, "secure") == 0) {
+			req->discard_secure = strcmp(v, "0") != 0;
+		} else if (strcmp(k, "seg") == 0) {
+			char *f = strchr(v, ':'), *l = NULL;
+			void *page;
+			uint64_t fs = 0, ls = 7;
+
+			if (f) {
+				*f++ = '\0';
+				l = strchr(f, ':');
+				if (!l)
+					goto badval;
+				*l++ = '\0';
+				if (num(f, &fs) || num(l, &ls) || fs > 255 || ls > 255)
+					goto badval;
+			}
+			if (nseg == ARRAY_SIZE(segs)) {
+				r = sc_syntax(s, "send: more than %zu seg=", ARRAY_SIZE(segs));
+				goto out;
+			}
+			if (resolve(s, v, &page, &segs[nseg].gref, true))
+				goto badval;
+			segs[nseg].first_sect = (uint8_t)fs;
+			segs[nseg].last_sect = (uint8_t)ls;
+			nseg++;
+		} else if (strcmp(k, "igref") == 0) {
+			void *page;
+
+			if (nigref == ARRAY_SIZE(igrefs) || resolve(s, v, &page, &igrefs[nigref], true))
+				goto badval;
+			nigref++;
+		} else if (strcmp(k, "expect") == 0) {
+			have_expect = true;
+			if (strcmp(v, "none") == 0)
+				expect_none = true;
+			else if (parse_status(v, &want_st))
+				goto badval;
+		} else if (strcmp(k, "timeout") == 0) {
+			if (num(v, &n))
+				goto badval;
+			timeout = (unsigned int)n;
+		} else {
+			r = sc_syntax(s, "send: unknown key %s", k);
+			goto out;
+		}
+		continue;
+badval:
+		r = sc_syntax(s, "send: bad value for %s: %s", k, v ? v : "");
+		goto out;
+	}
+	if (!have_op) {
+		r = sc_syntax(s, "send: op= is required");
+		goto out;
+	}
+	if (!have_nseg)
+		req->nr_segments = nseg;
+	req->op = req->operation;
+	if (req->operation == BLKIF_OP_INDIRECT) {
+		struct blkif_request_segment *d;
+		unsigned int npages = (nseg + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
+			BLKRING_SEGS_PER_INDIRECT_PAGE;
+
+		req->op = ind_op;
+		/* default indirect pages: the last pool pages */
+		for (i = nigref; i < npages; i++) {
+			void *pg;
+
+			pg = blkfront_raw_page(s->bf, blkfront_raw_nr_pages(s->bf) - 1 - i, &igrefs[i]);
+			if (!pg) {
+				r = sc_fail(s, "no pool page for indirect page %u", i);
+				goto out;
+			}
+		}
+		if (nigref < npages)
+			nigref = npages;
+		for (i = 0; i < nseg; i++) {
+			void *pg;
+			unsigned int pi = i / BLKRING_SEGS_PER_INDIRECT_PAGE;
+
+			if (resolve_gref_page(s, igrefs[pi], &pg) < 0) {
+				r = sc_fail(s, "indirect page gref %u is not one of ours", igrefs[pi]);
+				goto out;
+			}
+			d = pg;
+			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].gref = segs[i].gref;
+			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].first_sect = segs[i].first_sect;
+			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].last_sect = segs[i].last_sect;
+		}
+		req->nr_indirect_pages = nigref;
+		for (i = 0; i < nigref; i++)
+			req->indirect_grefs[i] = igrefs[i];
+	} else {
+		for (i = 0; i < nseg && i < BLKIF_MAX_SEGMENTS_PER_REQUEST; i++)
+			req->seg[i] = segs[i];
+	}
+
+	if (blkring_front_free_slots(s->ring) == 0) {
+		r = sc_fail(s, "ring full: wait for responses first");
+		goto out;
+	}
+	r = blkring_front_put_request(s->ring, req);
+	if (r) {
+		r = sc_fail(s, "put request: %s", strerror(-r));
+		goto out;
+	}
+	s->nput++;
+	if (s->nsent == SC_MAX_PENDING) {
+		r = sc_fail(s, "too many outstanding requests");
+		goto out;
+	}
+	s->sent[s->nsent].id = req->id;
+	s->sent[s->nsent].op = req->op;
+	s->sent[s->nsent].line = s->line;
+	s->nsent++;
+	if (req->id == s->next_id)
+		s->next_id++;
+	if (push) {
+		blkring_front_push_requests(s->ring);
+		r = blkfront_raw_notify(s->bf);
+		if (r) {
+			r = sc_fail(s, "notify: %s", strerror(-r));
+			goto out;
+		}
+	}
+	if (have_expect && expect_none) {
+		r = collect(s, timeout, false);
+		if (!r && take(s, req->id, &(struct blkrsp){ 0 }))
+			r = sc_fail(s, "id %" PRIu64 ": expected no response, got one", req->id);
+	} else if (have_expect) {
+		r = wait_id(s, req->id, &want_st, &req->op, timeout);
+	}
+out:
+	free(req);
+	return r;
+}
+
+/* Find the page of one of our grefs (pool or named). */
+static int
+resolve_gref_page(struct sc *s, grant_ref_t gref, void **page)
+{
+	unsigned int i, n = blkfront_raw_nr_pages(s->bf);
+	grant_ref_t g;
+
+	for (i = 0; i < n; i++) {
+		void *p = blkfront_raw_page(s->bf, i, &g);
+
+		if (g == gref) {
+			*page = p;
+			return 0;
+		}
+	}
+	for (i = 0; i < s->ngrants; i++)
+		if (s->grants[i].gref == gref) {
+			*page = s->grants[i].page;
+			return 0;
+		}
+	*page = NULL;
+	return -1;
+}
+
+static int
+get_timeout(struct sc *s, int argc, char **argv, int first, unsigned int *t)
+{
+	int i;
+	uint64_t n;
+
+	for (i = first; i < argc; i++) {
+		if (strncmp(argv[i], "timeout=", 8) == 0) {
+			if (num(argv[i] + 8, &n))
+				return sc_syntax(s, "bad timeout=%s", argv[i] + 8);
+			*t = (unsigned int)n;
+		}
+	}
+	return 0;
+}
+
+static int
+cmd_wait(struct sc *s, int argc, char **argv)
+{
+	uint64_t id = 0, n;
+	bool have_id = false, have_st = false, have_op = false;
+	int st = 0, i, r;
+	uint8_t op = 0;
+	unsigned int timeout = SC_DEFAULT_WAIT;
+
+	for (i = 1; i < argc; i++) {
+		char *v = strchr(argv[i], '=');
+
+		if (!v)
+			return sc_syntax(s, "wait: expected KEY=VALUE, got %s", argv[i]);
+		v++;
+		if (strncmp(argv[i], "id=", 3) == 0) {
+			if (num(v, &id))
+				return sc_syntax(s, "wait: bad id %s", v);
+			have_id = true;
+		} else if (strncmp(argv[i], "status=", 7) == 0) {
+			if (parse_status(v, &st))
+				return sc_syntax(s, "wait: bad status %s", v);
+			have_st = true;
+		} else if (strncmp(argv[i], "op=", 3) == 0) {
+			if (parse_op(v, &op))
+				return sc_syntax(s, "wait: bad op %s", v);
+			have_op = true;
+		} else if (strncmp(argv[i], "timeout=", 8) == 0) {
+			if (num(v, &n))
+				return sc_syntax(s, "wait: bad timeout %s", v);
+			timeout = (unsigned int)n;
+		} else {
+			return sc_syntax(s, "wait: unknown key %s", argv[i]);
+		}
+	}
+	if (!have_id)
+		return sc_syntax(s, "wait: id= is required");
+	r = wait_id(s, id, have_st ? &st : NULL, have_op ? &op : NULL, timeout);
+	return r;
+}
+
+static int
+cmd_wait_all(struct sc *s, int argc, char **argv)
+{
+	int st = 0, r, i;
+	bool have_st = false;
+	unsigned int timeout = SC_DEFAULT_WAIT;
+
+	for (i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "status=", 7) == 0) {
+			if (parse_status(argv[i] + 7, &st))
+				return sc_syntax(s, "wait-all: bad status %s", argv[i] + 7);
+			have_st = true;
+		} else if (strncmp(argv[i], "timeout=", 8) != 0) {
+			return sc_syntax(s, "wait-all: unknown argument %s", argv[i]);
+		}
+	}
+	r = get_timeout(s, argc, argv, 1, &timeout);
+	while (!r && s->nsent) {
+		struct sc_sent sent = s->sent[0];
+
+		r = wait_id(s, sent.id, have_st ? &st : NULL, &sent.op, timeout);
+		if (r)
+			fprintf(stderr, "%s:%u: (request sent at line %u)\n", s->file, s->line,
+				sent.line);
+	}
+	return r;
+}
+
+static int
+cmd_expect_none(struct sc *s, int argc, char **argv)
+{
+	unsigned int timeout = 500;
+	int r = get_timeout(s, argc, argv, 1, &timeout);
+
+	if (r)
+		return r;
+	r = collect(s, timeout, false);
+	if (r)
+		return r;
+	if (s->ngot)
+		return sc_fail(s, "expected no response, got %u (first: id %" PRIu64 " status %s)",
+			       s->ngot, s->got[0].id, status_name(s->got[0].status));
+	return 0;
+}
+
+static int
+cmd_req_prod(struct sc *s, int argc, char **argv)
+{
+	uint64_t n;
+	const char *v;
+	uint32_t prod;
+
+	if (argc != 2)
+		return sc_syntax(s, "req-prod +N | N");
+	v = argv[1];
+	if (num(v[0] == '+' ? v + 1 : v, &n))
+		return sc_syntax(s, "req-prod: bad value %s", v);
+	/* relative to what we have produced so far (private prod) */
+	prod = v[0] == '+' ? s->nput + (uint32_t)n : (uint32_t)n;
+	blkring_front_set_shared_req_prod(s->ring, prod);
+	return blkfront_raw_notify(s->bf) ? sc_fail(s, "notify failed") : 0;
+}
+
+static int
+cmd_page(struct sc *s, int argc, char **argv)
+{
+	void *page;
+	grant_ref_t g;
+	unsigned char buf[XEN_PAGE_SIZE];
+
+	if (argc != 3)
+		return sc_syntax(s, "%s PAGE ARG", argv[0]);
+	if (resolve(s, argv[1], &page, &g, false) || !page)
+		return sc_syntax(s, "%s: no such page %s", argv[0], argv[1]);
+	if (strcmp(argv[0], "fill") == 0) {
+		if (pattern(argv[2], page, XEN_PAGE_SIZE))
+			return sc_syntax(s, "fill: bad pattern %s", argv[2]);
+		return 0;
+	}
+	if (strcmp(argv[0], "check") == 0) {
+		unsigned int i;
+
+		if (pattern(argv[2], buf, sizeof(buf)))
+			return sc_syntax(s, "check: bad pattern %s", argv[2]);
+		for (i = 0; i < XEN_PAGE_SIZE; i++)
+			if (((unsigned char *)page)[i] != buf[i])
+				return sc_fail(s, "check %s %s: byte %u is %#x, expected %#x "
+					       "(sector %u of the page)", argv[1], argv[2], i,
+					       ((unsigned char *)page)[i], buf[i], i / SECTOR_SIZE);
+		return 0;
+	}
+	/* dump */
+	{
+		FILE *f = fopen(argv[2], "w");
+
+		if (!f || fwrite(page, XEN_PAGE_SIZE, 1, f) != 1) {
+			if (f)
+				fclose(f);
+			return sc_fail(s, "dump %s: %s", argv[2], strerror(errno));
+		}
+		if (fclose(f))
+			return sc_fail(s, "dump %s: %s", argv[2], strerror(errno));
+	}
+	return 0;
+}
+
+static int
+cmd_grant(struct sc *s, int argc, char **argv)
+{
+	struct sc_grant *g;
+	bool writable = true;
+	uint32_t domid = blkfront_info(s->bf)->backend_domid;
+	uint64_t n;
+	int i;
+
+	if (argc < 2 || s->ngrants == ARRAY_SIZE(s->grants))
+		return sc_syntax(s, "grant NAME [ro] [domid=N]");
+	if (argv[1][0] == 'p' && isdigit((unsigned char)argv[1][1]))
+		return sc_syntax(s, "grant: names pN are the pool's");
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "ro") == 0)
+			writable = false;
+		else if (strncmp(argv[i], "domid=", 6) == 0 && num(argv[i] + 6, &n) == 0)
+			domid = (uint32_t)n;
+		else
+			return sc_syntax(s, "grant: unknown argument %s", argv[i]);
+	}
+	g = &s->grants[s->ngrants];
+	snprintf(g->name, sizeof(g->name), "%s", argv[1]);
+	g->page = xenops_share_pages(s->x, domid, 1, writable, &g->gref);
+	if (!g->page)
+		return sc_fail(s, "grant %s: share a page with dom%u: %m", argv[1], domid);
+	s->ngrants++;
+	if (log_verbose)
+		fprintf(stderr, "%s:%u: grant %s = gref %u (%s, dom%u)\n", s->file, s->line,
+			g->name, g->gref, writable ? "rw" : "ro", domid);
+	return 0;
+}
+
+/* xs-expect be|fe KEY VALUE [timeout=MS]   VALUE "-" = absent */
+static int
+cmd_xs(struct sc *s, int argc, char **argv)
+{
+	const struct blkfront_info *in = blkfront_info(s->bf);
+	struct xs_handle *xs = blkfront_xs(s->bf);
+	unsigned int timeout = 0;
+	const char *dir;
+	uint64_t deadline;
+	char *v = NULL;
+	int r;
+
+	if (argc < 3)
+		return sc_syntax(s, "%s be|fe KEY [VALUE]", argv[0]);
+	if (strcmp(argv[1], "be") == 0)
+		dir = in->backend_path;
+	else if (strcmp(argv[1], "fe") == 0)
+		dir = in->frontend_path;
+	else
+		return sc_syntax(s, "%s: be or fe, not %s", argv[0], argv[1]);
+	if (strcmp(argv[0], "xs-read") == 0) {
+		v = ft_xs_read(xs, XBT_NULL, dir, argv[2]);
+		printf("%s/%s = %s\n", dir, argv[2], v ? v : "(absent)");
+		free(v);
+		return 0;
+	}
+	if (strcmp(argv[0], "xs-write") == 0) {
+		if (argc != 4)
+			return sc_syntax(s, "xs-write be|fe KEY VALUE");
+		r = ft_xs_printf(xs, XBT_NULL, dir, argv[2], "%s", argv[3]);
+		return r ? sc_fail(s, "xs-write %s/%s: %s", dir, argv[2], strerror(-r)) : 0;
+	}
+	/* xs-expect */
+	if (argc < 4)
+		return sc_syntax(s, "xs-expect be|fe KEY VALUE [timeout=MS]");
+	r = get_timeout(s, argc, argv, 4, &timeout);
+	if (r)
+		return r;
+	deadline = ft_now_ns() + (uint64_t)timeout * 1000000ull;
+	for (;;) {
+		bool ok;
+
+		v = ft_xs_read(xs, XBT_NULL, dir, argv[2]);
+		ok = strcmp(argv[3], "-") == 0 ? !v :
+			strcmp(argv[3], "*") == 0 ? v != NULL : v && strcmp(v, argv[3]) == 0;
+		if (ok) {
+			free(v);
+			return 0;
+		}
+		if (ft_now_ns() >= deadline)
+			break;
+		free(v);
+		usleep(20000);
+	}
+	r = sc_fail(s, "%s/%s is %s%s%s, expected %s", dir, argv[2], v ? "\"" : "",
+		    v ? v : "absent", v ? "\"" : "", argv[3]);
+	free(v);
+	return r;
+}
+
+static int
+run_line(struct sc *s, char *line)
+{
+	char *argv[SC_MAX_WORDS], *save = NULL, *w;
+	int argc = 0;
+	char *hash = strchr(line, '#');
+
+	if (hash)
+		*hash = '\0';
+	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+		if (argc == SC_MAX_WORDS)
+			return sc_syntax(s, "more than %d words", SC_MAX_WORDS);
+		argv[argc++] = w;
+	}
+	if (argc == 0)
+		return 0;
+	s->steps++;
+	if (strcmp(argv[0], "send") == 0)
+		return cmd_send(s, argc, argv);
+	if (strcmp(argv[0], "push") == 0) {
+		blkring_front_push_requests(s->ring);
+		return blkfront_raw_notify(s->bf) ? sc_fail(s, "notify failed") : 0;
+	}
+	if (strcmp(argv[0], "notify") == 0)
+		return blkfront_raw_notify(s->bf) ? sc_fail(s, "notify failed") : 0;
+	if (strcmp(argv[0], "wait") == 0)
+		return cmd_wait(s, argc, argv);
+	if (strcmp(argv[0], "wait-all") == 0)
+		return cmd_wait_all(s, argc, argv);
+	if (strcmp(argv[0], "expect-none") == 0)
+		return cmd_expect_none(s, argc, argv);
+	if (strcmp(argv[0], "req-prod") == 0)
+		return cmd_req_prod(s, argc, argv);
+	if (strcmp(argv[0], "fill") == 0 || strcmp(argv[0], "check") == 0 ||
+	    strcmp(argv[0], "dump") == 0)
+		return cmd_page(s, argc, argv);
+	if (strcmp(argv[0], "grant") == 0)
+		return cmd_grant(s, argc, argv);
+	if (strcmp(argv[0], "xs-read") == 0 || strcmp(argv[0], "xs-expect") == 0 ||
+	    strcmp(argv[0], "xs-write") == 0)
+		return cmd_xs(s, argc, argv);
+	if (strcmp(argv[0], "sleep") == 0) {
+		uint64_t ms;
+
+		if (argc != 2 || num(argv[1], &ms))
+			return sc_syntax(s, "sleep MS");
+		usleep((useconds_t)(ms * 1000));
+		return 0;
+	}
+	if (strcmp(argv[0], "echo") == 0) {
+		int i;
+
+		for (i = 1; i < argc; i++)
+			printf("%s%s", argv[i], i + 1 < argc ? " " : "\n");
+		fflush(stdout);
+		return 0;
+	}
+	if (strcmp(argv[0], "info") == 0) {
+		ft_print_info(stdout, s->bf, false);
+		return 0;
+	}
+	return sc_syntax(s, "unknown command %s", argv[0]);
+}
+
+static bool sc_no_close, sc_expect_no_connect;
+
+static void
+script_usage(FILE *f)
+{
+	fprintf(f, "usage: blkfront-test script [device options] [--no-close]\n"
+		"                            [--expect-no-connect] FILE|-\n"
+		"  Connect (raw mode: no request checks, no completion thread) and run\n"
+		"  the steps of FILE; see SCRIPT FORMAT in blkfront-test(1).\n%s",
+		FT_COMMON_HELP);
+}
+
+static int
+script_opt(void *ctx, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'N': sc_no_close = true; return 1;
+	case 'X': sc_expect_no_connect = true; return 1;
+	}
+	return 0;
+}
+
+int
+ft_cmd_script(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "no-close", no_argument, NULL, 'N' },
+		{ "expect-no-connect", no_argument, NULL, 'X' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ft_common c;
+	struct sc *s;
+	blkfront_t *bf;
+	FILE *f;
+	char line[4096];
+	int i, r = 0;
+
+	i = ft_parse(argc, argv, &c, NULL, opts, script_opt, NULL, script_usage);
+	if (i != argc - 1) {
+		script_usage(stderr);
+		return 2;
+	}
+	f = strcmp(argv[i], "-") == 0 ? stdin : fopen(argv[i], "r");
+	if (!f) {
+		log_error("script %s: %m", argv[i]);
+		return 2;
+	}
+	c.bcfg.flags |= BLKFRONT_RAW;
+	bf = ft_common_open(&c);
+	if (sc_expect_no_connect) {
+		if (f != stdin)
+			fclose(f);
+		if (!bf) {
+			printf("script: device did not connect, as expected\n");
+			return 0;
+		}
+		fprintf(stderr, "script: --expect-no-connect, but the device connected\n");
+		ft_common_close(&c, bf);
+		return 1;
+	}
+	if (!bf) {
+		if (f != stdin)
+			fclose(f);
+		return 1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		ft_common_close(&c, bf);
+		return 1;
+	}
+	s->file = argv[i];
+	s->bf = bf;
+	s->x = c.x;
+	s->ring = blkfront_raw_ring(bf);
+	s->next_id = 1;
+	s->handle = (blkif_vdev_t)c.bcfg.devid;
+	while (fgets(line, sizeof(line), f)) {
+		s->line++;
+		r = run_line(s, line);
+		if (r)
+			break;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (!r)
+		printf("script %s: %u steps ok\n", s->file, s->steps);
+	fflush(stdout);
+	if (sc_no_close)
+		_exit(r);
+	for (i = 0; i < (int)s->ngrants; i++)
+		if (xenops_unshare_pages(c.x, s->grants[i].page, 1) < 0)
+			log_error("script: ending access to grant %s failed", s->grants[i].name);
+	free(s);
+	ft_common_close(&c, bf);
+	return r;
+}
