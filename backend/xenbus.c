@@ -394,8 +394,12 @@ stores_open(struct bk_dev *dev)
 		wrappers[nw++] = &bk_store_volatile_ops;
 	for (i = 0; i < nw; i++) {
 		struct bk_store_config wc = sc;
+		struct bk_store_features lower_f;
 
 		wc.lower = dev->stores[dev->nr_stores - 1];
+		wc.lower_ops = dev->sops[dev->nr_stores - 1];
+		lower_f = dev->sf;
+		wc.lower_features = &lower_f;
 		wc.record_path = d->opt.record_path;
 		rc = wrappers[i]->open(&wc, &dev->stores[dev->nr_stores], &dev->sf);
 		if (rc < 0) {

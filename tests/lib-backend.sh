@@ -23,11 +23,18 @@ cleanup_fn rm -rf "$BK_TMP"
 BACKEND_PIDFILE=$BK_TMP/blkbackd.pid
 BACKEND_LOG=$BK_TMP/blkbackd.log
 BACKEND_TRACE=$BK_TMP/trace
+_bk_show_log() {
+	if [ -s "$BACKEND_LOG" ]; then
+		echo "---- blkbackd log ----"
+		cat "$BACKEND_LOG"
+	fi
+}
+cleanup_fn _bk_show_log
 _backend_running=
 
 start_backend() {
 	requires test -x "$abs_top_builddir/sim/xensim"
-	start_daemon -P "$BACKEND_PIDFILE" blkbackd -f --transport=sim \
+	start_daemon -P "$BACKEND_PIDFILE" blkbackd -f --transport=sim --pidfile="$BACKEND_PIDFILE" \
 		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" "$@" \
 		2>>"$BACKEND_LOG"
 	_backend_running=1
