@@ -91,7 +91,9 @@ struct bk_store_config {
 	const char *path;		/* params node: file or block device */
 	bool read_only;			/* mode=r */
 	bool writethrough;		/* cache mode: open O_DSYNC, every write durable */
-	struct bk_store *lower;		/* wrappers only: the store below */
+	/* wrappers only: the store below; not owned (closed by the caller
+	 * after the wrapper) */
+	struct bk_store *lower;
 	const struct bk_store_ops *lower_ops;	/* wrappers only: its driver */
 	/* wrappers only: what the store below reported at its open() */
 	const struct bk_store_features *lower_features;

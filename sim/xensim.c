@@ -44,7 +44,7 @@ usage(FILE *f)
 "  -d, --dir DIR        state directory (sockets); created if missing\n"
 "  -p, --pidfile FILE   write the pid to FILE once every socket listens\n"
 "      --daemon         detach into the background\n"
-"  -v, --verbose        informational messages\n"
+"  -v, --verbose        also log xenstore connections\n"
 "  -D, --debug-mask M   debug categories: sim,grant,evtchn,... or all\n"
 "  -h, --help           this help\n"
 "\n"

@@ -59,8 +59,11 @@ conn_close(struct xsock_conn *xc)
 	*pp = xc->next;
 	sim_loop_del(xc->x->l, xc->fd);
 	close(xc->fd);
+	if (log_verbose)
+		log_info("xenstore: domain %u: connection %d closed%s", xc->domid,
+			 xc->fd, xstore_conn_broken(xc->sc) ?
+			 " (protocol error or stopped reading)" : "");
 	xstore_conn_free(xc->sc);
-	bk_dbg(BK_DBG_SIM, "xenstore: domain %u connection closed", xc->domid);
 	free(xc);
 }
 
@@ -166,7 +169,9 @@ listener_event(void *opaque, uint32_t events)
 		}
 		xc->next = x->conns;
 		x->conns = xc;
-		bk_dbg(BK_DBG_SIM, "xenstore: domain %u connected", ls->domid);
+		if (log_verbose)
+			log_info("xenstore: domain %u: connection %d opened",
+				 ls->domid, fd);
 		continue;
 fail:
 		log_error("xenstore: cannot accept a connection on %s: "
