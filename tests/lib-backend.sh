@@ -107,3 +107,51 @@ need_frontend() {
 		exit 77
 	fi
 }
+
+# new_guest: create a simulated domU; sets DOM.
+new_guest() {
+	DOM=$(create_domain "guest$RANDOM")
+	[ -n "$DOM" ] || fail "xensim-ctl create-domain failed"
+}
+
+# add_disk DOMID PARAMS [--be-key K=V]... : a vbd as xl creates it (xvda).
+add_disk() {
+	local dom=$1 params=$2
+	shift 2
+	blkfront-test xl-add --domid "$dom" --params "$params" "$@" >/dev/null ||
+		fail "blkfront-test xl-add failed"
+}
+
+# run_script DOMID FILE [blkfront-test options]: fail unless it passes.
+run_script() {
+	local dom=$1 file=$2
+	shift 2
+	blkfront-test script --domid "$dom" "$@" "$file" ||
+		fail "script $file failed (exit $?)"
+}
+
+# trace_of ID: the trace lines of request ID, without the vbd/ring prefix.
+trace_of() {
+	grep -E " id=$1( |$)" "$BACKEND_TRACE" | sed -E 's/^vbd=[^ ]+ ring=[0-9]+ //'
+}
+
+# trace_expect ID LINE...: the trace lines of ID are exactly LINE...
+trace_expect() {
+	local id=$1 want got
+	shift
+	want=$(printf '%s\n' "$@")
+	got=$(trace_of "$id")
+	[ "$got" = "$want" ] || {
+		echo "---- expected trace of id=$id ----"; echo "$want"
+		echo "---- got ----"; echo "$got"
+		fail "trace of request $id differs"
+	}
+}
+
+# no_host_io ID: the trace shows no host step issued for request ID.
+no_host_io() {
+	if trace_of "$1" | grep -q "issue="; then
+		trace_of "$1"
+		fail "request $1 reached the host"
+	fi
+}
