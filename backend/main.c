@@ -346,8 +346,7 @@ main(int argc, char **argv)
 		}
 	}
 	rc = stop ? 0 : 1;
-	bk_xenbus_shutdown(&d);
-	bk_xenbus_log_stats(&d);
+	bk_xenbus_shutdown(&d);	/* logs each device's final counters */
 out:
 	if (tfd >= 0)
 		close(tfd);

@@ -444,7 +444,7 @@ features_negotiate(struct bk_dev *dev)
 	f->fua = sf->fua == BK_FUA_NATIVE ? BK_FUA_MODE_NATIVE :
 		 sf->fua == BK_FUA_EMULATED ? BK_FUA_MODE_EMULATED : BK_FUA_MODE_NONE;
 	f->ignore_flush = dev->d->opt.ignore_flush;
-	if (c->discard_enable == 1 && !f->discard)
+	if (c->discard_enable == 1 && !c->read_only && !sf->can_discard)
 		log_info("vbd %s: discard-enable=1 but the backing cannot discard; "
 			 "feature-discard=0", dev->name);
 }
@@ -684,7 +684,7 @@ dev_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 }
 
 static void
-dev_free(struct bk_dev *dev)
+dev_free(struct bk_dev *dev, bool removed)
 {
 	struct bk_daemon *d = dev->d;
 	struct bk_dev **pp;
@@ -699,7 +699,8 @@ dev_free(struct bk_dev *dev)
 		}
 	config_free(&dev->cfg);
 	pthread_mutex_destroy(&dev->rlock);
-	log_info("vbd %s: removed", dev->name);
+	if (removed)
+		log_info("vbd %s: removed", dev->name);
 	free(dev);
 }
 
@@ -858,7 +859,7 @@ scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 	st = xs_read(d->xs, XBT_NULL, path, &len);
 	if (!st) {
 		if (dev)
-			dev_free(dev);
+			dev_free(dev, true);
 		return;
 	}
 	free(st);
@@ -1103,12 +1104,17 @@ bk_xenbus_shutdown(struct bk_daemon *d)
 			bk_dataplane_stop(dev->queues[i]);
 	}
 	while (d->devs) {
+		struct bk_stats s;
+
 		dev = d->devs;
 		if (dev->probed && dev->state != XenbusStateClosed) {
 			disconnect(dev);
 			set_state(dev, XenbusStateClosed);
 		}
-		dev_free(dev);
+		disconnect(dev);
+		s = dev->closed_stats;
+		bk_stats_log(dev->name, &s);
+		dev_free(dev, false);
 	}
 	xs_unwatch(d->xs, d->vbd_root, "vbd");
 	xs_unwatch(d->xs, "@releaseDomain", "release");

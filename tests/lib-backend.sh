@@ -19,7 +19,7 @@
 #   need_frontend             skip (77) unless blkfront-test can run scripts
 
 BK_TMP=$(mktemp -d /tmp/bk-test.XXXXXX)
-cleanup_fn rm -rf "$BK_TMP"
+[ -n "${BK_KEEP:-}" ] || cleanup_fn rm -rf "$BK_TMP"
 BACKEND_PIDFILE=$BK_TMP/blkbackd.pid
 BACKEND_LOG=$BK_TMP/blkbackd.log
 BACKEND_TRACE=$BK_TMP/trace
