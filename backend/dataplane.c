@@ -67,6 +67,9 @@ struct bk_queue {
 	struct bk_io **submit_q;	/* waiting for the store; pool.nr slots */
 	unsigned int submit_n;
 
+	unsigned int max_segs;		/* per request: 11, or the indirect maximum */
+	struct xenops_copy_seg *copy;	/* max_segs entries */
+
 	struct bk_stats stats;
 };
 
@@ -110,7 +113,9 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 	const struct blkreq *br = &req->br;
 	bool was_barrier = req->plan[0] == BK_STEP_DRAIN;
 
-	if (blkring_back_put_response(q->ring, br->id, br->operation, status) == 0)
+	/* An INDIRECT request is answered with its indirect_op (Linux
+	 * blkback's req_operation, which hardened blkfront checks). */
+	if (blkring_back_put_response(q->ring, br->id, br->op, status) == 0)
 		q->need_push = true;
 	if (status == BLKIF_RSP_ERROR)
 		bk_stat_add(&q->stats, err_rsp, 1);
@@ -139,16 +144,18 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 	}
 }
 
+/* Grant-copy the request's segments between the guest and req->buf,
+ * packed back to back (one iovec for the host). */
 static int
 copy_data(struct bk_queue *q, struct bk_req *req, bool to_guest)
 {
-	struct xenops_copy_seg segs[BLKIF_MAX_SEGMENTS_PER_REQUEST];
+	struct xenops_copy_seg *segs = q->copy;
 	const struct blkreq *br = &req->br;
 	unsigned int i, n = br->nr_segments;
 	size_t off = 0;
 
-	if (n > BLKIF_MAX_SEGMENTS_PER_REQUEST)
-		return -EINVAL;	/* validated already; indirect is not offered */
+	if (n > q->max_segs)
+		return -EINVAL;	/* validated already */
 	for (i = 0; i < n; i++) {
 		unsigned int first = br->seg[i].first_sect, last = br->seg[i].last_sect;
 
@@ -276,6 +283,34 @@ io_done(struct bk_queue *q, struct bk_io *io)
 	req_advance(q, req);
 }
 
+/* Copy the indirect descriptor pages once, then parse the private copy. */
+static int
+fetch_indirect(struct bk_queue *q, struct bk_req *req, const char **reason)
+{
+	struct blkreq *br = &req->br;
+	const void *pages[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+	unsigned int i, n = br->nr_indirect_pages;
+
+	if (n == 0 || n > BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST ||
+	    n > (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) / BLKRING_SEGS_PER_INDIRECT_PAGE) {
+		*reason = "bad number of indirect pages";
+		return BLKIF_RSP_ERROR;
+	}
+	for (i = 0; i < n; i++) {
+		q->copy[i].gref = br->indirect_grefs[i];
+		q->copy[i].offset = 0;
+		q->copy[i].len = XEN_PAGE_SIZE;
+		q->copy[i].local = (char *)req->ind + (size_t)i * XEN_PAGE_SIZE;
+		q->copy[i].status = 0;
+		pages[i] = q->copy[i].local;
+	}
+	if (xenops_grant_copy(q->xops, q->domid, false, n, q->copy) < 0) {
+		*reason = "cannot read an indirect page (bad grant)";
+		return BLKIF_RSP_ERROR;
+	}
+	return blkreq_parse_indirect(br, &q->lim, pages, reason);
+}
+
 static void
 dispatch(struct bk_queue *q, struct bk_req *req)
 {
@@ -291,10 +326,8 @@ dispatch(struct bk_queue *q, struct bk_req *req)
 		return;
 	}
 	status = blkreq_validate(br, &q->lim, &needs_indirect, &reason);
-	if (status == BLKIF_RSP_OKAY && needs_indirect) {
-		status = BLKIF_RSP_ERROR;
-		reason = "indirect segments not offered";
-	}
+	if (status == BLKIF_RSP_OKAY && needs_indirect)
+		status = fetch_indirect(q, req, &reason);
 	if (status != BLKIF_RSP_OKAY) {
 		bk_dbg(BK_DBG_RING, "vbd %s ring %u id %" PRIu64 ": %s", q->name, q->idx,
 		       br->id, reason ? reason : "invalid");
@@ -533,7 +566,14 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 		goto fail;
 	}
 	size = blkring_size(q->ring);
-	err = -bk_pool_init(&q->pool, size);
+	q->max_segs = d->opt.max_indirect > BLKIF_MAX_SEGMENTS_PER_REQUEST ?
+		      d->opt.max_indirect : BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	q->copy = calloc(q->max_segs, sizeof(*q->copy));
+	err = q->copy ? 0 : ENOMEM;
+	if (!err)
+		err = -bk_pool_init(&q->pool, size, q->max_segs,
+				    (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
+				    BLKRING_SEGS_PER_INDIRECT_PAGE);
 	if (err) {
 		*why = "cannot allocate the request pool";
 		goto fail;
@@ -578,7 +618,7 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	q->lim.sectors = q->feat->sectors;
 	q->lim.sector_size = q->feat->sector_size;
 	q->lim.read_only = q->feat->read_only;
-	q->lim.max_indirect_segments = 0;
+	q->lim.max_indirect_segments = d->opt.max_indirect;
 	q->lim.discard = q->feat->discard;
 	bk_dbg(BK_DBG_XENBUS, "vbd %s ring %u: %u pages, %u entries, port %u", q->name,
 	       idx, rc->nr_pages, size, q->port);
@@ -628,6 +668,7 @@ bk_dataplane_destroy(struct bk_queue *q)
 	if (q->stop_efd >= 0)
 		close(q->stop_efd);
 	free(q->submit_q);
+	free(q->copy);
 	bk_pool_fini(&q->pool);
 	if (q->ring)
 		blkring_free(q->ring);

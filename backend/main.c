@@ -30,6 +30,7 @@ enum {
 	OPT_UNSAFE_IGNORE_FLUSH,
 	OPT_MAX_QUEUES,
 	OPT_MAX_RING_ORDER,
+	OPT_MAX_INDIRECT,
 	OPT_RECORD,
 	OPT_CACHE,
 };
@@ -46,6 +47,7 @@ static const struct option long_options[] = {
 	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
 	{ "max-queues", required_argument, NULL, OPT_MAX_QUEUES },
 	{ "max-ring-page-order", required_argument, NULL, OPT_MAX_RING_ORDER },
+	{ "max-indirect-segments", required_argument, NULL, OPT_MAX_INDIRECT },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "help", no_argument, NULL, 'h' },
@@ -70,6 +72,7 @@ usage(FILE *fp)
 "  -D, --debug-mask=MASK        debug categories: ring,xenbus,io,grant,evtchn,all or a number\n"
 "      --max-queues=N           multi-queue-max-queues to offer (default 4)\n"
 "      --max-ring-page-order=N  max-ring-page-order to offer, 0..4 (default 4)\n"
+"      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 32)\n"
 "      --record=FILE            blkcrash: record every host write/flush to FILE\n"
 "      --cache=volatile         blkcrash: model a volatile disk cache (power cut on SIGUSR2)\n"
 "      --unsafe-ignore-flush    TEST ONLY: acknowledge flushes/barriers without flushing\n"
@@ -121,6 +124,7 @@ main(int argc, char **argv)
 		.opt = {
 			.max_queues = 4,
 			.max_ring_order = BLKRING_MAX_PAGE_ORDER,
+			.max_indirect = 32,
 		},
 		.report_efd = -1,
 	};
@@ -183,6 +187,13 @@ main(int argc, char **argv)
 			if (parse_uint(optarg, BLKRING_MAX_PAGE_ORDER, &d.opt.max_ring_order) < 0) {
 				log_error("--max-ring-page-order: \"%s\" is not in 0..%u", optarg,
 					  BLKRING_MAX_PAGE_ORDER);
+				return 1;
+			}
+			break;
+		case OPT_MAX_INDIRECT:
+			if (parse_uint(optarg, BLKRING_MAX_INDIRECT_SEGMENTS, &d.opt.max_indirect) < 0) {
+				log_error("--max-indirect-segments: \"%s\" is not in 0..%u", optarg,
+					  BLKRING_MAX_INDIRECT_SEGMENTS);
 				return 1;
 			}
 			break;

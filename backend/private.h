@@ -81,7 +81,8 @@ struct bk_req {
 	bool secure;			/* DISCARD: BLKSECDISCARD */
 	struct bk_io io;
 	struct iovec iov;
-	void *buf;			/* 4096-aligned, BLKIF_MAX_SEGMENTS_PER_REQUEST pages */
+	void *buf;			/* 4096-aligned, one page per segment (max) */
+	void *ind;			/* 4096-aligned: copies of the indirect pages */
 	char host[96];			/* host actions so far, for the trace */
 	struct bk_req *next;		/* freelist / submit list */
 };
@@ -91,13 +92,16 @@ struct bk_pool {
 	unsigned int nr;
 	struct bk_req *free;
 	unsigned int nr_free;
-	void *bufs;			/* mmap'ed; nr * BK_REQ_BUF_SIZE */
+	void *bufs;			/* mmap'ed; nr * (max_segs + ind_pages) pages */
 	size_t bufs_len;
 };
-#define BK_REQ_BUF_SIZE (BLKIF_MAX_SEGMENTS_PER_REQUEST * 4096u)
 
-/* Allocate nr requests and their buffers.  0/-errno. */
-int bk_pool_init(struct bk_pool *p, unsigned int nr);
+/*
+ * Allocate nr requests, each with a data buffer of max_segs pages and
+ * ind_pages pages for indirect descriptors.  0/-errno.
+ */
+int bk_pool_init(struct bk_pool *p, unsigned int nr, unsigned int max_segs,
+		 unsigned int ind_pages);
 void bk_pool_fini(struct bk_pool *p);
 /* NULL when empty (the caller counts oo_req). */
 struct bk_req *bk_pool_get(struct bk_pool *p);
@@ -180,6 +184,7 @@ struct bk_options {
 	const char *sim_dir;
 	unsigned int max_queues;	/* multi-queue-max-queues */
 	unsigned int max_ring_order;	/* max-ring-page-order */
+	unsigned int max_indirect;	/* feature-max-indirect-segments, 0 = off */
 	bool ignore_flush;		/* --unsafe-ignore-flush */
 	const char *record_path;	/* --record: crash engineer's wrapper */
 	bool volatile_cache;		/* --cache=volatile */

@@ -16,15 +16,17 @@
 #include "private.h"
 
 int
-bk_pool_init(struct bk_pool *p, unsigned int nr)
+bk_pool_init(struct bk_pool *p, unsigned int nr, unsigned int max_segs,
+	     unsigned int ind_pages)
 {
+	size_t per = (size_t)(max_segs + ind_pages) * 4096;
 	unsigned int i;
 
 	memset(p, 0, sizeof(*p));
 	p->reqs = calloc(nr, sizeof(*p->reqs));
 	if (!p->reqs)
 		return -ENOMEM;
-	p->bufs_len = (size_t)nr * BK_REQ_BUF_SIZE;
+	p->bufs_len = (size_t)nr * per;
 	p->bufs = mmap(NULL, p->bufs_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p->bufs == MAP_FAILED) {
@@ -39,7 +41,8 @@ bk_pool_init(struct bk_pool *p, unsigned int nr)
 	for (i = nr; i-- > 0;) {
 		struct bk_req *r = &p->reqs[i];
 
-		r->buf = (char *)p->bufs + (size_t)i * BK_REQ_BUF_SIZE;
+		r->buf = (char *)p->bufs + (size_t)i * per;
+		r->ind = (char *)r->buf + (size_t)max_segs * 4096;
 		r->next = p->free;
 		p->free = r;
 	}

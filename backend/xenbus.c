@@ -4,7 +4,8 @@
  * control thread only.
  *
  * Key set and state machine follow Linux xen-blkback (xenbus.c):
- *   probe:    max-ring-page-order, multi-queue-max-queues -> InitWait (2)
+ *   probe:    max-ring-page-order, multi-queue-max-queues,
+ *             feature-max-indirect-segments -> InitWait (2)
  *   frontend Initialised (3) / Connected (4):
  *             read ring-page-order, ring-ref / ring-refN, event-channel
  *             (per queue-N/ when multi-queue-num-queues > 1), protocol,
@@ -725,6 +726,11 @@ dev_probe(struct bk_dev *dev)
 		ok = xs_put(d, t, dev->be, "max-ring-page-order", "%u", d->opt.max_ring_order) &&
 		     xs_put(d, t, dev->be, "multi-queue-max-queues", "%u", d->opt.max_queues) &&
 		     xs_put(d, t, dev->be, "state", "%d", XenbusStateInitWait);
+		if (ok && d->opt.max_indirect)
+			ok = xs_put(d, t, dev->be, "feature-max-indirect-segments", "%u",
+				    d->opt.max_indirect);
+		else if (ok)
+			xs_del(d, t, dev->be, "feature-max-indirect-segments");
 		xs_del(d, t, dev->be, "error");
 		if (!ok) {
 			xs_transaction_end(d->xs, t, true);

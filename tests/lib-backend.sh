@@ -123,10 +123,12 @@ add_disk() {
 }
 
 # run_script DOMID FILE [blkfront-test options]: fail unless it passes.
+# (--max-indirect 16 keeps the frontend's shared data pool at 512 pages;
+# raw requests may still carry more segments.)
 run_script() {
 	local dom=$1 file=$2
 	shift 2
-	blkfront-test script --domid "$dom" "$@" "$file" ||
+	blkfront-test script --domid "$dom" --max-indirect 16 "$@" "$file" ||
 		fail "script $file failed (exit $?)"
 }
 

@@ -16,7 +16,7 @@ be=$(bk_be 1 51712)
 xs_wait "$be/state" 2
 xs_is "$be/max-ring-page-order" 3
 xs_is "$be/multi-queue-max-queues" 2
-xs_absent "$be/feature-max-indirect-segments"
+xs_is "$be/feature-max-indirect-segments" 32
 xs_absent "$be/error"
 # nothing of the connect phase yet
 xs_absent "$be/sectors"
@@ -38,5 +38,5 @@ wait_for 10 grep -q "vbd 1/51712: removed" "$BACKEND_LOG" ||
 stop_backend
 # a clean shutdown closes every device it served
 xs_is "$(bk_be 2 51728)/state" 6
-grep -q "error" "$BACKEND_LOG" && { cat "$BACKEND_LOG"; fail "errors in the log"; }
+grep -q "error:" "$BACKEND_LOG" && { cat "$BACKEND_LOG"; fail "errors in the log"; }
 exit 0

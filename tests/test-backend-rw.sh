@@ -45,6 +45,18 @@ gen_script() { # out
 		echo "dump p43 $BK_TMP/p43"
 		echo "dump p44 $BK_TMP/p44"
 		echo "dump p45 $BK_TMP/p45"
+		# an indirect request of 32 segments (128 KiB)
+		segs= rsegs=
+		for (( i=0; i<32; i++ )); do
+			echo "fill p$((50 + i)) seed:$((5000 + i))"
+			segs+=" seg=p$((50 + i))"
+			rsegs+=" seg=p$((90 + i))"
+		done
+		echo "send op=indirect indirect_op=write id=5000 sector=24000$segs expect=OKAY"
+		echo "send op=indirect indirect_op=read id=5001 sector=24000$rsegs expect=OKAY"
+		for (( i=0; i<32; i++ )); do
+			echo "check p$((90 + i)) seed:$((5000 + i))"
+		done
 	} > "$1"
 }
 gen_script "$BK_TMP/rw.script"
@@ -75,8 +87,8 @@ for store in file memory; do
 	cmp "$BK_TMP/partial.want" <(dd if="$img" bs=512 skip=20000 count=12 status=none) ||
 		fail "file: partial-page write not on the backing byte for byte"
 	# every request went to the host once, as one pwritev/preadv
-	[ "$(grep -c "op=write .* -> host=pwritev status=0" "$BACKEND_TRACE")" = 12 ] ||
-		fail "expected 12 writes with host=pwritev in the trace"
+	[ "$(grep -c "op=write .* -> host=pwritev status=0" "$BACKEND_TRACE")" = 13 ] ||
+		fail "expected 13 writes (12 direct, 1 indirect) with host=pwritev in the trace"
 done
 stop_backend
 exit 0
