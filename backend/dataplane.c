@@ -619,7 +619,9 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	q->lim.sector_size = q->feat->sector_size;
 	q->lim.read_only = q->feat->read_only;
 	q->lim.max_indirect_segments = d->opt.max_indirect;
-	q->lim.discard = q->feat->discard;
+	/* A read-only vbd answers DISCARD with ERROR, not EOPNOTSUPP (C07;
+	 * Linux blkback's failed xen_vbd_translate), so libblkring sees it. */
+	q->lim.discard = q->feat->discard || q->feat->read_only;
 	bk_dbg(BK_DBG_XENBUS, "vbd %s ring %u: %u pages, %u entries, port %u", q->name,
 	       idx, rc->nr_pages, size, q->port);
 	return q;

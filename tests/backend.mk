@@ -12,6 +12,18 @@ BACKEND_SH_TESTS = \
 	test-backend-synopsis.sh \
 	test-backend-initwait.sh \
 	test-backend-config-errors.sh \
+	test-backend-handshake.sh \
+	test-backend-rw.sh \
+	test-case-C01.sh \
+	test-case-C02.sh \
+	test-case-C03.sh \
+	test-case-C04.sh \
+	test-case-C05.sh \
+	test-case-C06.sh \
+	test-case-C07.sh \
+	test-case-C08.sh \
+	test-case-C09.sh \
+	test-case-C10.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
