@@ -754,28 +754,24 @@ static int
 do_directory_part(struct req *r)
 {
 	char path[XENSTORE_ABS_PATH_MAX + 1];
-	char all[XENSTORE_PAYLOAD_MAX * 2];
-	char *list = all, *heap = NULL;
 	char out[XENSTORE_PAYLOAD_MAX];
 	struct xnode *n;
 	unsigned long off;
 	size_t len, glen, chunk = 0;
+	char *list;
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
 	    (e = parse_uint(r->argv[1], UINT32_MAX, &off)) < 0 ||
 	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
-	len = children(n, all, sizeof(all));
-	if (len > sizeof(all)) {
-		heap = malloc(len);
-		if (!heap)
-			return -ENOMEM;
-		children(n, heap, len);
-		list = heap;
-	}
+	len = children(n, NULL, 0);
+	list = malloc(len + 1);
+	if (!list)
+		return -ENOMEM;
+	children(n, list, len);
 	if (off > len || (off > 0 && list[off - 1] != '\0')) {
-		free(heap);
+		free(list);
 		return -EINVAL;
 	}
 	glen = (size_t)snprintf(out, sizeof(out), "%" PRIu64, n->gen) + 1;
@@ -787,15 +783,10 @@ do_directory_part(struct req *r)
 		chunk += l;
 	}
 	memcpy(out + glen, list + off, chunk);
-	if (off + chunk == len) {
-		if (glen + chunk + 1 > sizeof(out)) {
-			/* the end marker does not fit: next call sends it */
-		} else {
-			out[glen + chunk] = '\0';
-			chunk++;
-		}
-	}
-	free(heap);
+	free(list);
+	/* The end marker; if it does not fit, the next call sends it. */
+	if (off + chunk == len && glen + chunk < sizeof(out))
+		out[glen + chunk++] = '\0';
 	reply(r, out, glen + chunk);
 	return 0;
 }
