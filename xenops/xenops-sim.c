@@ -296,7 +296,6 @@ sim_dom_fetch(struct sim *sim, uint32_t self, uint32_t domid,
 	int fds[HV_MAX_FDS];
 	unsigned int nfds = HV_MAX_FDS;
 	struct sim_dom *d;
-	bool foreign = domid != self;
 	int rc;
 
 	rc = sim_call(sim->conn, &req, &rsp, -1, fds, &nfds);
@@ -332,7 +331,6 @@ sim_dom_fetch(struct sim *sim, uint32_t self, uint32_t domid,
 		sim_dom_free(d);
 		goto out_close;
 	}
-	(void)foreign;
 	*out = d;
 	rc = 0;
 	goto out_close;
