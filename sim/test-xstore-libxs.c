@@ -154,6 +154,24 @@ test_round_trips(struct xs_handle *h)
 	free(dirents);
 	CHECK(xs_rm(h, XBT_NULL, "/t"));
 	CHECK(read_fails(h, "/t/a", ENOENT));
+	/* a directory too big for one XS_DIRECTORY: libxenstore falls back
+	 * to XS_DIRECTORY_PART and must get every name, in order */
+	for (unsigned int i = 0; i < 300; i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "/big/entry-with-a-long-name-%03u", i);
+		CHECK(xs_write(h, XBT_NULL, p, "", 0));
+	}
+	dirents = xs_directory(h, XBT_NULL, "/big", &n);
+	CHECK(dirents && n == 300);
+	for (unsigned int i = 0; i < 300; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "entry-with-a-long-name-%03u", i);
+		CHECK(!strcmp(dirents[i], want));
+	}
+	free(dirents);
+	CHECK(xs_rm(h, XBT_NULL, "/big"));
 	CHECK(read_is(h, XBT_NULL, "/local/domain/0/name", "Domain-0"));
 	CHECK(xs_is_domain_introduced(h, 0));
 	CHECK(!xs_is_domain_introduced(h, 4242));

@@ -219,6 +219,9 @@ canonicalize(uint32_t domid, const char *in, char *out, size_t outsize,
 	size_t inlen = strlen(in);
 	int plen = 0;
 
+	/* "@..." names special watches, never a node (xenstored too). */
+	if (in[0] == '@')
+		return -EINVAL;
 	if (in[0] != '/') {
 		if (inlen > XENSTORE_REL_PATH_MAX)
 			return -EINVAL;
@@ -306,8 +309,10 @@ tx_log(struct view *v, enum xop_type type, const char *path,
 		size_t cap = tx->capops ? tx->capops * 2 : 8;
 
 		op = realloc(tx->ops, cap * sizeof(*op));
-		if (!op)
+		if (!op) {
+			tx->poisoned = true;
 			return -ENOMEM;
+		}
 		tx->ops = op;
 		tx->capops = cap;
 	}
@@ -329,6 +334,8 @@ tx_log(struct view *v, enum xop_type type, const char *path,
 		free(op->path);
 		free(op->value);
 		free(op->perms);
+		/* The snapshot has the change, the log not: cannot commit. */
+		tx->poisoned = true;
 		return -ENOMEM;
 	}
 	op->len = len;
@@ -507,6 +514,28 @@ node_write(struct view *v, const char *path, const void *value, uint32_t len,
 	return 0;
 }
 
+/*
+ * A transaction removing a subtree looked at every node in it: a change
+ * anywhere below by someone else is a conflict (as xenstored, which
+ * records each deleted node).  path[0..len) is n's path; buf is reused.
+ */
+static void
+tx_note_subtree(struct view *v, char *buf, size_t len, const struct xnode *n)
+{
+	tx_note(v, buf, len, n);
+	for (uint32_t i = 0; i < n->nchild; i++) {
+		const struct xnode *c = n->child[i];
+		size_t l = strlen(c->name);
+
+		if (len + 1 + l > XENSTORE_ABS_PATH_MAX)
+			continue;	/* cannot exist: paths are checked */
+		buf[len] = '/';
+		memcpy(buf + len + 1, c->name, l + 1);
+		tx_note_subtree(v, buf, len + 1 + l, c);
+	}
+	buf[len] = '\0';
+}
+
 static int
 node_rm(struct view *v, const char *path)
 {
@@ -534,6 +563,12 @@ node_rm(struct view *v, const char *path)
 		return r;
 	parent = n->parent;
 	tx_note(v, path, plen, parent);
+	if (v->tx) {
+		char buf[XENSTORE_ABS_PATH_MAX + 1];
+
+		strcpy(buf, path);
+		tx_note_subtree(v, buf, strlen(buf), n);
+	}
 	nperms = n->nperms;
 	memcpy(perms, n->perms, nperms * sizeof(perms[0]));
 	xtree_remove(n, ++v->s->gen);
@@ -719,28 +754,24 @@ static int
 do_directory_part(struct req *r)
 {
 	char path[XENSTORE_ABS_PATH_MAX + 1];
-	char all[XENSTORE_PAYLOAD_MAX * 2];
-	char *list = all, *heap = NULL;
 	char out[XENSTORE_PAYLOAD_MAX];
 	struct xnode *n;
 	unsigned long off;
 	size_t len, glen, chunk = 0;
+	char *list;
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
 	    (e = parse_uint(r->argv[1], UINT32_MAX, &off)) < 0 ||
 	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
-	len = children(n, all, sizeof(all));
-	if (len > sizeof(all)) {
-		heap = malloc(len);
-		if (!heap)
-			return -ENOMEM;
-		children(n, heap, len);
-		list = heap;
-	}
+	len = children(n, NULL, 0);
+	list = malloc(len + 1);
+	if (!list)
+		return -ENOMEM;
+	children(n, list, len);
 	if (off > len || (off > 0 && list[off - 1] != '\0')) {
-		free(heap);
+		free(list);
 		return -EINVAL;
 	}
 	glen = (size_t)snprintf(out, sizeof(out), "%" PRIu64, n->gen) + 1;
@@ -752,15 +783,10 @@ do_directory_part(struct req *r)
 		chunk += l;
 	}
 	memcpy(out + glen, list + off, chunk);
-	if (off + chunk == len) {
-		if (glen + chunk + 1 > sizeof(out)) {
-			/* the end marker does not fit: next call sends it */
-		} else {
-			out[glen + chunk] = '\0';
-			chunk++;
-		}
-	}
-	free(heap);
+	free(list);
+	/* The end marker; if it does not fit, the next call sends it. */
+	if (off + chunk == len && glen + chunk < sizeof(out))
+		out[glen + chunk++] = '\0';
 	reply(r, out, glen + chunk);
 	return 0;
 }
