@@ -99,6 +99,9 @@ struct view {
 	uint32_t domid;
 	bool priv;
 	bool check;
+	/* commit replay: paths already fired, so each fires once */
+	char **fired;
+	size_t nfired;
 };
 
 /* ------------------------------------------------------------------ */
@@ -413,10 +416,40 @@ fire(struct xstore *s, const char *path, const struct xt_perm *perms,
 	}
 }
 
+/*
+ * During a commit, has this change (path, removal or not) fired already?
+ * Remembers it if not.  A removal also reaches watches below the path,
+ * so it is told apart from a change of the node.
+ */
+static bool
+fired_before(struct view *v, const char *path, bool removed)
+{
+	char **f, *key;
+
+	if (!v->fired)
+		return false;
+	if (asprintf(&key, "%c%s", removed ? 'r' : 'c', path) < 0)
+		return false;	/* then it may fire twice: harmless */
+	for (size_t i = 1; i <= v->nfired; i++) {
+		if (!strcmp(v->fired[i], key)) {
+			free(key);
+			return true;
+		}
+	}
+	f = realloc(v->fired, (v->nfired + 2) * sizeof(*f));
+	if (!f) {
+		free(key);
+		return false;
+	}
+	v->fired = f;
+	f[++v->nfired] = key;
+	return false;
+}
+
 static void
 fire_node(struct view *v, const char *path, const struct xnode *n)
 {
-	if (!v->tx)
+	if (!v->tx && !fired_before(v, path, false))
 		fire(v->s, path, n->perms, n->nperms, false);
 }
 
@@ -574,7 +607,8 @@ node_rm(struct view *v, const char *path)
 	xtree_remove(n, ++v->s->gen);
 	if (v->tx)
 		return tx_log(v, XOP_RM, path, NULL, 0, NULL, 0);
-	fire(v->s, path, perms, nperms, true);
+	if (!fired_before(v, path, true))
+		fire(v->s, path, perms, nperms, true);
 	return 0;
 }
 
@@ -989,6 +1023,8 @@ tx_replay(struct xstore_conn *c, struct xtx *tx)
 	};
 	int e = 0;
 
+	/* fired[0] unused: a non-NULL array turns deduplication on */
+	v.fired = calloc(1, sizeof(*v.fired));
 	for (size_t i = 0; i < tx->nops && e == 0; i++) {
 		struct xop *op = &tx->ops[i];
 
@@ -1007,6 +1043,9 @@ tx_replay(struct xstore_conn *c, struct xtx *tx)
 			break;
 		}
 	}
+	for (size_t i = 1; v.fired && i <= v.nfired; i++)
+		free(v.fired[i]);
+	free(v.fired);
 	return e;
 }
 
