@@ -45,16 +45,16 @@ gen_script() { # out
 		echo "dump p43 $BK_TMP/p43"
 		echo "dump p44 $BK_TMP/p44"
 		echo "dump p45 $BK_TMP/p45"
-		# an indirect request of 32 segments (128 KiB)
+		# an indirect request of 16 segments (64 KiB)
 		segs= rsegs=
-		for (( i=0; i<32; i++ )); do
+		for (( i=0; i<16; i++ )); do
 			echo "fill p$((50 + i)) seed:$((5000 + i))"
 			segs+=" seg=p$((50 + i))"
 			rsegs+=" seg=p$((90 + i))"
 		done
 		echo "send op=indirect indirect_op=write id=5000 sector=24000$segs expect=OKAY"
 		echo "send op=indirect indirect_op=read id=5001 sector=24000$rsegs expect=OKAY"
-		for (( i=0; i<32; i++ )); do
+		for (( i=0; i<16; i++ )); do
 			echo "check p$((90 + i)) seed:$((5000 + i))"
 		done
 	} > "$1"
