@@ -336,6 +336,7 @@ test_conn_limit(void)
 		struct pollfd p = { .fd = fds[128], .events = POLLIN };
 		if (poll(&p, 1, 100) == 1 && read(fds[128], &c, 1) == 0) {
 			close(fds[128]);	/* refused: try again */
+			usleep(50000);
 			continue;
 		}
 		extra = fds[128];

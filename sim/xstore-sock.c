@@ -150,7 +150,8 @@ listener_event(void *opaque, uint32_t events)
 	struct xsock_listener *ls = opaque;
 	struct xsock *x = ls->x;
 
-	for (;;) {
+	/* Bounded, so a client reconnecting at once cannot starve the rest. */
+	for (int n = 0; n < 16; n++) {
 		struct xsock_conn *xc;
 		int fd = accept4(ls->fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
