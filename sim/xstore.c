@@ -1475,6 +1475,10 @@ xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
 		"control/sysrq", "device/suspend/event-channel",
 		"data", "drivers", "feature", "attr", "error",
 	};
+	static const char *const features[] = {
+		"control/platform-feature-multiprocessor-suspend",
+		"control/platform-feature-xs_reset_watches",
+	};
 	uint32_t *d;
 	int e = 0;
 
@@ -1493,20 +1497,24 @@ xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
 	snprintf(id, sizeof(id), "%" PRIu32, domid);
 	if (domid == 0) {
 		/* Like xen-init-dom0: everything inherits "/" (n0). */
-		if (!e) e = mk(&v, dom, "", NULL, NULL, 0);
-		if (!e) e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
-		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+		e = mk(&v, dom, "", NULL, NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "domid", id, NULL, 0);
 	} else {
 		node_rm(&v, dom);
-		if (!e) e = mk(&v, dom, "", NULL, ro, 2);
-		if (!e) e = mk(&v, dom, "name", name, NULL, 0);
-		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+		e = mk(&v, dom, "", NULL, ro, 2);
+		if (!e)
+			e = mk(&v, dom, "name", name, NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "domid", id, NULL, 0);
 		for (size_t i = 0; i < ARRAY_SIZE(ro_dirs) && !e; i++)
 			e = mk(&v, dom, ro_dirs[i], NULL, ro, 2);
 		for (size_t i = 0; i < ARRAY_SIZE(rw_dirs) && !e; i++)
 			e = mk(&v, dom, rw_dirs[i], NULL, rw, 1);
-		if (!e) e = mk(&v, dom, "control/platform-feature-multiprocessor-suspend", "1", NULL, 0);
-		if (!e) e = mk(&v, dom, "control/platform-feature-xs_reset_watches", "1", NULL, 0);
+		for (size_t i = 0; i < ARRAY_SIZE(features) && !e; i++)
+			e = mk(&v, dom, features[i], "1", NULL, 0);
 	}
 	if (e < 0) {
 		node_rm(&v, dom);
