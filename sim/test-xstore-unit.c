@@ -463,8 +463,9 @@ test_transactions(void)
 	/* isolation, then commit */
 	CHECK(t_req(a, XS_TRANSACTION_START, 0, S(""), XS_TRANSACTION_START,
 		    S("1")) == 0);
-	CHECK(t_write(a, 1, "/t/x", "1", NULL) == 0);
+	CHECK(t_write(a, 1, "/t/x", "first", NULL) == 0);
 	CHECK(t_write(a, 1, "/t/new/y", "2", NULL) == 0);
+	CHECK(t_write(a, 1, "/t/x", "1", NULL) == 0);	/* one event at commit */
 	CHECK(t_read(a, 1, "/t/x", "1") == 0);
 	CHECK(t_read(a, 0, "/t/x", "0") == 0);
 	CHECK(t_read(b, 0, "/t/x", "0") == 0);

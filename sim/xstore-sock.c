@@ -237,7 +237,23 @@ xsock_listen(struct xsock *x, uint32_t domid)
 		free(path);
 		return e;
 	}
-	unlink(path);		/* a stale socket of a dead xensim */
+	/* A stale socket of a dead xensim goes; a live one is not stolen. */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 ||
+	    errno == EAGAIN) {
+		log_error("%s: another xensim is serving it", path);
+		close(fd);
+		free(path);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = -errno;
+		log_error("socket: %m");
+		free(path);
+		return e;
+	}
+	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
 	    listen(fd, 64) < 0) {
 		e = -errno;

@@ -99,6 +99,9 @@ struct view {
 	uint32_t domid;
 	bool priv;
 	bool check;
+	/* commit replay: paths already fired, so each fires once */
+	char **fired;
+	size_t nfired;
 };
 
 /* ------------------------------------------------------------------ */
@@ -413,10 +416,40 @@ fire(struct xstore *s, const char *path, const struct xt_perm *perms,
 	}
 }
 
+/*
+ * During a commit, has this change (path, removal or not) fired already?
+ * Remembers it if not.  A removal also reaches watches below the path,
+ * so it is told apart from a change of the node.
+ */
+static bool
+fired_before(struct view *v, const char *path, bool removed)
+{
+	char **f, *key;
+
+	if (!v->fired)
+		return false;
+	if (asprintf(&key, "%c%s", removed ? 'r' : 'c', path) < 0)
+		return false;	/* then it may fire twice: harmless */
+	for (size_t i = 1; i <= v->nfired; i++) {
+		if (!strcmp(v->fired[i], key)) {
+			free(key);
+			return true;
+		}
+	}
+	f = realloc(v->fired, (v->nfired + 2) * sizeof(*f));
+	if (!f) {
+		free(key);
+		return false;
+	}
+	v->fired = f;
+	f[++v->nfired] = key;
+	return false;
+}
+
 static void
 fire_node(struct view *v, const char *path, const struct xnode *n)
 {
-	if (!v->tx)
+	if (!v->tx && !fired_before(v, path, false))
 		fire(v->s, path, n->perms, n->nperms, false);
 }
 
@@ -574,7 +607,8 @@ node_rm(struct view *v, const char *path)
 	xtree_remove(n, ++v->s->gen);
 	if (v->tx)
 		return tx_log(v, XOP_RM, path, NULL, 0, NULL, 0);
-	fire(v->s, path, perms, nperms, true);
+	if (!fired_before(v, path, true))
+		fire(v->s, path, perms, nperms, true);
 	return 0;
 }
 
@@ -754,28 +788,24 @@ static int
 do_directory_part(struct req *r)
 {
 	char path[XENSTORE_ABS_PATH_MAX + 1];
-	char all[XENSTORE_PAYLOAD_MAX * 2];
-	char *list = all, *heap = NULL;
 	char out[XENSTORE_PAYLOAD_MAX];
 	struct xnode *n;
 	unsigned long off;
 	size_t len, glen, chunk = 0;
+	char *list;
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
 	    (e = parse_uint(r->argv[1], UINT32_MAX, &off)) < 0 ||
 	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
-	len = children(n, all, sizeof(all));
-	if (len > sizeof(all)) {
-		heap = malloc(len);
-		if (!heap)
-			return -ENOMEM;
-		children(n, heap, len);
-		list = heap;
-	}
+	len = children(n, NULL, 0);
+	list = malloc(len + 1);
+	if (!list)
+		return -ENOMEM;
+	children(n, list, len);
 	if (off > len || (off > 0 && list[off - 1] != '\0')) {
-		free(heap);
+		free(list);
 		return -EINVAL;
 	}
 	glen = (size_t)snprintf(out, sizeof(out), "%" PRIu64, n->gen) + 1;
@@ -787,15 +817,10 @@ do_directory_part(struct req *r)
 		chunk += l;
 	}
 	memcpy(out + glen, list + off, chunk);
-	if (off + chunk == len) {
-		if (glen + chunk + 1 > sizeof(out)) {
-			/* the end marker does not fit: next call sends it */
-		} else {
-			out[glen + chunk] = '\0';
-			chunk++;
-		}
-	}
-	free(heap);
+	free(list);
+	/* The end marker; if it does not fit, the next call sends it. */
+	if (off + chunk == len && glen + chunk < sizeof(out))
+		out[glen + chunk++] = '\0';
 	reply(r, out, glen + chunk);
 	return 0;
 }
@@ -998,6 +1023,8 @@ tx_replay(struct xstore_conn *c, struct xtx *tx)
 	};
 	int e = 0;
 
+	/* fired[0] unused: a non-NULL array turns deduplication on */
+	v.fired = calloc(1, sizeof(*v.fired));
 	for (size_t i = 0; i < tx->nops && e == 0; i++) {
 		struct xop *op = &tx->ops[i];
 
@@ -1016,6 +1043,9 @@ tx_replay(struct xstore_conn *c, struct xtx *tx)
 			break;
 		}
 	}
+	for (size_t i = 1; v.fired && i <= v.nfired; i++)
+		free(v.fired[i]);
+	free(v.fired);
 	return e;
 }
 
@@ -1445,6 +1475,10 @@ xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
 		"control/sysrq", "device/suspend/event-channel",
 		"data", "drivers", "feature", "attr", "error",
 	};
+	static const char *const features[] = {
+		"control/platform-feature-multiprocessor-suspend",
+		"control/platform-feature-xs_reset_watches",
+	};
 	uint32_t *d;
 	int e = 0;
 
@@ -1463,20 +1497,24 @@ xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
 	snprintf(id, sizeof(id), "%" PRIu32, domid);
 	if (domid == 0) {
 		/* Like xen-init-dom0: everything inherits "/" (n0). */
-		if (!e) e = mk(&v, dom, "", NULL, NULL, 0);
-		if (!e) e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
-		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+		e = mk(&v, dom, "", NULL, NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "domid", id, NULL, 0);
 	} else {
 		node_rm(&v, dom);
-		if (!e) e = mk(&v, dom, "", NULL, ro, 2);
-		if (!e) e = mk(&v, dom, "name", name, NULL, 0);
-		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+		e = mk(&v, dom, "", NULL, ro, 2);
+		if (!e)
+			e = mk(&v, dom, "name", name, NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "domid", id, NULL, 0);
 		for (size_t i = 0; i < ARRAY_SIZE(ro_dirs) && !e; i++)
 			e = mk(&v, dom, ro_dirs[i], NULL, ro, 2);
 		for (size_t i = 0; i < ARRAY_SIZE(rw_dirs) && !e; i++)
 			e = mk(&v, dom, rw_dirs[i], NULL, rw, 1);
-		if (!e) e = mk(&v, dom, "control/platform-feature-multiprocessor-suspend", "1", NULL, 0);
-		if (!e) e = mk(&v, dom, "control/platform-feature-xs_reset_watches", "1", NULL, 0);
+		for (size_t i = 0; i < ARRAY_SIZE(features) && !e; i++)
+			e = mk(&v, dom, features[i], "1", NULL, 0);
 	}
 	if (e < 0) {
 		node_rm(&v, dom);
