@@ -251,10 +251,10 @@ cmd_check(int argc, char **argv, const struct opts *o)
 	if (r == 0)
 		printf("check: %" PRIu64 " guest flushes, %" PRIu64
 		       " writes promised durable, %" PRIu64 " lost (%" PRIu64
-		       " never on the host log), %" PRIu64
-		       " host writes not acknowledged to the guest: %s\n",
+		       " never on the host log), %" PRIu64 " overwritten in time, %"
+		       PRIu64 " host writes not acknowledged to the guest: %s\n",
 		       res.flushes, res.writes_promised, res.writes_lost,
-		       res.writes_unmatched, res.host_unacked,
+		       res.writes_unmatched, res.writes_superseded, res.host_unacked,
 		       res.writes_lost ? "VIOLATED" : "ok");
 	gl_log_close(gl);
 	cl_log_close(log);
