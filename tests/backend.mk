@@ -29,6 +29,8 @@ BACKEND_SH_TESTS = \
 	test-case-C13.sh \
 	test-case-C14.sh \
 	test-case-C15.sh \
+	test-backend-sigterm.sh \
+	test-backend-cycles.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
