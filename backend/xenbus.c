@@ -787,8 +787,9 @@ dev_update(struct bk_dev *dev)
 	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
 	if (online == 0 ||
 	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
-		if (dev->state != XenbusStateClosed) {
+		if (be_state != XenbusStateClosed || dev->state != XenbusStateClosed) {
 			disconnect(dev);
+			dev->state = (int)be_state;	/* what the node says now */
 			set_state(dev, XenbusStateClosed);
 		}
 		return;
