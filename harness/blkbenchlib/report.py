@@ -97,11 +97,18 @@ def plot_metrics(outdir, cells, runs_by_cell, metrics, gnuplot):
                 f.write('"%s" %s\n' % (g, " ".join(cols)))
         if not any_value:
             continue
+        # only the wheres that measured this metric (gnuplot refuses an
+        # all-NaN series)
+        with open(data_path) as f:
+            rows = [ln.rsplit('"', 1)[1].split() for ln in f if ln.startswith('"')]
+        present = [i for i in range(len(wheres))
+                   if any(r[3 * i] != "NaN" for r in rows)]
+        first = present[0]
         plots = ", ".join(
             "'%s' using %d:%d:%d%s title '%s'" % (
                 data_path, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i,
-                ":xtic(1)" if i == 0 else "", w)
-            for i, w in enumerate(wheres))
+                ":xtic(1)" if i == first else "", w)
+            for i, w in enumerate(wheres) if i in present)
         base = os.path.join(pdir, m)
         script = "\n".join([
             "set style data histograms",
