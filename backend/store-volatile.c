@@ -8,9 +8,9 @@
  *    cache sequence number.
  *  - READ reads the store below, then lays every cached write that
  *    overlaps it on top, oldest first: reads see the cache.
- *  - FLUSH writes every cached write to the store below (newest data
- *    wins where they overlap), flushes the store below, empties the cache
- *    and only then completes.
+ *  - FLUSH writes every cached write to the store below, whole and in
+ *    order (writes that overlap an earlier one wait for it), flushes the
+ *    store below, empties the cache and only then completes.
  *  - WRITE with BK_IO_FUA goes to the store below durably (RWF_DSYNC if
  *    the store below has native FUA, else write + flush); the parts of
  *    older cached writes it overwrites are dropped from the cache, so a
@@ -93,18 +93,25 @@ struct volatile_queue {
 	unsigned int head, count;
 };
 
-/* A piece of a cached write to put on the store below. */
-struct vc_piece {
-	uint64_t off;
-	uint64_t len;
-	const unsigned char *data;
-};
-
 /* A set of disjoint byte ranges, sorted by start. */
 struct vc_ranges {
 	struct { uint64_t a, b; } *r;
 	size_t n, cap;
 };
+
+/*
+ * Cached data goes to the store below as is: the file driver uses
+ * O_DIRECT, so buffers are 4096-byte aligned (store.h).  NULL on failure.
+ */
+static unsigned char *
+vc_alloc_data(uint64_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, len ? len : 1) != 0)
+		return NULL;
+	return p;
+}
 
 static inline struct volatile_store *
 to_vs(struct bk_store *s)
@@ -251,82 +258,86 @@ vc_ranges_claim(struct vc_ranges *rs, uint64_t a, uint64_t b,
 
 /* ---- writing a list of cached writes to the store below ---- */
 
-struct vc_destage {
-	struct vc_piece *p;
-	size_t n, cap;
-	const struct vc_entry *cur;
-};
+static bool
+vc_ranges_overlap(const struct vc_ranges *rs, uint64_t a, uint64_t b)
+{
+	size_t i = 0;
+
+	while (i < rs->n && rs->r[i].b <= a)
+		i++;
+	return i < rs->n && rs->r[i].a < b;
+}
 
 static int
-vc_destage_emit(void *ctx, uint64_t a, uint64_t b)
+vc_emit_nothing(void *ctx, uint64_t a, uint64_t b)
 {
-	struct vc_destage *d = ctx;
-
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 64;
-		void *p = realloc(d->p, cap * sizeof(*d->p));
-
-		if (!p)
-			return -ENOMEM;
-		d->p = p;
-		d->cap = cap;
-	}
-	d->p[d->n].off = a;
-	d->p[d->n].len = b - a;
-	d->p[d->n].data = d->cur->data + (a - d->cur->off);
-	d->n++;
 	return 0;
 }
 
-/*
- * Write ents[0..n) (oldest first) to the store below: newest data wins
- * where they overlap, so the pieces are disjoint and go down in parallel.
- * Not flushed.  0 or -errno.
- */
+/* Write ents[0..n) to the store below at once; they do not overlap. */
 static int
-vc_write_entries(struct volatile_store *vs, struct vc_entry **ents, size_t n)
+vc_write_batch(struct volatile_store *vs, struct vc_entry **ents, size_t n)
 {
-	struct vc_ranges claimed = { 0 };
-	struct vc_destage d = { 0 };
-	struct bk_io *ios = NULL, **iop = NULL;
-	struct iovec *iov = NULL;
+	struct bk_io *ios, **iop;
+	struct iovec *iov;
 	size_t i;
-	int r = 0;
+	int r;
 
-	for (i = n; i-- > 0;) {
-		d.cur = ents[i];
-		r = vc_ranges_claim(&claimed, ents[i]->off,
-				    ents[i]->off + ents[i]->len,
-				    vc_destage_emit, &d);
-		if (r < 0)
-			goto out;
-	}
-	if (d.n == 0)
-		goto out;
-	ios = calloc(d.n, sizeof(*ios));
-	iop = calloc(d.n, sizeof(*iop));
-	iov = calloc(d.n, sizeof(*iov));
+	ios = calloc(n, sizeof(*ios));
+	iop = calloc(n, sizeof(*iop));
+	iov = calloc(n, sizeof(*iov));
 	if (!ios || !iop || !iov) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < d.n; i++) {
-		iov[i].iov_base = (void *)d.p[i].data;
-		iov[i].iov_len = d.p[i].len;
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = ents[i]->data;
+		iov[i].iov_len = ents[i]->len;
 		ios[i].op = BK_IO_WRITE;
-		ios[i].offset = d.p[i].off;
-		ios[i].len = d.p[i].len;
+		ios[i].offset = ents[i]->off;
+		ios[i].len = ents[i]->len;
 		ios[i].iov = &iov[i];
 		ios[i].iovcnt = 1;
 		iop[i] = &ios[i];
 	}
-	r = vc_lower_run(vs, iop, (unsigned int)d.n);
+	r = vc_lower_run(vs, iop, (unsigned int)n);
 out:
 	free(ios);
 	free(iop);
 	free(iov);
-	free(d.p);
-	vc_ranges_free(&claimed);
+	return r;
+}
+
+/*
+ * Write ents[0..n) (oldest first) to the store below, each one whole, as
+ * the guest wrote it (so a recorder below sees the guest's writes):
+ * runs of writes that do not overlap go down together, and a write that
+ * overlaps one of its run waits for the run to complete, so the newest
+ * data always lands last.  Not flushed.  0 or -errno.
+ */
+static int
+vc_write_entries(struct volatile_store *vs, struct vc_entry **ents, size_t n)
+{
+	size_t start = 0;
+	int r = 0;
+
+	while (start < n && r == 0) {
+		struct vc_ranges run = { 0 };
+		size_t end = start;
+
+		while (end < n && r == 0 &&
+		       !vc_ranges_overlap(&run, ents[end]->off,
+					  ents[end]->off + ents[end]->len)) {
+			r = vc_ranges_claim(&run, ents[end]->off,
+					    ents[end]->off + ents[end]->len,
+					    vc_emit_nothing, NULL);
+			end++;
+		}
+		vc_ranges_free(&run);
+		if (r == 0)
+			r = vc_write_batch(vs, ents + start, end - start);
+		start = end;
+	}
 	return r;
 }
 
@@ -396,7 +407,7 @@ vc_punch(struct volatile_store *vs, uint64_t a, uint64_t b)
 		}
 		if (ea < a) {
 			l = calloc(1, sizeof(*l));
-			if (!l || !(l->data = malloc(a - ea))) {
+			if (!l || !(l->data = vc_alloc_data(a - ea))) {
 				free(l);
 				return -ENOMEM;
 			}
@@ -407,7 +418,7 @@ vc_punch(struct volatile_store *vs, uint64_t a, uint64_t b)
 		}
 		if (eb > b) {
 			rgt = calloc(1, sizeof(*rgt));
-			if (!rgt || !(rgt->data = malloc(eb - b))) {
+			if (!rgt || !(rgt->data = vc_alloc_data(eb - b))) {
 				free(rgt);
 				if (l)
 					vc_entry_free(l);
@@ -498,7 +509,7 @@ vc_do_write(struct volatile_store *vs, struct bk_io *io)
 	int i, r;
 
 	e = calloc(1, sizeof(*e));
-	if (!e || !(e->data = malloc(io->len ? io->len : 1))) {
+	if (!e || !(e->data = vc_alloc_data(io->len))) {
 		free(e);
 		return -ENOMEM;
 	}

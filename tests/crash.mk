@@ -6,6 +6,8 @@
 # test-crash-check.sh  blkcrash check: honest logs pass, a flush
 #                      acknowledged before its fdatasync is caught
 # test-crash-fsck.sh   blkcrash fsck on an ext4 image built by hand
+# test-crash-cut.sh   case C12: blkbackd --cache=volatile power-cut by
+#                      blkcrash cut; nothing acknowledged-and-flushed lost
 # test-crash-campaign.sh  blkcrash run --quick end to end (ext4, >= 50
 #                      crash points): 0 violations with honest flushes,
 #                      >= 1 with blkbackd --unsafe-ignore-flush
@@ -17,6 +19,7 @@ TESTS += \
 	test-crash-fsck.sh \
 	test-crash-campaign.sh \
 	test-crash-synopsis.sh \
+	test-crash-cut.sh \
 	$(NULL)
 EXTRA_DIST += \
 	test-crash-replay.sh \
@@ -24,6 +27,7 @@ EXTRA_DIST += \
 	test-crash-fsck.sh \
 	test-crash-campaign.sh \
 	test-crash-synopsis.sh \
+	test-crash-cut.sh \
 	$(NULL)
 
 # The wrappers are compiled again here (per-target flags give them their

@@ -124,6 +124,24 @@ W 4096 4096 66
 W 8192 4096 67
 W 12288 4096 68 fua' "$d/guest6"
 
+# a write overwritten by a later one before the flush: a cache below
+# may never write the older data; it is kept if the newer one is durable
+cat > "$d/guest-over" <<EOF2
+blkfront-guestlog 1
+W 1 0 8 $A 0 0
+W 2 0 8 $B 0 1
+F 3 2
+EOF2
+expect 0 overwritten 'dev 1048576
+W 0 4096 66
+F' "$d/guest-over"
+grep -q "0 lost (0 never on the host log), 1 overwritten in time" "$d/overwritten.out" ||
+	fail "overwritten: counts"
+expect 1 overwritten-lost 'dev 1048576
+W 0 4096 65
+F' "$d/guest-over"
+grep -q "LOST: guest write #2" "$d/overwritten-lost.out" || fail "overwritten-lost: #2"
+
 # a torn last line of the guest log is ignored; a lost line is an error
 { cat "$d/guest"; printf 'W 6 32 8 %s 0' "$A"; } > "$d/guest-torn"
 expect 0 torn-guest 'dev 1048576

@@ -607,6 +607,57 @@ cut_stack(bool bottom_up)
 	return 0;
 }
 
+/* A flush writes every cached write whole and in order (the recorder
+ * below sees the guest's writes), overlapping ones one after the other. */
+static int
+test_volatile_destage_whole(void)
+{
+	struct bk_store_config lc = { .size = DEV_SIZE }, vc = { 0 }, rc = { 0 };
+	struct bk_store *low, *vol, *rec;
+	struct bk_store_features lf, vf, rf;
+	struct stack st;
+	struct cl_log *log;
+	static unsigned char a[2 * BLK], b[2 * BLK], c[BLK];
+
+	assert(tmem_ops.open(&lc, &low, &lf) == 0);
+	rc.lower = low;
+	rc.lower_ops = &tmem_ops;
+	rc.lower_features = &lf;
+	rc.record_path = logpath;
+	assert(bk_store_record_ops.open(&rc, &rec, &rf) == 0);
+	vc.lower = rec;
+	vc.lower_ops = &bk_store_record_ops;
+	vc.lower_features = &rf;
+	assert(bk_store_volatile_ops.open(&vc, &vol, &vf) == 0);
+	memset(&st, 0, sizeof(st));
+	st.ops = &bk_store_volatile_ops;
+	st.top = vol;
+	assert(st.ops->queue_open(vol, 8, &st.q) == 0);
+	fill(a, sizeof(a), 21);
+	fill(b, sizeof(b), 22);
+	fill(c, sizeof(c), 23);
+	assert(do_io(&st, BK_IO_WRITE, 0, 0, a, 2 * BLK) == 2 * BLK);
+	assert(do_io(&st, BK_IO_WRITE, 0, 8 * BLK, c, BLK) == BLK);
+	assert(do_io(&st, BK_IO_WRITE, 0, BLK, b, 2 * BLK) == 2 * BLK);
+	assert(do_io(&st, BK_IO_FLUSH, 0, 0, NULL, 0) == 0);
+	st.ops->queue_close(st.q);
+	bk_store_volatile_ops.close(vol);
+	bk_store_record_ops.close(rec);
+	assert(memcmp(((struct tmem *)low)->data, a, BLK) == 0);
+	assert(memcmp(((struct tmem *)low)->data + BLK, b, 2 * BLK) == 0);
+	tmem_ops.close(low);
+	assert(cl_log_open(logpath, &log) == 0);
+	assert(log->n == 4);
+	/* a and c went down together, b after a completed */
+	assert(log->e[0].rec.hash == crashlog_hash(a, 2 * BLK) ||
+	       log->e[1].rec.hash == crashlog_hash(a, 2 * BLK));
+	assert(log->e[2].rec.offset == BLK && log->e[2].rec.len == 2 * BLK &&
+	       log->e[2].rec.hash == crashlog_hash(b, 2 * BLK));
+	assert(log->e[3].rec.type == CRASHLOG_FLUSH && log->e[2].durable_at == 4);
+	cl_log_close(log);
+	return 0;
+}
+
 static int
 test_volatile_over_record_cut(void)
 {
@@ -627,6 +678,7 @@ main(int argc, char **argv)
 		{ "volatile_reads_see_cache", test_volatile_reads_see_cache },
 		{ "volatile_power_cut", test_volatile_power_cut },
 		{ "volatile_writeback_when_full", test_volatile_writeback_when_full },
+		{ "volatile_destage_whole", test_volatile_destage_whole },
 		{ "volatile_over_record_cut", test_volatile_over_record_cut },
 	};
 	unsigned int i;

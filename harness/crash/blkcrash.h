@@ -133,6 +133,7 @@ void gl_log_close(struct gl_log *gl);
 struct check_result {
 	uint64_t writes_promised;	/* guest W covered by an acked flush/FUA */
 	uint64_t writes_lost;		/* ... not durable by the deadline */
+	uint64_t writes_superseded;	/* ... not, but overwritten in time */
 	uint64_t writes_unmatched;	/* acked W with no host record at all */
 	uint64_t host_unacked;		/* host writes no guest W matches */
 	uint64_t flushes;		/* guest F records */

@@ -213,6 +213,49 @@ hkey_lower(const struct hkey *k, size_t n, uint64_t off, uint64_t len, uint64_t 
 	return lo;
 }
 
+/*
+ * A promised write that is not itself durable in time is still kept if
+ * every one of its sectors was overwritten by later acknowledged writes
+ * that were durable in time (a cache below may never write the older
+ * data at all).  One backward sweep with, per sector, the earliest
+ * durable_at of the writes after the current one.
+ */
+static int
+check_superseded(const struct cl_log *log, const struct gl_log *gl,
+		 const uint64_t *match, const uint64_t *promise,
+		 const uint64_t *bound, bool *superseded)
+{
+	uint64_t nsect = log->hdr.dev_size / SECTOR_SIZE, s;
+	uint64_t *min_durable;
+	size_t i;
+
+	min_durable = malloc((nsect ? nsect : 1) * sizeof(*min_durable));
+	if (!min_durable)
+		return -ENOMEM;
+	for (s = 0; s < nsect; s++)
+		min_durable[s] = CL_NEVER;
+	for (i = gl->n; i-- > 0;) {
+		const struct gl_entry *e = &gl->e[i];
+		uint64_t d, worst = 0, end;
+
+		if (e->type != GL_WRITE || e->sector >= nsect || e->nr > nsect - e->sector)
+			continue;
+		end = e->sector + e->nr;
+		d = match[i] ? log->e[match[i] - 1].durable_at : CL_NEVER;
+		if (promise[i] && (d == CL_NEVER || d >= bound[promise[i]]) && e->nr) {
+			for (s = e->sector; s < end; s++)
+				if (min_durable[s] > worst)
+					worst = min_durable[s];
+			superseded[i] = worst < bound[promise[i]];
+		}
+		for (s = e->sector; s < end; s++)
+			if (d < min_durable[s])
+				min_durable[s] = d;
+	}
+	free(min_durable);
+	return 0;
+}
+
 int
 check_logs(const struct cl_log *log, const struct gl_log *gl,
 	   struct check_result *res, unsigned int max_report, bool verbose)
@@ -221,6 +264,7 @@ check_logs(const struct cl_log *log, const struct gl_log *gl,
 	bool *used = NULL;
 	size_t nkeys = 0, i, pending = 0;
 	uint64_t *match = NULL, *promise = NULL, *bound = NULL;
+	bool *superseded = NULL;
 	uint64_t reported = 0;
 	int r = 0;
 
@@ -230,7 +274,8 @@ check_logs(const struct cl_log *log, const struct gl_log *gl,
 	match = calloc(gl->n + 1, sizeof(*match));	/* host seq, 0 = none */
 	promise = calloc(gl->n + 1, sizeof(*promise));	/* guest seq, 0 = none */
 	bound = calloc(gl->n + 2, sizeof(*bound));	/* U(g), host seq */
-	if (!keys || !used || !match || !promise || !bound) {
+	superseded = calloc(gl->n + 1, sizeof(*superseded));
+	if (!keys || !used || !match || !promise || !bound || !superseded) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -290,6 +335,10 @@ check_logs(const struct cl_log *log, const struct gl_log *gl,
 				bound[i] = bound[i + 1];
 	}
 
+	r = check_superseded(log, gl, match, promise, bound, superseded);
+	if (r < 0)
+		goto out;
+
 	for (i = 0; i < gl->n; i++) {
 		const struct gl_entry *e = &gl->e[i];
 		uint64_t u, d;
@@ -299,6 +348,10 @@ check_logs(const struct cl_log *log, const struct gl_log *gl,
 			continue;
 		res->writes_promised++;
 		u = bound[promise[i]];
+		if (superseded[i]) {
+			res->writes_superseded++;
+			continue;
+		}
 		if (!match[i]) {
 			res->writes_unmatched++;
 			res->writes_lost++;
@@ -338,5 +391,6 @@ out:
 	free(match);
 	free(promise);
 	free(bound);
+	free(superseded);
 	return r;
 }

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,10 +251,10 @@ cmd_check(int argc, char **argv, const struct opts *o)
 	if (r == 0)
 		printf("check: %" PRIu64 " guest flushes, %" PRIu64
 		       " writes promised durable, %" PRIu64 " lost (%" PRIu64
-		       " never on the host log), %" PRIu64
-		       " host writes not acknowledged to the guest: %s\n",
+		       " never on the host log), %" PRIu64 " overwritten in time, %"
+		       PRIu64 " host writes not acknowledged to the guest: %s\n",
 		       res.flushes, res.writes_promised, res.writes_lost,
-		       res.writes_unmatched, res.host_unacked,
+		       res.writes_unmatched, res.writes_superseded, res.host_unacked,
 		       res.writes_lost ? "VIOLATED" : "ok");
 	gl_log_close(gl);
 	cl_log_close(log);
@@ -299,6 +300,21 @@ run_cmd(char *const argv[], const char *outpath)
  * clean, 1 not clean (details appended to outpath), -errno on a tool
  * failure.
  */
+static void ATTRIBUTE_FORMAT_PRINTF(2, 3)
+append_line(const char *path, const char *fmt, ...)
+{
+	FILE *f = fopen(path, "a");
+	va_list ap;
+
+	if (!f)
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
+}
+
 static int
 fsck_image(const char *fs, const char *path, const char *copy, const char *mnt,
 	   const char *outpath)
@@ -313,13 +329,30 @@ fsck_image(const char *fs, const char *path, const char *copy, const char *mnt,
 			return r < 0 ? r : -EIO;
 	}
 	if (!strcmp(fs, "ext4")) {
-		char *rec[] = { "e2fsck", "-E", "journal_only", "-y", (char *)copy, NULL };
+		char *rec[] = { "e2fsck", "-E", "journal_only", "-p", (char *)copy, NULL };
 		char *chk[] = { "e2fsck", "-fn", (char *)copy, NULL };
 
+		/*
+		 * Replay the journal as the kernel would at mount.  It must
+		 * exit 0: anything else means it found (and may have fixed)
+		 * more than a journal to replay, e.g. "needs_recovery flag is
+		 * clear, but journal has data", which must not pass unseen.
+		 */
 		r = run_cmd(rec, outpath);
-		/* 0/1 = journal replayed or nothing to do; else the check says */
+		if (r == 126 || r == 127 || r < 0)
+			return r < 0 ? r : -ENOENT;
+		if (r != 0) {
+			append_line(outpath, "journal recovery exited %d", r);
+			unlink(copy);
+			return 1;
+		}
 		r = run_cmd(chk, outpath);
-		r = r == 0 ? 0 : (r >= 8 ? -EIO : 1);
+		/* bits 1|2|4: errors; 8: cannot even read it (no superblock...);
+		 * 16 usage, 32 cancelled, 126/127 not run: our failure */
+		if (r == 126 || r == 127 || r < 0 || (r & (16 | 32 | 128)))
+			r = r < 0 ? r : -EIO;
+		else
+			r = r == 0 ? 0 : 1;
 	} else {
 		char *mount[] = { "mount", "-o", "loop", (char *)copy, (char *)mnt, NULL };
 		char *umount[] = { "umount", (char *)mnt, NULL };
@@ -327,12 +360,7 @@ fsck_image(const char *fs, const char *path, const char *copy, const char *mnt,
 
 		r = run_cmd(mount, outpath);
 		if (r != 0) {
-			FILE *f = fopen(outpath, "a");
-
-			if (f) {
-				fprintf(f, "mount (log recovery) failed: %d\n", r);
-				fclose(f);
-			}
+			append_line(outpath, "mount (log recovery) failed: %d", r);
 			r = 1;
 		} else {
 			r = run_cmd(umount, outpath);
@@ -485,7 +513,7 @@ out:
 		img_close(im, false);
 	free(pts);
 	cl_log_close(log);
-	if (work && own_work && !(o->keep && bad)) {
+	if (work && own_work && ret != 2 && !(o->keep && bad)) {
 		if (img)
 			unlink(img);
 		if (out)
