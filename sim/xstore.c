@@ -365,6 +365,9 @@ watch_event(struct xstore_conn *c, const struct xwatch *w, const char *path)
 		assert(strlen(path) >= w->strip);
 		p += w->strip;
 	}
+	/* Never send what a client may not receive (as xenstored). */
+	if (strlen(p) + 1 + strlen(w->token) + 1 > XENSTORE_PAYLOAD_MAX)
+		return;
 	queue_msg(c, XS_WATCH_EVENT, 0, 0, p, strlen(p) + 1, w->token,
 		  strlen(w->token) + 1);
 }
@@ -1303,7 +1306,7 @@ const void *
 xstore_conn_output(const struct xstore_conn *c, size_t *len)
 {
 	*len = c->out_len - c->out_off;
-	return c->out + c->out_off;
+	return c->out ? c->out + c->out_off : "";
 }
 
 void

@@ -1,0 +1,165 @@
+/*
+ * hv-proto.h: what xensim's hypervisor (sim/hv.c) and its client
+ * (xenops/xenops-sim.c) share: the layout of the shared-memory tables and
+ * the control protocol on DIR/hv.sock and DIR/dom<N>/hv.sock.
+ *
+ * Per domain, xensim creates four memfds:
+ *
+ *   ram  HV_RAM_SIZE bytes of sparse "RAM"; frame f is bytes
+ *        f*4096 .. f*4096+4095.  Given to the domain itself (it shares
+ *        pages out of it) and to dom0 (it maps and copies granted frames).
+ *   gnt  struct hv_gnt: a header, the v1 grant table (grant_entry_v1_t,
+ *        written by the domain, checked and flagged by the mapper exactly
+ *        as Xen does) and two allocation bitmaps (grant refs, frames),
+ *        shared by every process of the domain and allocated with atomic
+ *        compare-exchange, so allocation never needs the daemon.
+ *   act  struct hv_active[HV_NR_GRANTS]: Xen's "active grant table", the
+ *        per-entry pin counts of the mapping side.  Only dom0 gets it, so
+ *        the granting domain cannot forge pins.
+ *   evt  struct hv_evtchn[HV_NR_PORTS]: event channel ports.  xensim alone
+ *        writes the state word; senders set "pending", the owning handle
+ *        sets/clears "masked" and clears "pending".  Given to the domain
+ *        and to every handle that has a channel to one of its ports.
+ *
+ * Control protocol: SOCK_SEQPACKET, one struct hv_req per message, one
+ * struct hv_rsp back (with 0..HV_MAX_FDS fds in SCM_RIGHTS).  The domain
+ * of a connection is the socket it came in on; DIR/hv.sock is dom0's and
+ * privileged (may fetch any domain's memory).  A malformed request drops
+ * the connection.  Closing an event channel handle's connection unbinds
+ * its ports.  Only the control path uses the socket: map, copy, share,
+ * notify, pending and unmask work on shared memory and eventfds alone.
+ *
+ * Memory ordering is spelled out at each access (barrier.h).  The
+ * grant entry's flags and domid form one 32-bit word (little-endian:
+ * flags in the low half) that both sides only ever access atomically as
+ * a whole, like Xen's cmpxchg on the combined word in _set_status_v1().
+ */
+#ifndef SIM_HV_PROTO_H
+#define SIM_HV_PROTO_H
+
+#include <stdint.h>
+#include <xen/xen.h>
+#include <xen/grant_table.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "hv-proto.h: the grant entry word layout assumes little-endian"
+#endif
+
+#define HV_PROTO_VERSION	1u
+#define HV_PAGE_SIZE		4096u
+
+#define HV_NR_FRAMES		65536u		/* 256 MiB of RAM per domain */
+#define HV_RAM_SIZE		((uint64_t)HV_NR_FRAMES * HV_PAGE_SIZE)
+#define HV_NR_GRANTS		8192u
+#define HV_NR_PORTS		1024u		/* port 0 is never valid */
+#define HV_MAX_DOMID		0x7FEFu		/* DOMID_FIRST_RESERVED - 1 */
+#define HV_MAX_FDS		4
+
+/* ---- gnt memfd ---- */
+#define HV_GNT_MAGIC		0x78686e74u	/* "xhnt" */
+
+struct hv_gnt_hdr {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t domid;
+	uint32_t nr_frames;
+	uint32_t nr_grants;
+	/* Set to 1 by xensim when the domain is destroyed (store_release);
+	 * mappers read it with READ_ONCE and then refuse new maps (-ESRCH). */
+	uint32_t dying;
+};
+
+struct hv_gnt {
+	union {
+		struct hv_gnt_hdr hdr;
+		uint8_t hdr_page[HV_PAGE_SIZE];
+	};
+	grant_entry_v1_t table[HV_NR_GRANTS];
+	/* Bit r set: grant ref r belongs to a share.  Refs below
+	 * GNTTAB_NR_RESERVED_ENTRIES are set at creation (reserved, as on Xen). */
+	uint64_t gref_map[HV_NR_GRANTS / 64];
+	/* Bit f set: frame f is in use by a share. */
+	uint64_t frame_map[HV_NR_FRAMES / 64];
+};
+
+/* ---- act memfd ---- */
+/*
+ * pin: bits 0..14 all pins (maps and copies in progress), bits 15..29 the
+ * writable ones, bit 31 HV_PIN_BUSY while one mapper changes the grant
+ * entry's GTF_reading/GTF_writing (the transition 0 <-> 1 pins).
+ * frame and domid are snapshots taken at the first pin (as Xen's act->frame),
+ * valid while pin != 0.
+ */
+#define HV_PIN_ONE		1u
+#define HV_PIN_MASK		0x7fffu
+#define HV_PIN_W_ONE		(1u << 15)
+#define HV_PIN_W_MASK		(0x7fffu << 15)
+#define HV_PIN_BUSY		(1u << 31)
+
+struct hv_active {
+	uint32_t pin;
+	uint32_t frame;
+	uint32_t domid;
+	uint32_t pad;
+};
+
+/* ---- evt memfd ---- */
+enum hv_evtchn_state {
+	HV_ECS_FREE = 0,
+	HV_ECS_UNBOUND = 1,		/* allocated for remote_dom to bind */
+	HV_ECS_INTERDOMAIN = 2,		/* connected to remote_dom:remote_port */
+	HV_ECS_PEER_CLOSED = 3,		/* the other end went away: -ENOTCONN */
+};
+#define HV_SG(gen, state)	(((gen) << 2) | (state))
+#define HV_SG_STATE(sg)		((sg) & 3u)
+#define HV_SG_GEN(sg)		((sg) >> 2)
+
+struct hv_evtchn {
+	/* State and generation (HV_SG); written only by xensim,
+	 * store_release after the other fields of the entry. */
+	uint32_t sg;
+	uint32_t remote_dom;		/* informational; written by xensim */
+	uint32_t remote_port;		/* informational; written by xensim */
+	uint32_t pending;		/* set by senders, cleared by the owner */
+	uint32_t masked;		/* owner only */
+	uint32_t pad[3];
+};
+
+/* ---- control protocol ---- */
+enum hv_op {
+	/* First message on every connection: version, and the domid the
+	 * client believes it is (must match the socket's). */
+	HV_OP_HELLO = 1,
+	/* domid -> fds [gnt, ram, evt] (+ act for dom0), rsp.arg = nr_frames */
+	HV_OP_GET_DOMAIN = 2,
+	/* domid -> rsp.ret 1 alive, 0 dying or gone */
+	HV_OP_DOMAIN_ALIVE = 3,
+	/* fd [eventfd]: this connection becomes an event channel handle */
+	HV_OP_EVTCHN_REGISTER = 4,
+	/* domid = remote domain -> rsp.port */
+	HV_OP_BIND_UNBOUND = 5,
+	/* domid, port = remote -> rsp.port (local) */
+	HV_OP_BIND_INTERDOMAIN = 6,
+	/* port (local, interdomain) -> fds [peer evt, peer eventfd],
+	 * rsp.domid/port = remote end, rsp.arg = generation of the binding */
+	HV_OP_PEER = 7,
+	/* port (local) */
+	HV_OP_UNBIND = 8,
+};
+
+struct hv_req {
+	uint32_t op;
+	uint32_t domid;
+	uint32_t port;
+	uint32_t arg;
+};
+
+struct hv_rsp {
+	int32_t ret;		/* >= 0 or -errno */
+	uint32_t domid;
+	uint32_t port;
+	uint32_t arg;
+	uint32_t nfds;
+};
+
+#endif /* SIM_HV_PROTO_H */

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Destroying a domain: see test-destroy.c.
+. ../tests/functions.sh
+. "$abs_top_srcdir/xenops/hv-functions.sh"
+start_hv
+dom=$(hv_create_domain) && [ -n "$dom" ] || fail "cannot create a domain"
+# shellcheck disable=SC2046
+$(valgrind_prefix) ./test-destroy "$dom" $(hv_destroy_cmd "$dom")
+# A new domain still works afterwards.
+dom2=$(hv_create_domain) && [ -n "$dom2" ] || fail "cannot create a domain after destroy"
+./test-evtchn "$dom2" >/dev/null

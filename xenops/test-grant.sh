@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Grant tables over the simulator: see test-grant.c.
+. ../tests/functions.sh
+. "$abs_top_srcdir/xenops/hv-functions.sh"
+start_hv
+dom=$(hv_create_domain) && [ -n "$dom" ] || fail "cannot create a domain"
+$(valgrind_prefix) ./test-grant "$dom"
