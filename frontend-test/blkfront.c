@@ -54,8 +54,8 @@ struct ft_queue {
 	grant_ref_t ring_refs[BLKRING_MAX_PAGES];
 	xenops_evtchn_t *evtchn;
 	int port;
-	void *pool;			/* data + indirect pages, shared once */
-	unsigned int pool_pages;
+	unsigned int pool_pages;	/* data + indirect pages, all slots */
+	unsigned int pages_per_slot;	/* shared once per slot */
 	grant_ref_t *pool_refs;
 	struct ft_slot *slots;
 	unsigned int nr_slots;
@@ -477,7 +477,8 @@ static void
 queue_teardown(blkfront_t *bf, struct ft_queue *q)
 {
 	uint64_t deadline = ft_now_ns() + (uint64_t)bf->cfg.timeout_ms * 1000000ull;
-	int r;
+	unsigned int i;
+	int r = 0;
 
 	if (q->evtchn) {
 		xenops_evtchn_close(q->evtchn);
@@ -489,13 +490,14 @@ queue_teardown(blkfront_t *bf, struct ft_queue *q)
 	}
 	/* The backend unmaps when it disconnects; wait for it like Linux's
 	 * gnttab_end_foreign_access would defer the free. */
-	while (q->pool && (r = xenops_unshare_pages(bf->x, q->pool, q->pool_pages)) == -EBUSY &&
-	       ft_now_ns() < deadline)
-		usleep(10000);
-	if (q->pool && r < 0)
-		log_error("vbd %s: queue %u: cannot end access to %u data pages: %s (leaked)",
-			  bf->fe, q->idx, q->pool_pages, strerror(-r));
-	q->pool = NULL;
+	for (i = 0; q->slots && i < q->nr_slots; i++) {
+		while ((r = xenops_unshare_pages(bf->x, q->slots[i].data, q->pages_per_slot)) == -EBUSY &&
+		       ft_now_ns() < deadline)
+			usleep(10000);
+		if (r < 0)
+			log_error("vbd %s: queue %u: cannot end access to slot %u's %u pages: %s (leaked)",
+				  bf->fe, q->idx, i, q->pages_per_slot, strerror(-r));
+	}
 	while (q->sring && (r = xenops_unshare_pages(bf->x, q->sring, q->nr_ring_pages)) == -EBUSY &&
 	       ft_now_ns() < deadline)
 		usleep(10000);
@@ -552,29 +554,49 @@ queue_setup_ring(blkfront_t *bf, struct ft_queue *q, unsigned int order)
 	return 0;
 }
 
-/* Slots and their data/indirect pages (after Connected). */
+/*
+ * Slots and their data/indirect pages (after Connected).  Each slot's
+ * pages are shared in one call (at most 1 + 256 pages, under
+ * XENOPS_MAX_MAP_BATCH).  The grants of one device are capped at
+ * FT_GRANT_BUDGET (a domain's table is finite: xensim has 8192, Linux
+ * guests 32 frames' worth): fewer slots than ring entries are used then,
+ * and the ring simply never fills.
+ */
+#define FT_GRANT_BUDGET 4096u
+
 static int
 queue_setup_slots(blkfront_t *bf, struct ft_queue *q, unsigned int segs,
 		  unsigned int ind_pages)
 {
 	unsigned int nslots = blkring_size(q->ring);
 	unsigned int per = segs + ind_pages, i;
+	unsigned int budget = FT_GRANT_BUDGET / bf->nq;
 
+	if (nslots * per > budget) {
+		unsigned int n = budget / per;
+
+		if (n == 0)
+			n = 1;
+		log_info("vbd %s: queue %u: using %u of %u ring slots (%u grants each, budget %u)",
+			 bf->fe, q->idx, n, nslots, per, budget);
+		nslots = n;
+	}
 	q->pool_pages = nslots * per;
+	q->pages_per_slot = per;
 	q->pool_refs = calloc(q->pool_pages, sizeof(*q->pool_refs));
 	q->slots = calloc(nslots, sizeof(*q->slots));
 	q->freelist = calloc(nslots, sizeof(*q->freelist));
 	if (!q->pool_refs || !q->slots || !q->freelist)
 		return -ENOMEM;
-	q->pool = xenops_share_pages(bf->x, bf->info.backend_domid, q->pool_pages,
-				     true, q->pool_refs);
-	if (!q->pool)
-		return -errno;
-	q->nr_slots = nslots;
 	for (i = 0; i < nslots; i++) {
 		struct ft_slot *s = &q->slots[i];
-		char *base = (char *)q->pool + (size_t)i * per * XEN_PAGE_SIZE;
+		char *base;
 
+		base = xenops_share_pages(bf->x, bf->info.backend_domid, per, true,
+					  &q->pool_refs[i * per]);
+		if (!base)
+			return -errno;
+		q->nr_slots = i + 1;	/* what teardown must unshare */
 		s->data = base;
 		s->data_refs = &q->pool_refs[i * per];
 		s->ind = ind_pages ? base + (size_t)segs * XEN_PAGE_SIZE : NULL;
@@ -1343,7 +1365,8 @@ blkfront_raw_page(blkfront_t *bf, unsigned int i, grant_ref_t *gref)
 		return NULL;
 	if (gref)
 		*gref = q->pool_refs[i];
-	return (char *)q->pool + (size_t)i * XEN_PAGE_SIZE;
+	return (char *)q->slots[i / q->pages_per_slot].data +
+		(size_t)(i % q->pages_per_slot) * XEN_PAGE_SIZE;
 }
 
 int
