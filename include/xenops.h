@@ -27,13 +27,41 @@
  * able to flood the log).  Failures of the platform itself (cannot open
  * /dev/xen/gntdev, xensim not running) are logged once with log_error.
  *
- * Error classes, identical on both transports:
+ * Error classes (exact on XENOPS_SIM; see below for what the Linux
+ * drivers let XENOPS_XEN report):
  *   -EINVAL  gref out of range of the granting domain's table, entry not
  *            GTF_permit_access, or granted to another domain;
- *   -EPERM   writable map/copy-into of a GTF_readonly grant;
+ *   -EPERM   writable map/copy-into of a GTF_readonly grant; XENOPS_SIM:
+ *            a domU asking to map/copy another domain's grants (only dom0
+ *            is privileged);
  *   -ESRCH   no such domain (or it is dying);
  *   -EBUSY   end-access of a grant still mapped by the other side;
- *   -ENOMEM  out of grant entries / address space.
+ *   -ENOMEM  out of address space; -ENOSPC out of grant entries or frames.
+ *
+ * XENOPS_XEN differences, imposed by Xen and the Linux drivers:
+ *   - gntdev reports any failed map as EINVAL (the per-ref GNTST_ status
+ *     is not passed up), so a r/o grant mapped writable is -EINVAL there;
+ *     grant copy does return per-segment status, but Xen reports both a
+ *     wrong domid and a write to a r/o grant as GNTST_general_error
+ *     (-EINVAL); GNTST_permission_denied is -EPERM.
+ *   - gntalloc does not refuse unshare while mapped: it defers freeing
+ *     until the peer unmaps, and xenops_unshare_pages() returns 0.
+ *   - Xen silently drops a notify on an unbound port, and a port whose
+ *     peer closed becomes unbound, so notify returns 0 where the
+ *     simulator says -ENOTCONN.  Detect a dead peer through xenstore
+ *     (the other end's state, @releaseDomain) on both transports.
+ *
+ * XENOPS_SIM specifics: each domain has 256 MiB of RAM (65536 frames) and
+ * 8192 grant entries (refs 0..7 reserved, as GNTTAB_NR_RESERVED_ENTRIES);
+ * event channel ports are 1..1023 per domain.  Refs and frames of a
+ * process that dies without xenops_unshare_pages() stay allocated (and
+ * granted) until the domain is destroyed; a mapping process that dies
+ * leaves its grants flagged in use likewise (real Xen's gntdev would
+ * unmap on close).  Isolation: a domU sees only its own memory and grant
+ * table, and only dom0 sees the pin counts; but a process with an event
+ * channel to domain D has D's port table mapped (to set pending bits),
+ * so a hostile simulated guest can spoil D's event delivery.  The
+ * simulator confines grants and memory, not event channel state.
  *
  * Units: grant pages are 4096 bytes (XEN_PAGE_SIZE), offsets and lengths
  * in bytes.  Domain ids are Xen domids (0..0x7FEF).
@@ -41,6 +69,9 @@
  * Threads: one xenops_t may be used by several threads at once for the
  * grant functions.  An xenops_evtchn_t belongs to one thread at a time
  * (each dataplane queue opens its own, like a libxenevtchn handle).
+ *
+ * fork(): a child must not use its parent's xenops_t or event channel
+ * handles (as with the Xen libraries); it opens its own.
  *
  * Lifetimes: a mapping from xenops_map_grefs() stays valid until
  * xenops_unmap(), even if the granting domain dies (as on Xen).
@@ -154,8 +185,12 @@ struct xenops_copy_seg {
  * Copy count segments (any number; implementations batch internally).
  * to_guest=true writes our buffers into the guest's pages (needs a
  * writable grant: -EPERM for GTF_readonly); false reads guest pages.
+ * A segment with len 0, offset + len > 4096 or local NULL fails alone
+ * with -EINVAL (GNTST_bad_copy_arg).
  * Returns 0 when every segment succeeded, else the first failing
  * segment's -errno (every segment's status is filled either way).
+ * Never logs.  XENOPS_SIM: no xensim round trip (after the first use of
+ * a domain): two compare-exchanges per segment each way, then memcpy.
  */
 int xenops_grant_copy(xenops_t *x, uint32_t domid, bool to_guest,
 		      unsigned int count, struct xenops_copy_seg *segs);
@@ -190,7 +225,8 @@ int xenops_unshare_pages(xenops_t *x, void *addr, unsigned int count);
  * is pending.  Returns NULL with errno.
  */
 xenops_evtchn_t *xenops_evtchn_open(xenops_t *x);
-/* Unbinds every port still bound through it, then frees it. */
+/* Unbinds every port still bound through it (synchronously, like
+ * xenops_evtchn_unbind), then frees it. */
 void xenops_evtchn_close(xenops_evtchn_t *e);
 /* The fd to poll for POLLIN / EPOLLIN.  Owned by the handle. */
 int xenops_evtchn_fd(const xenops_evtchn_t *e);
@@ -204,8 +240,13 @@ int xenops_evtchn_bind_interdomain(xenops_evtchn_t *e, uint32_t domid,
 				   uint32_t remote_port);
 /* Allocate an unbound port that domain remote_domid may bind.  Port or -errno. */
 int xenops_evtchn_bind_unbound(xenops_evtchn_t *e, uint32_t remote_domid);
-/* Notify the other end.  0, or -EINVAL for a port not bound through e,
- * -ENOTCONN if the other end has closed it. */
+/*
+ * Notify the other end.  0, or -EINVAL for a port not bound through e,
+ * -ENOTCONN if it is still unbound or the other end has closed it
+ * (XENOPS_SIM; real Xen drops the event and returns 0).  Does not block;
+ * XENOPS_SIM: no xensim round trip except the first notify after a
+ * (re)binding.
+ */
 int xenops_evtchn_notify(xenops_evtchn_t *e, uint32_t port);
 /*
  * Return the next pending port and mask it (as xenevtchn_pending does);
@@ -216,7 +257,8 @@ int xenops_evtchn_notify(xenops_evtchn_t *e, uint32_t port);
 int xenops_evtchn_pending(xenops_evtchn_t *e);
 /* Unmask; if an event arrived while masked, the fd becomes readable again. */
 int xenops_evtchn_unmask(xenops_evtchn_t *e, uint32_t port);
-/* Close a port (the other end sees -ENOTCONN on notify). */
+/* Close a port (the other end sees -ENOTCONN on notify); -EINVAL if
+ * not bound through e.  Synchronous: done when it returns. */
 int xenops_evtchn_unbind(xenops_evtchn_t *e, uint32_t port);
 
 /* ------------------------------------------------------------------ */

@@ -52,10 +52,7 @@ test_ping_pong(void)
 	pid_t pid;
 
 	T_CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0, "%m");
-	e0 = xenops_evtchn_open(dom0);
-	T_CHECK(e0, "open: %m");
-	p0 = xenops_evtchn_bind_unbound(e0, guest_id);
-	T_CHECK(p0 > 0, "bind_unbound: %d", p0);
+	/* Fork before opening anything the child must not inherit. */
 	pid = fork();
 	T_CHECK(pid >= 0, "fork");
 	if (pid == 0) {
@@ -65,7 +62,9 @@ test_ping_pong(void)
 		int port, n = 0;
 
 		close(sv[0]);
-		port = eg ? xenops_evtchn_bind_interdomain(eg, 0, p0) : -1;
+		if (!eg || read(sv[1], &p0, sizeof(p0)) != sizeof(p0))
+			_exit(2);
+		port = xenops_evtchn_bind_interdomain(eg, 0, p0);
 		if (port <= 0)
 			_exit(2);
 		if (write(sv[1], &port, sizeof(port)) != sizeof(port))
@@ -86,12 +85,19 @@ test_ping_pong(void)
 		if (t_wait_readable(xenops_evtchn_fd(eg), 50) &&
 		    xenops_evtchn_pending(eg) != -EAGAIN)
 			_exit(6);
-		write(sv[1], &n, sizeof(n));
+		if (write(sv[1], &n, sizeof(n)) != sizeof(n))
+			_exit(7);
 		xenops_evtchn_close(eg);
 		xenops_close(g);
+		close(sv[1]);
 		_exit(0);
 	}
 	close(sv[1]);
+	e0 = xenops_evtchn_open(dom0);
+	T_CHECK(e0, "open: %m");
+	p0 = xenops_evtchn_bind_unbound(e0, guest_id);
+	T_CHECK(p0 > 0, "bind_unbound: %d", p0);
+	T_CHECK(write(sv[0], &p0, sizeof(p0)) == sizeof(p0), "send port");
 	T_CHECK(read(sv[0], &pg, sizeof(pg)) == sizeof(pg), "guest port");
 	for (int i = 0; i < ROUNDS; i++) {
 		int p;

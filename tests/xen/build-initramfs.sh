@@ -1,0 +1,137 @@
+#!/bin/bash
+# build-initramfs.sh: build what one nested real-Xen boot needs, under $B:
+#   xen-4.17     uncompressed multiboot ELF32 Xen (from /boot/xen-4.17-amd64.gz)
+#   vmlinuz      the Debian kernel (dom0 and every domU run the same one)
+#   domu.cpio    domU initramfs: busybox, xen-blkfront, ext4/xfs, GNU dd,
+#                mke2fs/e2fsck, mkfs.xfs/xfs_repair, bonnie++, blkdiscard
+#   dom0.cpio    dom0 initramfs: busybox, xen modules, xl + xenstored +
+#                xenconsoled, the qdisk QEMU, the project's blkbackd and
+#                hotplug script, domu.cpio + vmlinuz for the guests
+#
+# Usage: build-initramfs.sh   (environment: B, SRCDIR, TOP_SRCDIR,
+#        TOP_BUILDDIR; K = kernel version, default: newest Debian kernel
+#        that has both /boot/vmlinuz-K and /lib/modules/K)
+# The running host kernel is irrelevant: the guests run the packaged one.
+set -euo pipefail
+B=${B:?B=build dir}
+SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")" && pwd)}
+TOP_SRCDIR=${TOP_SRCDIR:-$SRCDIR/../..}
+TOP_BUILDDIR=${TOP_BUILDDIR:-$TOP_SRCDIR}
+XB=/usr/lib/xen-4.17/bin
+
+if [ -z "${K:-}" ]; then
+	for k in $(ls /lib/modules 2>/dev/null | sort -V); do
+		[ -f "/boot/vmlinuz-$k" ] && K=$k
+	done
+fi
+[ -n "${K:-}" ] || { echo "build-initramfs: no kernel with /boot/vmlinuz-K and /lib/modules/K (apt-get install linux-image-amd64)" >&2; exit 1; }
+echo "build-initramfs: kernel $K"
+
+mkdir -p "$B"
+zcat /boot/xen-4.17-amd64.gz > "$B/xen-4.17"
+cp "/boot/vmlinuz-$K" "$B/vmlinuz"
+
+# copy_bin ROOT FILE...: copy programs (or libraries) plus what ldd lists
+copy_bin() {
+	local r=$1 f l
+	shift
+	for f in "$@"; do
+		mkdir -p "$r$(dirname "$f")"
+		cp -L "$f" "$r$f"
+		ldd "$f" 2>/dev/null | grep -oE '/[^ ]+' | while read -r l; do
+			[ -e "$l" ] || continue
+			mkdir -p "$r$(dirname "$l")"
+			[ -e "$r$l" ] || cp -L "$l" "$r$l"
+		done
+	done
+}
+# copy_gnu ROOT FILE...: GNU tools go to /gnu/ so busybox --install cannot
+# shadow them (Debian's static busybox prefers its own applets); call them
+# by absolute path.
+copy_gnu() {
+	local r=$1 f
+	shift
+	mkdir -p "$r/gnu"
+	for f in "$@"; do
+		copy_bin "$r" "$f"
+		ln -sf "$f" "$r/gnu/$(basename "$f")"
+	done
+}
+# copy_mods ROOT LIST MOD...: modules with their dependencies, in load order,
+# listed one per line in ROOT/LIST
+copy_mods() {
+	local r=$1 list=$2 m ko
+	shift 2
+	: > "$r/$list"
+	for m in "$@"; do modprobe -S "$K" --show-depends "$m"; done |
+		awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' |
+		while read -r ko; do
+			mkdir -p "$r$(dirname "$ko")"
+			cp "$ko" "$r$ko"
+			echo "$ko" >> "$r/$list"
+		done
+}
+base_root() {
+	local r=$1
+	rm -rf "$r"
+	mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,run,tmp,mnt,usr/bin,usr/sbin,usr/local/bin,usr/local/sbin,var}
+	cp /bin/busybox "$r/bin/busybox"
+	ln -s /run "$r/var/run"
+}
+mkcpio() { (cd "$1" && find . | cpio -o -H newc --quiet) > "$2"; }
+
+# ---------------- domU ----------------
+U=$B/rootU
+base_root "$U"
+install -m755 "$SRCDIR/domU-init.sh" "$U/init"
+# crc32c_generic: ext4 and xfs only soft-depend on it; no modprobe here
+copy_mods "$U" modules.list xen-blkfront crc32c_generic ext4 xfs
+copy_gnu "$U" /bin/dd /usr/bin/cmp /usr/bin/md5sum /sbin/mke2fs /sbin/e2fsck \
+	/sbin/mkfs.xfs /sbin/xfs_repair /usr/sbin/bonnie++ /sbin/blkdiscard /sbin/fstrim /bin/sync
+cp /etc/mke2fs.conf "$U/etc/"
+mkcpio "$U" "$B/domu.cpio"
+
+# ---------------- dom0 ----------------
+R=$B/root0
+base_root "$R"
+install -m755 "$SRCDIR/dom0-init.sh" "$R/init"
+copy_mods "$R" modules.list xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs loop
+# kernel blkback is loaded only for the comparison phase, after blkbackd's
+copy_mods "$R" modules-blkback.list xen-blkback
+copy_bin "$R" $XB/xl $XB/xenstored $XB/xenconsoled $XB/xen-init-dom0 $XB/libxl-save-helper \
+	/usr/bin/xenstore /bin/bash /usr/bin/flock /usr/bin/stat /usr/bin/readlink /sbin/losetup \
+	/usr/bin/logger
+copy_gnu "$R" /usr/bin/md5sum /bin/dd /usr/bin/stat
+# the hotplug scripts' claim_lock needs GNU stat (busybox's loops forever)
+for t in ls read write list rm exists chmod watch; do ln -sf xenstore "$R/usr/bin/xenstore-$t"; done
+mkdir -p "$R/etc/xen/scripts" "$R/usr/lib/xen-4.17" "$R/etc/xen/blkbackd"
+cp -a /etc/xen/scripts/. "$R/etc/xen/scripts/"
+cp /etc/xen/xl.conf "$R/etc/xen/" 2>/dev/null || true
+if [ -x /usr/libexec/xen-qemu-system-i386 ]; then
+	copy_bin "$R" /usr/libexec/xen-qemu-system-i386
+	# QEMU loads the en-us keymap even with -vnc none
+	mkdir -p "$R/usr/share/qemu"
+	cp -a /usr/share/qemu/keymaps "$R/usr/share/qemu/"
+fi
+
+# this project: the daemon, its hotplug script, the hole checker
+if [ -x "$TOP_BUILDDIR/backend/blkbackd" ]; then
+	copy_bin "$R" "$TOP_BUILDDIR/backend/blkbackd"
+	mkdir -p "$R/usr/local/sbin"
+	mv "$R$TOP_BUILDDIR/backend/blkbackd" "$R/usr/local/sbin/blkbackd"
+else
+	echo "build-initramfs: $TOP_BUILDDIR/backend/blkbackd not built: blkbackd steps will be skipped"
+fi
+if [ -f "$TOP_SRCDIR/backend/block-blkbackd" ]; then
+	install -m755 "$TOP_SRCDIR/backend/block-blkbackd" "$R/etc/xen/scripts/block-blkbackd"
+fi
+if [ -x "$B/xt-holes" ]; then
+	copy_bin "$R" "$B/xt-holes"
+	mv "$R$B/xt-holes" "$R/usr/local/bin/xt-holes"
+fi
+
+mkdir -p "$R/boot"
+cp "$B/vmlinuz" "$R/boot/vmlinuz"
+cp "$B/domu.cpio" "$R/boot/domu.cpio"
+mkcpio "$R" "$B/dom0.cpio"
+ls -la "$B"/*.cpio "$B/xen-4.17" "$B/vmlinuz"

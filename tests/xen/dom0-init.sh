@@ -1,0 +1,313 @@
+#!/bin/busybox sh
+# /init of the dom0 initramfs used by check-xen: brings up the Xen control
+# plane (xenstored, xenconsoled), runs the phases named on the kernel command
+# line (xt.phases=bb,bar,cmp by default) and powers off.  No interactive
+# shell: everything is reported on the console (hvc0 -> Xen -> com1 -> QEMU
+# serial -> check-xen.sh) as markers:
+#   @@S NAME / @@T NAME PASS|FAIL|SKIP DETAIL   one test (dom0 or, relayed
+#                                                from a guest, "[guest] @@T")
+#   @@SKIPALL PREFIX REASON                      every test NAME starting with
+#                                                PREFIX is skipped
+#   @@M UPTIME WHAT                              progress
+# Phases:
+#   bb   blkbackd (--transport=xen) serves a guest created by xl with
+#        script=block-blkbackd: functional tests, discard, hot-plug, bench,
+#        xl destroy, SIGTERM
+#   bar  blkbackd advertising feature-barrier alone: ext4 in the guest,
+#        WRITE_BARRIER in the trace
+#   cmp  kernel xen-blkback (phy: on a loop device) and QEMU qdisk serve the
+#        same benchmark as bb's
+#   cmd  (run-in-domu.sh) one guest on a blkbackd disk runs /xt-cmd
+/bin/busybox --install -s /bin
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/bin:/sbin:/usr/lib/xen-4.17/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+# udev normally provides these; the hotplug scripts' claim_lock needs /dev/stdin
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mkdir -p /run/xen /run/xenstored /run/lock /var/lib/xen /var/lib/xenstored /var/log/xen/console /var/lock
+G=/gnu
+
+arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
+PHASES=$(arg xt.phases)
+: ${PHASES:=bb,bar,cmp}
+mark() { echo "@@M $(cut -d' ' -f1 /proc/uptime) $*"; }
+start() { echo "@@S $1"; }
+result() { local n=$1 r=$2; shift 2; echo "@@T $n $r $*"; }
+# check NAME CMD...: run CMD as the test NAME
+check() {
+	local n=$1 rc
+	shift
+	start "$n"
+	"$@" 2>&1; rc=$?
+	if [ $rc = 0 ]; then result "$n" PASS; else result "$n" FAIL "rc=$rc"; fi
+	return $rc
+}
+say() { echo "  $*"; }
+now() { cut -d' ' -f1 /proc/uptime; }
+
+# ---------------- guests ----------------
+GUESTLOG=/var/log/xen/console
+relay() { # NAME: copy the guest's console to ours, prefixed
+	(tail -n +1 -F $GUESTLOG/guest-$1.log 2>/dev/null | while IFS= read -r l; do echo "[$1] $l"; done) &
+}
+# wait_guest NAME REGEX SECONDS: until the guest's console shows REGEX;
+# fails early when the guest is gone
+wait_guest() {
+	local i=0
+	while [ $i -lt $(($3 * 2)) ]; do
+		grep -qE "$2" $GUESTLOG/guest-$1.log 2>/dev/null && return 0
+		xl domid $1 >/dev/null 2>&1 || { say "guest $1 is gone"; return 1; }
+		sleep 0.5
+		i=$((i + 1))
+	done
+	say "timeout: guest $1 did not print /$2/ in $3 s"
+	return 1
+}
+guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1; }
+# mkcfg NAME RUN SIZES DISK...: an xl config for one PV guest of ours
+mkcfg() {
+	local name=$1 run=$2 sz=$3 d disks=""
+	shift 3
+	for d in "$@"; do disks="$disks${disks:+, }'$d'"; done
+	cat > /etc/xen/$name.cfg <<EOF
+name = "$name"
+type = "pv"
+kernel = "/boot/vmlinuz"
+ramdisk = "/boot/domu.cpio"
+extra = "console=hvc0 rdinit=/init loglevel=4 xt.tag=$name xt.run=$run xt.sz=$sz"
+memory = ${GUEST_MEM:-256}
+vcpus = 1
+disk = [ $disks ]
+on_crash = "preserve"
+EOF
+}
+xl_create() { # NAME: xl create with the verbose log in /tmp, timed
+	local t0 rc
+	t0=$(now)
+	relay $1
+	xl -vvv create /etc/xen/$1.cfg > /tmp/xl-create-$1.log 2>&1; rc=$?
+	say "xl create $1: rc=$rc in $(echo "$(now) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
+	if [ $rc != 0 ]; then
+		grep -iE 'error|fail|timed out|timeout|hotplug|script' /tmp/xl-create-$1.log | tail -n 30
+		[ -s /var/log/xen/xen-hotplug.log ] && tail -n 30 /var/log/xen/xen-hotplug.log
+	fi
+	return $rc
+}
+# xs_wait PATH VALUE SECONDS: until xenstore PATH reads VALUE ("" = absent)
+xs_wait() {
+	local i=0 v
+	while [ $i -lt $(($3 * 10)) ]; do
+		v=$(xenstore-read "$1" 2>/dev/null)
+		[ "$v" = "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	say "timeout: $1 is '$v', expected '$2' after $3 s"
+	return 1
+}
+sectors_of() { echo $(($($G/stat -c %s "$1") / 512)); }
+mkimg() { rm -f "$1"; truncate -s "$2" "$1"; }
+# backend_connected DOMID DEVID: both ends Connected, hotplug done
+backend_connected() {
+	local be=/local/domain/0/backend/vbd/$1/$2
+	xs_wait $be/state 4 60 || { xenstore-ls -fp $be; return 1; }
+	xs_wait /local/domain/$1/device/vbd/$2/state 4 30 || return 1
+	[ "$(xenstore-read $be/hotplug-status)" = connected ] || { say "hotplug-status: $(xenstore-read $be/hotplug-status 2>&1)"; return 1; }
+	xenstore-ls -f $be | grep -E '/(params|state|feature-[a-z-]*|sectors|sector-size|info|discard-[a-z]*|hotplug-status|max-ring-page-order)' | sed 's/^/  /'
+}
+
+# ---------------- blkbackd ----------------
+BB=/usr/local/sbin/blkbackd
+BB_PID=/run/blkbackd.pid
+BB_TRACE=/tmp/blkbackd.trace
+bb_start() { # ARGS...: start the daemon in the foreground-mode background
+	rm -f $BB_PID
+	: > /tmp/blkbackd.log
+	$BB -f -v --transport=xen --trace=$BB_TRACE --pidfile=$BB_PID "$@" >> /tmp/blkbackd.log 2>&1 &
+	(tail -n +1 -F /tmp/blkbackd.log 2>/dev/null | while IFS= read -r l; do echo "[blkbackd] $l"; done) &
+	local i=0
+	while [ ! -s $BB_PID ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -s $BB_PID ] && kill -0 "$(cat $BB_PID)" 2>/dev/null || { say "blkbackd did not write $BB_PID in 10 s"; return 1; }
+	say "blkbackd pid $(cat $BB_PID): $*"
+}
+bb_alive() { [ -s $BB_PID ] && kill -0 "$(cat $BB_PID)" 2>/dev/null; }
+bb_fds() { ls /proc/"$(cat $BB_PID)"/fd | wc -l; }
+bb_stop() { # SIGTERM; clean exit (0) within 30 s
+	local pid i=0
+	pid=$(cat $BB_PID) || return 1
+	kill -TERM "$pid" || return 1
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	if kill -0 "$pid" 2>/dev/null; then
+		say "blkbackd still running 30 s after SIGTERM; SIGKILL"
+		kill -KILL "$pid"
+		return 1
+	fi
+	wait "$pid"
+	local rc=$?
+	say "blkbackd exited with $rc"
+	[ $rc = 0 ]
+}
+trace_count() { grep -cE "$1" $BB_TRACE 2>/dev/null; }
+
+# ---------------- bring-up ----------------
+mark DOM0-INIT-START kernel=$(uname -r)
+start dom0-boot
+while read -r m; do insmod "$m" || echo "insmod $m failed"; done < /modules.list
+mount -t xenfs xenfs /proc/xen
+xenstored --pid-file /run/xenstored.pid &&
+	xen-init-dom0 &&
+	xenconsoled --log=guest --log-dir=$GUESTLOG --pid-file=/run/xenconsoled.pid &&
+	xl info | grep -E '^(release|xen_version|total_memory|free_memory|nr_cpus|xen_commandline)' && ok=1
+if [ -n "${ok:-}" ]; then result dom0-boot PASS; else result dom0-boot FAIL "xenstored/xen-init-dom0/xenconsoled"; fi
+
+# ---------------- phase bb: blkbackd ----------------
+phase_bb() {
+	local dom fds0 fds1 a=/tmp/bb-a.img b=/tmp/bb-b.img l
+	mkimg $a 384M
+	mkimg $b 64M
+	check bb-daemon-start bb_start || return
+	fds0=$(bb_fds)
+	mkcfg domu-bb "size:xvda,pattern:xvda,ext4:xvda,xfs:xvda,discard:xvda,attach:xvdb,bench:xvda:blkbackd,idle" \
+		"xvda:$(sectors_of $a),xvdb:$(sectors_of $b)" \
+		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
+	mark BB-CREATE
+	check bb-xl-create xl_create domu-bb || return
+	dom=$(xl domid domu-bb)
+	check bb-connect backend_connected $dom 51712
+
+	# the guest's own tests run now; dom0 checks what it can see
+	wait_guest domu-bb '@@T domu-bb-xvda-ext4 ' 400
+	start bb-trace-flush
+	l=$(trace_count 'op=flush')
+	say "trace: $l FLUSH_DISKCACHE requests, $(wc -l < $BB_TRACE) lines"
+	if [ "${l:-0}" -gt 0 ]; then result bb-trace-flush PASS; else result bb-trace-flush FAIL "no flush in the trace"; fi
+
+	start bb-discard-holes
+	if wait_guest domu-bb '@@U DISCARDED xvda|@@T domu-bb-xvda-discard ' 300 &&
+	   l=$(guest_line domu-bb '@@U DISCARDED xvda') && [ -n "$l" ]; then
+		set -- $l
+		xt-holes $a $4 $5; r=$?
+		say "trace: $(trace_count 'op=discard') discard requests"
+		if [ $r = 0 ]; then result bb-discard-holes PASS; else result bb-discard-holes FAIL "range $4+$5 of $a is not a hole"; fi
+	else
+		result bb-discard-holes FAIL "the guest did not discard"
+	fi
+
+	# hot-plug a second disk, then unplug it
+	if wait_guest domu-bb '@@U WAIT-ATTACH xvdb' 300; then
+		check bb-block-attach xl block-attach domu-bb "vdev=xvdb, format=raw, access=rw, target=$b, script=block-blkbackd"
+		start bb-block-detach
+		if wait_guest domu-bb '@@U ATTACHED-MD5 xvdb|@@T domu-bb-xvdb-attach ' 200 &&
+		   l=$(guest_line domu-bb '@@U ATTACHED-MD5 xvdb') && [ -n "$l" ]; then
+			set -- $l
+			xl block-detach domu-bb xvdb && xs_wait /local/domain/0/backend/vbd/$dom/51728/state "" 30 &&
+				result bb-block-detach PASS || result bb-block-detach FAIL
+			start bb-xvdb-backing
+			m=$($G/dd if=$b bs=1M skip=$(($4 / 1048576)) count=$(($5 / 1048576)) 2>/dev/null | $G/md5sum | cut -d' ' -f1)
+			say "guest md5 $6, backing md5 $m"
+			if [ "$m" = "$6" ]; then result bb-xvdb-backing PASS; else result bb-xvdb-backing FAIL; fi
+		else
+			result bb-block-detach FAIL "guest did not see xvdb"
+		fi
+	fi
+
+	# destroy: blkbackd keeps running, returns every fd
+	start bb-destroy
+	if wait_guest domu-bb '@@U IDLE' 400; then :; fi
+	xl destroy domu-bb
+	if xs_wait /local/domain/0/backend/vbd/$dom "" 30 && sleep 1 && bb_alive; then
+		fds1=$(bb_fds)
+		say "blkbackd fds: $fds0 before the guest, $fds1 after xl destroy"
+		if [ "$fds1" = "$fds0" ]; then result bb-destroy PASS; else result bb-destroy FAIL "fd leak"; fi
+	else
+		result bb-destroy FAIL "backend left behind or blkbackd gone"
+	fi
+	say "trace: $(wc -l < $BB_TRACE) lines; ops: $(sed -n 's/.*op=\([a-z_]*\).*/\1/p' $BB_TRACE | sort | uniq -c | tr '\n' ' ')"
+	check bb-sigterm bb_stop
+}
+
+# ---------------- phase bar: feature-barrier only ----------------
+phase_bar() {
+	local dom a=/tmp/bar.img nb0 nbd
+	mkimg $a 128M
+	rm -f $BB_TRACE
+	check bar-daemon-start bb_start --flush-mode=barrier || return
+	mkcfg domu-bar "size:xvda,ext4:xvda" "xvda:$(sectors_of $a)" \
+		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
+	check bar-xl-create xl_create domu-bar || return
+	dom=$(xl domid domu-bar)
+	check bar-connect backend_connected $dom 51712
+	wait_guest domu-bar '@@U DOMU-DONE' 300
+	start bar-trace-barrier
+	nb0=$(trace_count 'op=barrier.* nr=0 ')
+	nbd=$(trace_count 'op=barrier.* nr=[1-9]')
+	say "trace: WRITE_BARRIER without data: $nb0, with data: $nbd; FLUSH_DISKCACHE: $(trace_count 'op=flush')"
+	if [ "${nb0:-0}" -gt 0 ] && [ "${nbd:-0}" -gt 0 ]; then result bar-trace-barrier PASS; else result bar-trace-barrier FAIL; fi
+	xl destroy domu-bar 2>/dev/null
+	check bar-sigterm bb_stop
+}
+
+# ---------------- phase cmp: kernel blkback and QEMU qdisk ----------------
+phase_cmp() {
+	local a=/tmp/kb.img b=/tmp/qd.img
+	mkimg $a 384M
+	mkimg $b 384M
+	start cmp-setup
+	while read -r m; do insmod "$m" || echo "insmod $m failed"; done < /modules-blkback.list
+	if losetup /dev/loop0 $a && [ -x /usr/libexec/xen-qemu-system-i386 ]; then
+		result cmp-setup PASS
+	else
+		result cmp-setup FAIL "loop device or qemu missing"
+		return
+	fi
+	mkcfg domu-cmp "size:xvda,size:xvdb,bench:xvda:blkback,bench:xvdb:qdisk" \
+		"xvda:$(sectors_of $a),xvdb:$(sectors_of $b)" \
+		"phy:/dev/loop0,xvda,w" \
+		"format=raw, vdev=xvdb, access=rw, backendtype=qdisk, target=$b"
+	check cmp-xl-create xl_create domu-cmp || return
+	wait_guest domu-cmp '@@U DOMU-DONE' 400
+	xl destroy domu-cmp 2>/dev/null
+}
+
+# ---------------- phase cmd: run-in-domu.sh ----------------
+phase_cmd() {
+	local a=/tmp/cmd.img
+	GUEST_MEM=$(arg xt.mem)
+	mkimg $a "$(arg xt.disk)"
+	check cmd-daemon-start bb_start || return
+	mkcfg domu-cmd "cmd:xvda" "xvda:$(sectors_of $a)" \
+		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
+	check cmd-xl-create xl_create domu-cmd || return
+	wait_guest domu-cmd '@@U DOMU-DONE' "$(arg xt.timeout)"
+	xl destroy domu-cmd 2>/dev/null
+	check cmd-sigterm bb_stop
+}
+
+for p in $(echo "$PHASES" | tr ',' ' '); do
+	mark PHASE-$p
+	case $p in
+	bb|bar|cmd)
+		if [ ! -x $BB ]; then
+			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
+		elif [ ! -x /etc/xen/scripts/block-blkbackd ]; then
+			echo "@@SKIPALL $p- the hotplug script backend/block-blkbackd is missing"
+		else
+			phase_$p
+		fi
+		;;
+	cmp) phase_cmp ;;
+	*) say "unknown phase $p" ;;
+	esac
+done
+sleep 2	# let the relays flush the guests' last lines
+mark ALL-DONE
+sync
+poweroff -f

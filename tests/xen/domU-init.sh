@@ -1,0 +1,195 @@
+#!/bin/busybox sh
+# /init of the PV domU initramfs used by check-xen.
+#
+# The guest runs the unmodified Debian kernel and its xen-blkfront; whoever
+# serves the disk (blkbackd, kernel blkback, QEMU qdisk) is invisible here.
+# What to do comes from the kernel command line (xl's extra=):
+#   xt.tag=T            prefix of every test name (one guest = one tag)
+#   xt.run=ITEM,...     steps, in order; ITEM is STEP:DISK[:LABEL]:
+#     size:D            /sys/block/D/size equals the xt.sz value for D
+#     pattern:D         8 MiB random pattern, O_DIRECT write + read-back
+#     ext4:D / xfs:D    mkfs, mount, bonnie++, fsync'd file, umount, fsck -n
+#     discard:D         fill 16 MiB, blkdiscard it, read back zeros
+#     attach:D          wait for D to be hot-plugged, size + pattern check,
+#                       print its md5 for dom0, wait for it to be unplugged
+#     bench:D:LABEL     dd O_DIRECT seq write/read + bonnie++ on ext4
+#     cmd:D             run-in-domu.sh: sh /xt-cmd with XT_DISK=/dev/D, its
+#                       output between @@CMD-BEGIN and @@CMD-END rc=N
+#     idle              stay up (dom0 destroys the guest)
+#   xt.sz=D:SECTORS,... expected sizes in 512-byte sectors
+# Output (hvc0; dom0 relays it from xenconsoled's log to the serial line):
+#   @@S NAME            a step starts       @@T NAME RESULT DETAIL  its result
+#   @@U WORD ...        progress dom0 waits for
+#   @@B LABEL METRIC V  one benchmark number
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mkdir -p /mnt
+ln -sf /proc/mounts /etc/mtab
+G=/gnu
+
+arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
+TAG=$(arg xt.tag)
+RUN=$(arg xt.run)
+SZ=$(arg xt.sz)
+mark() { echo "@@U $*"; }
+start() { echo "@@S $TAG-$1"; }
+result() { local n=$1 r=$2; shift 2; echo "@@T $TAG-$n $r $*"; }
+# step NAME CMD...: run CMD in a subshell as the test NAME (PASS when it
+# exits 0; die exits that subshell)
+step() {
+	local n=$1 rc
+	shift
+	start "$n"
+	umount /mnt 2>/dev/null
+	( "$@" ) 2>&1; rc=$?
+	if [ $rc = 0 ]; then result "$n" PASS; else result "$n" FAIL "rc=$rc"; fi
+	return $rc
+}
+say() { echo "$*"; }
+die() { echo "$*"; exit 1; }	# steps run in a subshell
+
+expected_size() { echo "$SZ" | tr ',' '\n' | sed -n "s/^$1://p"; }
+
+wait_dev() { # DISK SECONDS
+	local i=0
+	while [ ! -b /dev/$1 ] && [ $i -lt $(($2 * 2)) ]; do sleep 0.5; i=$((i + 1)); done
+	[ -b /dev/$1 ]
+}
+
+do_size() {
+	local want have
+	want=$(expected_size $1)
+	wait_dev $1 30 || die "/dev/$1 did not appear in 30 s"
+	have=$(cat /sys/block/$1/size)
+	say "/dev/$1: $have sectors, expected $want; logical $(cat /sys/block/$1/queue/logical_block_size) B"
+	[ -n "$want" ] && [ "$have" = "$want" ]
+}
+
+# pattern DISK OFFSET_MIB: 8 MiB of random data, O_DIRECT, read back
+do_pattern() {
+	$G/dd if=/dev/urandom of=/tmp/pat bs=1M count=8 2>/dev/null || return 1
+	$G/dd if=/tmp/pat of=/dev/$1 bs=1M seek=${2:-1} oflag=direct conv=fsync 2>&1 | tail -1 || return 1
+	echo 3 > /proc/sys/vm/drop_caches
+	$G/dd if=/dev/$1 of=/tmp/back bs=1M skip=${2:-1} count=8 iflag=direct 2>&1 | tail -1 || return 1
+	$G/cmp /tmp/pat /tmp/back || die "read-back differs from the pattern written"
+	say "pattern md5 $($G/md5sum < /tmp/pat | cut -d' ' -f1)"
+}
+
+bonnie() { # DIR [MiB]: small bonnie++ (default 16 MiB; 1024 files), CSV on stdout
+	local s=${2:-16}
+	$G/bonnie++ -d "$1" -s $s -r $((s / 2)) -n 1 -u 0:0 -m "$TAG" -q -f > /tmp/bonnie.csv 2> /tmp/bonnie.err ||
+		{ cat /tmp/bonnie.err; return 1; }
+	tail -1 /tmp/bonnie.csv
+}
+
+fsync_file() { # DIR: 4 MiB file written and fsync'd (dd conv=fsync = fsync(2))
+	$G/dd if=/dev/urandom of="$1/fsynced" bs=64k count=64 conv=fsync 2>/dev/null &&
+		$G/sync "$1/fsynced"
+}
+
+do_ext4() {
+	local csv
+	$G/mke2fs -q -F -t ext4 /dev/$1 || die "mke2fs failed"
+	mount -t ext4 /dev/$1 /mnt || die "mount ext4 failed"
+	csv=$(bonnie /mnt) || die "bonnie++ failed"
+	say "bonnie++ $csv"
+	fsync_file /mnt || die "fsync'd write failed"
+	if [ "$(cat /sys/block/$1/queue/discard_max_bytes)" != 0 ]; then
+		$G/fstrim -v /mnt || die "fstrim failed"
+	fi
+	umount /mnt || die "umount failed"
+	$G/e2fsck -fn /dev/$1 || die "e2fsck -n found problems"
+}
+
+do_xfs() {
+	local csv
+	$G/mkfs.xfs -f -q /dev/$1 || die "mkfs.xfs failed"
+	mount -t xfs /dev/$1 /mnt || die "mount xfs failed"
+	csv=$(bonnie /mnt) || die "bonnie++ failed"
+	say "bonnie++ $csv"
+	fsync_file /mnt || die "fsync'd write failed"
+	umount /mnt || die "umount failed"
+	$G/xfs_repair -n /dev/$1 || die "xfs_repair -n found problems"
+}
+
+# fill 16 MiB at offset 0 with random data, discard it, expect zeros back
+do_discard() {
+	local max
+	max=$(cat /sys/block/$1/queue/discard_max_bytes)
+	say "discard_max_bytes=$max granularity=$(cat /sys/block/$1/queue/discard_granularity)"
+	[ "$max" != 0 ] || die "/dev/$1 has no discard support (feature-discard not advertised)"
+	$G/dd if=/dev/urandom of=/dev/$1 bs=1M count=16 oflag=direct conv=fsync 2>/dev/null || return 1
+	echo 3 > /proc/sys/vm/drop_caches
+	$G/cmp -s -n 16777216 /dev/$1 /dev/zero && die "the fill did not reach the disk"
+	$G/blkdiscard -v -o 0 -l 16777216 /dev/$1 || die "blkdiscard failed"
+	echo 3 > /proc/sys/vm/drop_caches
+	$G/dd if=/dev/$1 of=/tmp/back bs=1M count=16 iflag=direct 2>/dev/null || return 1
+	$G/cmp -n 16777216 /tmp/back /dev/zero || die "discarded range does not read back as zeros"
+	mark DISCARDED $1 0 16777216
+}
+
+do_attach() {
+	mark WAIT-ATTACH $1
+	wait_dev $1 90 || die "/dev/$1 was not attached within 90 s"
+	do_size $1 || return 1
+	do_pattern $1 4 || return 1
+	mark ATTACHED-MD5 $1 4194304 8388608 "$($G/md5sum < /tmp/pat | cut -d' ' -f1)"
+	mark WAIT-DETACH $1
+	local i=0
+	while [ -b /dev/$1 ] && [ $i -lt 180 ]; do sleep 0.5; i=$((i + 1)); done
+	[ ! -b /dev/$1 ] || die "/dev/$1 still present 90 s after the detach request"
+	say "/dev/$1 gone after $((i / 2)) s"
+}
+
+# dd_rate DD-ARGS...: run GNU dd, print MB/s (decimal) from its summary line
+dd_rate() {
+	$G/dd "$@" 2>&1 | awk '/copied/ { for (i = 1; i <= NF; i++) if ($i ~ /^copied/) s = $(i + 1);
+		if (s > 0) printf "%.1f\n", $1 / s / 1e6 }'
+}
+
+do_bench() {
+	local d=$1 l=$2 w r csv
+	w=$(dd_rate if=/dev/zero of=/dev/$d bs=1M count=64 oflag=direct)
+	[ -n "$w" ] || die "dd write failed"
+	echo 3 > /proc/sys/vm/drop_caches
+	r=$(dd_rate if=/dev/$d of=/dev/null bs=1M count=64 iflag=direct)
+	[ -n "$r" ] || die "dd read failed"
+	echo "@@B $l dd-write-MBps $w"
+	echo "@@B $l dd-read-MBps $r"
+	$G/mke2fs -q -F -t ext4 /dev/$d || die "mke2fs failed"
+	mount -t ext4 /dev/$d /mnt || die "mount failed"
+	csv=$(bonnie /mnt 64)
+	umount /mnt
+	say "bonnie++ $csv"
+	# bonnie++ 1.98 CSV: 12 put_block, 14 rewrite, 18 get_block (K/s), 27 seq_create (/s)
+	echo "$csv" | awk -F, -v l="$l" 'NF > 27 { printf "@@B %s bonnie-blkout-KBps %s\n@@B %s bonnie-rewrite-KBps %s\n@@B %s bonnie-blkin-KBps %s\n@@B %s bonnie-create-ps %s\n", l, $12, l, $14, l, $18, l, $27 }'
+	[ -n "$csv" ] || die "bonnie++ failed"
+}
+
+echo "@@U DOMU-INIT-START tag=$TAG kernel=$(uname -r) run=$RUN"
+while read -r m; do insmod "$m" 2>/dev/null; done < /modules.list
+for item in $(echo "$RUN" | tr ',' ' '); do
+	s=${item%%:*}; rest=${item#*:}; d=${rest%%:*}; l=${rest#*:}
+	case $s in
+	size) step $d-size do_size $d ;;
+	pattern) step $d-pattern do_pattern $d 1 ;;
+	ext4) step $d-ext4 do_ext4 $d ;;
+	xfs) step $d-xfs do_xfs $d ;;
+	discard) step $d-discard do_discard $d ;;
+	attach) step $d-attach do_attach $d ;;
+	bench) step bench-$l do_bench $d $l ;;
+	cmd)	# run-in-domu.sh: /xt-cmd was appended to the initramfs
+		echo "@@CMD-BEGIN"
+		XT_DISK=/dev/$d sh /xt-cmd 2>&1
+		echo "@@CMD-END rc=$?"
+		;;
+	idle) mark IDLE; while :; do sleep 3600; done ;;
+	*) echo "@@U unknown step $item" ;;
+	esac
+done
+mark DOMU-DONE
+poweroff -f
