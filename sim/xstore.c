@@ -129,8 +129,8 @@ queue_msg(struct xstore_conn *c, uint32_t type, uint32_t req_id,
 	};
 	size_t need = HDR_SIZE + alen + blen;
 
-	if (c->broken && !c->out_len)
-		return;
+	if (c->broken)
+		return;		/* its last message (the error) is queued */
 	if (c->out_off && c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
 	if (c->out_len - c->out_off + need > XSTORE_MAX_OUTPUT) {
