@@ -38,6 +38,7 @@ struct ft_slot {
 	bool busy;			/* on the ring, no response yet */
 	uint64_t t_submit;
 	uint64_t covers;		/* flush: guestlog seq covered */
+	uint64_t issued_after;		/* guestlog seq before it was sent */
 	void *data;			/* segs_per_req pages */
 	grant_ref_t *data_refs;
 	void *ind;			/* indirect pages (or NULL) */
@@ -122,29 +123,29 @@ state_name(unsigned int s)
 /* guest log                                                          */
 /* ------------------------------------------------------------------ */
 
-static uint64_t
-glog_last_w(blkfront_t *bf)
+/* The last W record and the last record of any kind logged so far. */
+static void
+glog_marks(blkfront_t *bf, uint64_t *last_w, uint64_t *last)
 {
-	uint64_t v;
-
+	*last_w = *last = 0;
 	if (!bf->cfg.guestlog)
-		return 0;
+		return;
 	pthread_mutex_lock(&bf->log_lock);
-	v = bf->log_last_w;
+	*last_w = bf->log_last_w;
+	*last = bf->log_seq;
 	pthread_mutex_unlock(&bf->log_lock);
-	return v;
 }
 
 static void
 glog_write(blkfront_t *bf, uint64_t sector, uint64_t nr, const void *data,
-	   bool fua)
+	   bool fua, uint64_t issued_after)
 {
 	uint64_t h = guestlog_hash(data, nr * SECTOR_SIZE);
 
 	pthread_mutex_lock(&bf->log_lock);
 	bf->log_last_w = ++bf->log_seq;
-	fprintf(bf->cfg.guestlog, "W %" PRIu64 " %" PRIu64 " %" PRIu64 " %016" PRIx64 " %d\n",
-		bf->log_seq, sector, nr, h, fua ? 1 : 0);
+	fprintf(bf->cfg.guestlog, "W %" PRIu64 " %" PRIu64 " %" PRIu64 " %016" PRIx64
+		" %d %" PRIu64 "\n", bf->log_seq, sector, nr, h, fua ? 1 : 0, issued_after);
 	fflush(bf->cfg.guestlog);
 	pthread_mutex_unlock(&bf->log_lock);
 }
@@ -285,7 +286,7 @@ complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
 				glog_flush(bf, s->covers);
 			if ((op == BLKIF_OP_WRITE || flush) && nr)
 				glog_write(bf, req->sector, nr, s->data,
-					   op == BLKIF_OP_WRITE_BARRIER);
+					   op == BLKIF_OP_WRITE_BARRIER, s->issued_after);
 		} else if (op == BLKIF_OP_WRITE || flush) {
 			glog_error(bf, op == BLKIF_OP_WRITE ? "write" :
 				   op == BLKIF_OP_WRITE_BARRIER ? "barrier" : "flush",
@@ -1175,8 +1176,7 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 		if (req->op != BLKFRONT_READ && req->len)
 			memcpy(s->data, req->buf, req->len);
 	}
-	if (req->op == BLKFRONT_FLUSH_DISKCACHE || req->op == BLKFRONT_WRITE_BARRIER)
-		s->covers = glog_last_w(bf);
+	glog_marks(bf, &s->covers, &s->issued_after);
 
 	pthread_mutex_lock(&bf->stats_lock);
 	switch (req->op) {
