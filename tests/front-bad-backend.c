@@ -104,7 +104,7 @@ main(int argc, char **argv)
 	void *sring;
 	unsigned int good = 0;
 	uint64_t last_id = 0;
-	bool faulted = false;
+	bool faulted = false, wedged = false;
 	int c, lport, rc = 1;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -177,6 +177,10 @@ main(int argc, char **argv)
 
 		if (fe_state() >= XenbusStateClosing)
 			break;
+		if (wedged) {
+			usleep(10000);	/* events unconsumed on purpose */
+			continue;
+		}
 		n = poll(&pfd, 1, 100);
 		if (n <= 0)
 			continue;
@@ -242,16 +246,10 @@ again:
 					id = last_id;	/* answer an answered request again */
 				else if (!strcmp(fault, "silent"))
 					continue;
-				else if (!strcmp(fault, "overflow")) {
-					blkif_sring_t *sr = sring;
-
-					/* Pairs with the frontend's acquire of rsp_prod. */
-					smp_store_release(&sr->rsp_prod, sr->rsp_prod + 1000);
-					xenops_evtchn_notify(ev, (uint32_t)lport);
-					continue;
-				}
+				else if (!strcmp(fault, "overflow"))
+					continue;	/* after the push, below */
 			}
-			if (faulted && !strcmp(fault, "silent"))
+			if (faulted && (!strcmp(fault, "silent") || !strcmp(fault, "overflow")))
 				continue;
 			blkring_back_put_response(ring, id, op, status);
 			last_id = id;
@@ -259,6 +257,17 @@ again:
 		}
 		if (blkring_back_push_responses(ring))
 			xenops_evtchn_notify(ev, (uint32_t)lport);
+		if (faulted && !strcmp(fault, "overflow")) {
+			blkif_sring_t *sr = sring;
+
+			/* Pairs with the frontend's acquire of rsp_prod; never
+			 * pushed again, so the bogus value stays. */
+			if (!wedged)
+				smp_store_release(&sr->rsp_prod, sr->rsp_prod + 1000);
+			wedged = true;
+			xenops_evtchn_notify(ev, (uint32_t)lport);
+			continue;
+		}
 		if (blkring_back_final_check(ring))
 			goto again;
 	}

@@ -3,9 +3,15 @@
 
 TESTS += \
 	test-front-synopsis.sh \
+	test-front-handshake.sh \
+	test-front-badbackend.sh \
+	test-front-verify.sh \
 	$(NULL)
-EXTRA_DIST += \
+EXTRA_DIST += front-lib.sh \
 	test-front-synopsis.sh \
+	test-front-handshake.sh \
+	test-front-badbackend.sh \
+	test-front-verify.sh \
 	$(NULL)
 
 # The backend test double: serves one vbd from RAM, misbehaves on demand.
