@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ctrl-C (SIGINT) and SIGTERM in the middle of a workload: blkbench exits
 # 130 after tearing everything down: the workload's processes and memory
-# cgroup, the mount, the loop device, the stack, the work directory.
+# cgroup, the mount, the loop device, the stack, the work directory.  A
+# workload past --timeout is stopped the same way (exit 1).
 . ./functions.sh
 . "$top_srcdir/tests/harness-common.sh"
 requires_root
@@ -32,4 +33,14 @@ interrupt() {	# interrupt SIGNAL WORKLOAD-ARGS...
 interrupt INT --workload fsync --fsync-count 1000 --size 64
 # SIGTERM while bonnie++ runs.
 interrupt TERM --workload bonnie --size 2048 --files 1 --disk 2400
+
+# A workload that outlives --timeout: stopped, torn down, named.
+rc=0
+blkbench run --out "$tmp/res-timeout" --workdir "$tmp" --runs 1 --where raw --wce 1 \
+	--barrier 1 --fs ext4 --mem 32 --disk 300 --workload fsync --fsync-count 1000 \
+	--size 64 --timeout 3 > "$tmp/out" 2> "$tmp/err" || rc=$?
+[ "$rc" = 1 ] || { cat "$tmp/err"; fail "timeout: exit $rc, want 1"; }
+grep -qF "fsync-tester did not finish within --timeout 3 s" "$tmp/err" ||
+	{ cat "$tmp/err"; fail "timeout not explained"; }
+assert_clean "$tmp"
 echo ok

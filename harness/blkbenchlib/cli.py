@@ -26,18 +26,18 @@ RUN_DEFAULTS = {
     "workload": "bonnie", "runs": "3", "mem": "512", "size": "0", "files": "16",
     "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
-    "scale": "1.0", "disk": "0", "out": "", "workdir": "",
+    "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
-            "fsync-count": 1, "disk": 0, "bonnie-perchar": 0}
+            "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "timeout": 1}
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
 # on 2 cores: 64 MiB of guest memory, a 128 MiB bonnie++ file, 4k files.
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
-        "mem": "64", "size": "128", "files": "4", "disk": "512"}
+        "mem": "64", "size": "128", "files": "4", "disk": "512", "timeout": "300"}
 
 
 class Tools:
@@ -86,6 +86,8 @@ def _add_run_options(p):
     a("--fsync-count", help="fsync-tester -n, fsyncs per run (default 30)")
     a("--scale", help="tar tree size: 1.0 = 28 000 files, 300 MB (default 1.0)")
     a("--disk", help="backing file size, MiB (default: enough for the workload)")
+    a("--timeout", help="seconds a run's workload may take before it is stopped and the "
+      "run fails (default 3600)")
     a("--config", help="a file of 'key = value' lines (keys: these long options)")
     a("--out", help="results directory (default results/<timestamp>)")
     a("--workdir", help="where backing files and mountpoints live (default $TMPDIR or /var/tmp)")
@@ -366,8 +368,10 @@ def cmd_run(ns, paths, argv, defaults=None, show_runs=True):
     return b
 
 
-def _crash_campaign(paths):
-    """The durability issue's short power-cut campaign, when it exists."""
+def _crash_campaign(paths, outdir):
+    """The durability issue's short power-cut campaign (blkcrash run
+    --quick), when blkcrash is built; its one-line verdict on stdout, its
+    whole output in OUTDIR/crash.txt."""
     blkcrash = None
     for d in paths["search"]:
         p = os.path.join(d, "blkcrash")
@@ -378,26 +382,34 @@ def _crash_campaign(paths):
     if not blkcrash:
         print("power-cut check: not available (blkcrash is not built)")
         return 0
-    p = subprocess.run([blkcrash, "--help"], stdout=subprocess.PIPE,
+    p = subprocess.run([blkcrash, "run", "--help"], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0 or "run" not in p.stdout:
-        print("power-cut check: not available (%s does not offer 'run' yet)" % blkcrash)
+    if p.returncode != 0 or "--quick" not in p.stdout:
+        print("power-cut check: not available ('%s run --quick' is not offered: %s)"
+              % (blkcrash, (p.stdout.strip().splitlines() or ["no output"])[-1]))
         return 0
-    info("power-cut campaign: %s run --points 50" % blkcrash)
-    p = subprocess.run([blkcrash, "run", "--points", "50"], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
-    verdict = lines[-1] if lines else "no output"
-    print("power-cut check: %s%s" % (verdict, "" if p.returncode == 0 else
-                                     " (blkcrash exit %d)" % p.returncode))
-    return 0 if p.returncode == 0 else 1
+    info("power-cut campaign: %s run --quick (output in %s/crash.txt)" % (blkcrash, outdir))
+    with open(os.path.join(outdir, "crash.txt"), "w") as f:
+        p = subprocess.run([blkcrash, "run", "--quick"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        f.write(p.stdout)
+    lines = [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
+    last = lines[-1] if lines else "no output"
+    if p.returncode == 0:
+        print("power-cut check: %s" % last)
+        return 0
+    if p.returncode == 1:
+        print("power-cut check: FAILED: %s" % last)
+    else:
+        print("power-cut check: could not run (blkcrash exit %d): %s" % (p.returncode, last))
+    return 1
 
 
 def cmd_demo(ns, paths, argv):
     defaults = dict(RUN_DEFAULTS)
     defaults.update(DEMO)
-    cmd_run(ns, paths, argv, defaults, show_runs=False)
-    return _crash_campaign(paths)
+    b = cmd_run(ns, paths, argv, defaults, show_runs=False)
+    return _crash_campaign(paths, b.outdir)
 
 
 def cmd_parse(ns):
@@ -494,6 +506,6 @@ def main(argv, paths):
         return 1
     except (KeyboardInterrupt, Interrupted) as e:
         _print_error("interrupted (%s); everything blkbench set up was torn down"
-                     % (e or "SIGINT"))
+                     % (str(e) or "SIGINT"))
         return 130
     return 0

@@ -36,6 +36,17 @@ def write_bonnie_csv(outdir, lines):
             f.write("\n".join(lines) + "\n")
 
 
+UNITS = {"blkout": "K/sec", "rewrite": "K/sec", "blkin": "K/sec", "seeks": "seeks/sec",
+         "create": "creates/sec", "seq_read": "stats/sec", "seq_delete": "deletes/sec",
+         "ran_create": "creates/sec", "ran_delete": "deletes/sec",
+         "files_per_sec": "files/sec", "app_overhead_us": "microseconds"}
+
+
+def _unit(metric):
+    return UNITS.get(metric, "seconds" if metric.endswith("_s") or
+                     metric.startswith("fsync_") else "")
+
+
 def _stats(values):
     vals = [v for v in values if v is not None]
     if not vals:
@@ -86,11 +97,18 @@ def plot_metrics(outdir, cells, runs_by_cell, metrics, gnuplot):
                 f.write('"%s" %s\n' % (g, " ".join(cols)))
         if not any_value:
             continue
+        # only the wheres that measured this metric (gnuplot refuses an
+        # all-NaN series)
+        with open(data_path) as f:
+            rows = [ln.rsplit('"', 1)[1].split() for ln in f if ln.startswith('"')]
+        present = [i for i in range(len(wheres))
+                   if any(r[3 * i] != "NaN" for r in rows)]
+        first = present[0]
         plots = ", ".join(
             "'%s' using %d:%d:%d%s title '%s'" % (
                 data_path, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i,
-                ":xtic(1)" if i == 0 else "", w)
-            for i, w in enumerate(wheres))
+                ":xtic(1)" if i == first else "", w)
+            for i, w in enumerate(wheres) if i in present)
         base = os.path.join(pdir, m)
         script = "\n".join([
             "set style data histograms",
@@ -99,12 +117,12 @@ def plot_metrics(outdir, cells, runs_by_cell, metrics, gnuplot):
             "set key top left",
             "set yrange [0:*]",
             "set xtics rotate by -30",
-            "set ylabel '%s'" % m,
+            "set ylabel '%s %s'" % (m, _unit(m)),
             "set title '%s: mean of runs, bars = min..max'" % m,
-            "set terminal svg size 800,480 dynamic",
+            "set terminal svg size 800,480 dynamic noenhanced",
             "set output '%s.svg'" % base,
             "plot " + plots,
-            "set terminal pngcairo size 800,480",
+            "set terminal pngcairo size 800,480 noenhanced",
             "set output '%s.png'" % base,
             "plot " + plots,
             ""])
@@ -175,11 +193,11 @@ def ratios(cells, runs_by_cell, metrics):
                 if a and b:
                     parts.append("barrier%d wce1/wce0 %.2f" % (bar, a / b))
             if parts:
-                lines.append("%-5s %-7s %s" % (w, m, "; ".join(parts)))
+                lines.append("%-5s %-8s %s" % (w, m, "; ".join(parts)))
     for m in metrics:
         for wce in (0, 1):
             for bar in (1, 0):
                 a, b = mean.get(("domU", wce, bar, m)), mean.get(("dom0", wce, bar, m))
                 if a and b:
-                    lines.append("domU/dom0 %-7s wce%d-barrier%d %.2f" % (m, wce, bar, a / b))
+                    lines.append("domU/dom0 %-8s wce%d-barrier%d %.2f" % (m, wce, bar, a / b))
     return "\n".join(lines) + ("\n" if lines else "")

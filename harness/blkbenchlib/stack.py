@@ -16,8 +16,9 @@ same two methods; register them in WHERES.
 
 wce (write cache of the backing): 0 = write-through (every write durable
 on completion, like hdparm -W0), 1 = write-back (durable on flush).
-barrier (domU): what the backend advertises: 1 = flush-cache and barrier
-("both"), 0 = nothing ("none"), so the guest cannot flush and does not try.
+barrier (domU): what the backend advertises (its flush-mode key): 1 =
+flush-cache and barrier ("both"), 0 = nothing ("none"), so the guest
+cannot flush and does not try.
 """
 
 import os
@@ -76,16 +77,19 @@ class RawWhere(Where):
         return backing
 
 
-def _wait_fuse_export(mnt, daemon, timeout=30):
+def _wait_export(mnt, pidfile, daemon, timeout=60):
+    """Wait for blkfront-test export to serve MNT/disk (its pidfile is
+    written once the FUSE file system is mounted and serving)."""
     disk = os.path.join(mnt, "disk")
     wait_until("the FUSE export %s" % disk,
-               lambda: is_mountpoint(mnt) and os.path.exists(disk),
+               lambda: os.path.exists(pidfile) and is_mountpoint(mnt) and os.path.exists(disk),
                timeout, daemons=[daemon])
     return disk
 
 
 def _stop_export(daemon, mnt):
-    """Stop a blkfront-test export; make sure its FUSE mount is gone."""
+    """Stop a blkfront-test export (SIGTERM unmounts and closes the device
+    cleanly); make sure its FUSE mount is gone."""
     daemon.stop()
     if is_mountpoint(mnt):
         warn("blkfront-test left %s mounted: fusermount3 -u" % mnt)
@@ -94,38 +98,56 @@ def _stop_export(daemon, mnt):
             run(["umount", "-l", mnt])
 
 
+def _probe_export(tools, what):
+    bft = tools.path("blkfront-test")
+    text, rc = _help_text(bft)
+    if rc != 0 or "export" not in text:
+        raise BenchError("%s: %s has no export command" % (what, bft))
+    p = run([bft, "export", "--help"], check=False, timeout=10)
+    text = p.stdout + p.stderr
+    if p.returncode != 0 or "not implemented" in text or "--direct" not in text:
+        raise BenchError("%s: 'blkfront-test export' is not functional yet (%s)"
+                         % (what, (text.strip().splitlines() or ["no output"])[-1]))
+
+
 class Dom0Where(Where):
     """blkfront-test export --direct: FUSE over the backing, no ring."""
 
     name = "dom0"
-    programs = ("blkfront-test",)
+    programs = ("blkfront-test", "fusermount3")
 
     def probe(self):
-        _require_help(self.tools.path("blkfront-test"), ["export", "--direct", "--cache"],
-                      "where=dom0")
+        _probe_export(self.tools, "where=dom0")
 
     def start(self, cell, rundir, backing, cleanup, log):
         mnt = os.path.join(rundir, "export")
+        pidfile = os.path.join(rundir, "export.pid")
         os.makedirs(mnt, exist_ok=True)
         d = Daemon("blkfront-test export --direct",
                    [self.tools.path("blkfront-test"), "export", "--direct", backing,
-                    "--cache", "writeback" if cell.wce else "writethrough", mnt],
+                    "--cache", "writeback" if cell.wce else "writethrough",
+                    "--pidfile", pidfile, "--stats", os.path.join(rundir, "export.stats"),
+                    mnt],
                    os.path.join(rundir, "blkfront-test.log"))
         cleanup.push("stop blkfront-test export %s" % mnt, _stop_export, d, mnt)
-        return _wait_fuse_export(mnt, d)
+        return _wait_export(mnt, pidfile, d)
 
 
 class DomUWhere(Where):
-    """xensim + blkbackd + blkfront-test export, over the ring."""
+    """xensim + blkbackd + blkfront-test export, over the ring.
+
+    The vbd is created as xl would (blkfront-test xl-add), with the
+    backend knobs in its xenstore directory: cache = writethrough|writeback
+    (wce) and flush-mode = both|none (barrier: what blkbackd advertises).
+    """
 
     name = "domU"
-    programs = ("xensim", "xensim-ctl", "blkbackd", "blkfront-test")
+    programs = ("xensim", "xensim-ctl", "blkbackd", "blkfront-test", "fusermount3")
 
     def probe(self):
         _require_help(self.tools.path("xensim"), ["--dir", "--pidfile"], "where=domU")
-        _require_help(self.tools.path("blkbackd"), ["--pidfile"], "where=domU")
-        _require_help(self.tools.path("blkfront-test"), ["export", "create-vbd"],
-                      "where=domU")
+        _require_help(self.tools.path("blkbackd"), ["--sim-dir", "--pidfile"], "where=domU")
+        _probe_export(self.tools, "where=domU")
 
     def start(self, cell, rundir, backing, cleanup, log):
         simdir = os.path.join(rundir, "xensim")
@@ -133,7 +155,7 @@ class DomUWhere(Where):
         env = dict(os.environ, XENSIM_DIR=simdir,
                    XENSTORED_PATH=os.path.join(simdir, "xenstore.sock"))
 
-        pidfile = os.path.join(simdir, "xensim.pid")
+        pidfile = os.path.join(rundir, "xensim.pid")
         sim = Daemon("xensim", [self.tools.path("xensim"), "--dir", simdir,
                                 "--pidfile", pidfile],
                      os.path.join(rundir, "xensim.log"), env=env)
@@ -149,27 +171,30 @@ class DomUWhere(Where):
 
         bpid = os.path.join(rundir, "blkbackd.pid")
         back = Daemon("blkbackd", [self.tools.path("blkbackd"), "-f", "--transport=sim",
-                                   "--pidfile", bpid],
+                                   "--sim-dir", simdir, "--pidfile", bpid],
                       os.path.join(rundir, "blkbackd.log"), env=env)
         cleanup.push("stop blkbackd", back.stop)
         wait_until("blkbackd's pidfile %s" % bpid, lambda: os.path.exists(bpid),
                    30, daemons=[back])
 
-        # The vbd's xenstore nodes, as xl would write them; the knobs:
-        # cache = writethrough|writeback (wce), flush = both|none (barrier).
-        run([self.tools.path("blkfront-test"), "create-vbd", "--domid", domid,
-             "--target", backing,
-             "--cache", "writeback" if cell.wce else "writethrough",
-             "--flush", "both" if cell.barrier else "none"], log=log, env=env)
+        bft = self.tools.path("blkfront-test")
+        run([bft, "xl-add", "--domid", domid, "--params", backing,
+             "--be-key", "cache=%s" % ("writeback" if cell.wce else "writethrough"),
+             "--be-key", "flush-mode=%s" % ("both" if cell.barrier else "none")],
+            log=log, env=env)
+        cleanup.push("remove the vbd", run, [bft, "xl-remove", "--domid", domid],
+                     log, False, 30, env=env)
 
         mnt = os.path.join(rundir, "export")
+        epid = os.path.join(rundir, "export.pid")
         os.makedirs(mnt, exist_ok=True)
-        front = Daemon("blkfront-test export", [self.tools.path("blkfront-test"), "export",
-                                                "--domid", domid, mnt],
+        front = Daemon("blkfront-test export",
+                       [bft, "export", "--sim-dir", simdir, "--domid", domid,
+                        "--pidfile", epid, "--stats", os.path.join(rundir, "export.stats"),
+                        mnt],
                        os.path.join(rundir, "blkfront-test.log"), env=env)
         cleanup.push("stop blkfront-test export %s" % mnt, _stop_export, front, mnt)
-        info("domU: domid %s, blkbackd pid %d, export %s" % (domid, back.proc.pid, mnt))
-        return _wait_fuse_export(mnt, front)
+        return _wait_export(mnt, epid, front)
 
 
 WHERES = {w.name: w for w in (Dom0Where, DomUWhere, RawWhere)}

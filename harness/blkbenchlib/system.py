@@ -63,8 +63,8 @@ class Cleanup:
     def __init__(self):
         self._actions = []
 
-    def push(self, what, fn, *args):
-        self._actions.append((what, fn, args))
+    def push(self, what, fn, *args, **kwargs):
+        self._actions.append((what, fn, args, kwargs))
 
     def close(self):
         sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
@@ -72,9 +72,9 @@ class Cleanup:
         ok = True
         try:
             while self._actions:
-                what, fn, args = self._actions.pop()
+                what, fn, args, kwargs = self._actions.pop()
                 try:
-                    fn(*args)
+                    fn(*args, **kwargs)
                 except Exception as e:  # keep releasing the rest
                     ok = False
                     warn("cleanup: %s: %s" % (what, e))

@@ -24,6 +24,7 @@ class RunContext:
         self.cell, self.opts, self.tools = cell, opts, tools
         self.mnt, self.cgroup, self.rundir = mnt, cgroup, rundir
         self.log, self.workdir = log, workdir
+        self.deadline = time.monotonic() + opts.timeout
 
     def raw(self, name):
         return os.path.join(self.rundir, name)
@@ -36,6 +37,21 @@ class RunContext:
                                 stdin=subprocess.DEVNULL, cwd=cwd or self.mnt,
                                 start_new_session=True)
 
+    def wait(self, p, what):
+        """Wait for a spawned process, at most until the run's deadline
+        (--timeout): a stuck stack must not hang blkbench.  Returns
+        (exit code, rusage).  On timeout raise; the cleanup stack then
+        kills the cgroup and tears the stack down."""
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                p.returncode = os.waitstatus_to_exitcode(status)
+                return p.returncode, ru
+            if time.monotonic() > self.deadline:
+                raise BenchError("%s did not finish within --timeout %d s (is the stack "
+                                 "stuck? see %s)" % (what, self.opts.timeout, self.rundir))
+            time.sleep(0.1)
+
     def timed(self, argv, what, out_path):
         """Run argv in the cgroup to completion; (user s, system s, real s).
 
@@ -45,12 +61,23 @@ class RunContext:
         with open(out_path, "a") as out:
             t0 = time.monotonic()
             p = self.spawn(argv, out)
-            _, status, ru = os.wait4(p.pid, 0)
+            rc, ru = self.wait(p, what)
             real = time.monotonic() - t0
-            p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
-            raise BenchError("%s failed (exit %d); see %s" % (what, p.returncode, out_path))
+        if rc != 0:
+            raise BenchError("%s failed (exit %d); see %s" % (what, rc, out_path))
         return ru.ru_utime, ru.ru_stime, real
+
+    def run_to_file(self, argv, what, out_path):
+        """Run argv in the cgroup, stdout to out_path; stderr's last lines
+        go into the error if it fails."""
+        err_path = out_path + ".err"
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            p = self.spawn(argv, out, err)
+            rc, _ = self.wait(p, what)
+        if rc != 0:
+            with open(err_path) as f:
+                tail = " / ".join(f.read().strip().splitlines()[-2:])
+            raise BenchError("%s failed (exit %d): %s (see %s)" % (what, rc, tail, err_path))
 
 
 class Workload:
@@ -84,14 +111,8 @@ class Bonnie(Workload):
                 "-n", str(o.files), "-u", "root", "-q", "-m", ctx.cell.name[:15]]
         if not o.bonnie_perchar:
             argv.append("-f")
-        csv_path, err_path = ctx.raw("bonnie.csv"), ctx.raw("bonnie.txt")
-        with open(csv_path, "w") as out, open(err_path, "w") as err:
-            p = ctx.spawn(argv, out, err)
-            rc = p.wait()
-        if rc != 0:
-            with open(err_path) as f:
-                tail = " / ".join(f.read().strip().splitlines()[-2:])
-            raise BenchError("bonnie++ failed (exit %d): %s (see %s)" % (rc, tail, err_path))
+        csv_path = ctx.raw("bonnie.csv")
+        ctx.run_to_file(argv, "bonnie++", csv_path)
         with open(csv_path) as f:
             rec = parsers.parse_bonnie_csv(f.read())[-1]
         return parsers.bonnie_metrics(rec), parsers.render_bonnie_table(rec), rec["raw"]
@@ -111,11 +132,7 @@ class FsMark(Workload):
                 "-S", str(o.fsmark_sync), "-s", str(o.fsmark_size), "-w", "4096",
                 "-t", str(o.threads), "-n", str(o.fsmark_files), "-L", str(o.loops)]
         out_path = ctx.raw("fsmark.out")
-        with open(out_path, "w") as out:
-            p = ctx.spawn(argv, out, subprocess.PIPE)
-            _, err = p.communicate()
-        if p.returncode != 0:
-            raise BenchError("fsmark failed (exit %d): %s" % (p.returncode, err.decode().strip()))
+        ctx.run_to_file(argv, "fsmark", out_path)
         with open(out_path) as f:
             text = f.read()
         rows = parsers.parse_fsmark(text)
@@ -148,12 +165,7 @@ class Fsync(Workload):
             argv = [ctx.tools.path("fsync-tester"), "-n", str(o.fsync_count),
                     "-f", os.path.join(ctx.mnt, "fsync-tester.tmp")]
             out_path = ctx.raw("fsync.out")
-            with open(out_path, "w") as out:
-                p = ctx.spawn(argv, out, subprocess.PIPE)
-                _, err = p.communicate()
-            if p.returncode != 0:
-                raise BenchError("fsync-tester failed (exit %d): %s"
-                                 % (p.returncode, err.decode().strip()))
+            ctx.run_to_file(argv, "fsync-tester", out_path)
         finally:
             try:
                 os.killpg(bg.pid, signal.SIGKILL)
