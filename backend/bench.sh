@@ -8,7 +8,9 @@
 # Output: one line per measurement, key=value, then the ratios.
 # Knobs (environment): BENCH_SIZE (backing file, default 512M),
 # BENCH_SECONDS (per job, default 10), BENCH_DIR (default /var/tmp; the
-# file system to test), BENCH_SEQ_QD (1 MiB I/Os in flight, default 4).
+# file system to test), BENCH_SEQ_QD (1 MiB I/Os in flight, default 4),
+# BENCH_BACKEND_ARGS / BENCH_FRONT_ARGS (extra options).  The ring: order 2
+# (128 slots), 256 indirect segments (a 1 MiB write is one request).
 set -euo pipefail
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 size=${BENCH_SIZE:-512M}
@@ -42,6 +44,7 @@ export XENSTORED_PATH=$sim/xenstore.sock
 pids+=($!)
 for (( i=0; i<100; i++ )); do [ -s "$sim/xensim.pid" ] && break; sleep 0.1; done
 "$top_builddir/backend/blkbackd" -f --transport=sim --sim-dir="$sim" \
+	--max-indirect-segments=256 ${BENCH_BACKEND_ARGS:-} \
 	--pidfile="$dir/bk.pid" 2>"$dir/bk.log" &
 pids+=($!)
 for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
@@ -52,7 +55,8 @@ front="$top_builddir/frontend-test/blkfront-test"
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 ring() { # name rw bs iodepth
-	"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --rw "$2" --bs "$3" \
+	"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect 256 \
+		${BENCH_FRONT_ARGS:-} --rw "$2" --bs "$3" \
 		--iodepth "$4" --size "$size" --runtime "$secs" --output-format json > "$dir/$1.json"
 	echo "bench=$1 path=ring rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.json" "round(d['iops'])") MBps=$(jget "$dir/$1.json" "round(d['mbps'],1)")"
 }

@@ -83,10 +83,15 @@ bk_dataplane_stats(const struct bk_queue *q)
 	return &q->stats;
 }
 
+/* Record a host action for the request's trace line (only when tracing). */
 static void
 host_append(struct bk_req *req, const char *action)
 {
-	size_t n = strlen(req->host);
+	size_t n;
+
+	if (!bk_tracing(req->q->trace))
+		return;
+	n = strlen(req->host);
 
 	snprintf(req->host + n, sizeof(req->host) - n, "%s%s", n ? "," : "", action);
 }
