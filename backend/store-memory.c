@@ -11,6 +11,8 @@
  *   no-flush       every FLUSH completes with -EOPNOTSUPP
  *   fua=MODE       report FUA as none|emulated|native
  *   no-discard     report discard unsupported
+ *   delay-ms=N     every I/O takes N ms (blocks the queue thread), so a
+ *                  test can stop the daemon with requests in flight
  * Several queues may run at once; a mutex serialises the copies.
  */
 #include <config.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "compiler.h"
 #include "log.h"
@@ -31,6 +34,7 @@ struct bk_store {
 	uint64_t size;
 	pthread_mutex_t lock;
 	bool fail_flush, no_flush, no_fua;
+	unsigned int delay_ms;
 };
 
 struct bk_store_queue {
@@ -67,6 +71,8 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	pthread_mutex_init(&s->lock, NULL);
 	s->fail_flush = bk_opt_has(cfg->options, "fail-flush");
 	s->no_flush = bk_opt_has(cfg->options, "no-flush");
+	if (bk_opt_get(cfg->options, "delay-ms", buf, sizeof(buf)))
+		s->delay_ms = strtoul(buf, NULL, 10);
 
 	memset(f, 0, sizeof(*f));
 	f->size = s->size;
@@ -181,6 +187,14 @@ memory_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
 	for (i = 0; i < n; i++) {
 		if (q->sq.count == q->sq.cap)
 			break;
+		if (q->s->delay_ms) {
+			struct timespec ts = {
+				.tv_sec = q->s->delay_ms / 1000,
+				.tv_nsec = (long)(q->s->delay_ms % 1000) * 1000000,
+			};
+
+			nanosleep(&ts, NULL);
+		}
 		pthread_mutex_lock(&q->s->lock);
 		memory_do(q->s, ios[i]);
 		pthread_mutex_unlock(&q->s->lock);

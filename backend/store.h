@@ -101,7 +101,7 @@ struct bk_store_config {
 	uint64_t size;			/* "memory"/"null": bytes */
 	/*
 	 * Driver options, comma-separated, or NULL.  "memory" (tests only):
-	 * "fail-flush" (every FLUSH fails with -EIO), "fua=none|emulated|
+	 * "fail-flush" (every FLUSH fails with -EIO), "delay-ms=N", "fua=none|emulated|
 	 * native", "no-flush" (FLUSH fails with -EOPNOTSUPP), "no-discard".
 	 */
 	const char *options;

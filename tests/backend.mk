@@ -24,6 +24,13 @@ BACKEND_SH_TESTS = \
 	test-case-C08.sh \
 	test-case-C09.sh \
 	test-case-C10.sh \
+	test-case-C11.sh \
+	test-case-C12.sh \
+	test-case-C13.sh \
+	test-case-C14.sh \
+	test-case-C15.sh \
+	test-backend-sigterm.sh \
+	test-backend-cycles.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
