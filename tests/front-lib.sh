@@ -67,9 +67,21 @@ stop_export() {
 
 attach_loop() {
 	LOOPDEV=$(losetup -f --show --direct-io=on "$1") || fail "losetup --direct-io=on $1 failed"
-	cleanup_fn losetup -d "$LOOPDEV"
+	cleanup_fn _front_loop_detach "$LOOPDEV"
 	[ "$(losetup -n -O DIO "$LOOPDEV" | tr -d ' ')" = 1 ] ||
 		fail "$LOOPDEV: direct I/O is off"
+}
+
+_front_loop_detach() {
+	losetup "$1" >/dev/null 2>&1 && losetup -d "$1"
+	return 0
+}
+
+# mount_at_exit DIR: lazily unmount DIR at exit if it is still mounted.
+umount_at_exit() { cleanup_fn _front_umount "$1"; }
+_front_umount() {
+	mountpoint -q "$1" && umount -l "$1"
+	return 0
 }
 
 # requires_fuse_loop: root, /dev/fuse, losetup, mkfs.ext4, e2fsck.

@@ -20,7 +20,7 @@ cleanup_fn force_clean "$tmp"
 res=$tmp/res
 
 blkbench run --out "$res" --workdir "$tmp" --runs 1 --where domU,dom0 --wce 1 --barrier 1 \
-	--fs ext4 $SMALL_BONNIE > "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err"; fail "run failed"; }
+	--fs ext4 $SMALL_BONNIE --timeout 120 > "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err"; fail "run failed"; }
 assert_clean "$tmp"
 if pgrep -f "$tmp/" >/dev/null; then
 	pgrep -af "$tmp/"

@@ -34,10 +34,11 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
-# on 2 cores: 64 MiB of guest memory, a 128 MiB bonnie++ file, 4k files.
+# on 2 cores: 64 MiB of guest memory, a 128 MiB bonnie++ file, 32k files
+# (fewer are created too fast for bonnie++ to time: "+++++").
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
-        "mem": "64", "size": "128", "files": "4", "disk": "512", "timeout": "300"}
+        "mem": "64", "size": "128", "files": "32", "disk": "512", "timeout": "300"}
 
 
 class Tools:
@@ -230,7 +231,9 @@ class Bench:
                 row["loop_nr_requests"], row["loop_max_sectors_kb"] = \
                     loop.limit_inflight((self.o.mem << 20) // 4)
 
-            run(cell.fs.mkfs_argv(loop.dev), log=log)
+            # bonnie++ -n N makes N*1024 files at once: room for them all
+            inodes = self.o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
+            run(cell.fs.mkfs_argv(loop.dev, inodes), log=log)
             mnt = os.path.join(tmp, "mnt")
             os.mkdir(mnt)
             mopts = cell.fs.mount_options(cell.barrier, self.o.mount_opts)
