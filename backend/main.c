@@ -75,7 +75,7 @@ usage(FILE *fp)
 "  -D, --debug-mask=MASK        debug categories: ring,xenbus,io,grant,evtchn,all or a number\n"
 "      --max-queues=N           multi-queue-max-queues to offer (default 4)\n"
 "      --max-ring-page-order=N  max-ring-page-order to offer, 0..4 (default 4)\n"
-"      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 32)\n"
+"      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 16)\n"
 "      --map-threshold=BYTES    map (zero-copy) requests of at least BYTES; 0 = always copy\n"
 "                               (default 65536)\n"
 "      --record=FILE            blkcrash: record every host write/flush to FILE\n"
@@ -129,7 +129,7 @@ main(int argc, char **argv)
 		.opt = {
 			.max_queues = 4,
 			.max_ring_order = BLKRING_MAX_PAGE_ORDER,
-			.max_indirect = 32,
+			.max_indirect = 16,
 			.map_threshold = 65536,
 		},
 		.report_efd = -1,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # C05: READ/WRITE with nr_segments 0, 12, 255; INDIRECT with nr_segments
-# 0, and above the advertised feature-max-indirect-segments (32): ERROR,
+# 0, and above the advertised feature-max-indirect-segments (16): ERROR,
 # nothing submitted.  With indirect not offered at all: EOPNOTSUPP.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
@@ -11,14 +11,14 @@ start_backend
 new_guest
 add_disk $DOM memory:4M
 cat > "$BK_TMP/s" <<'EOS'
-xs-expect be feature-max-indirect-segments 32
+xs-expect be feature-max-indirect-segments 16
 send op=read id=1 sector=0 nr_segments=0 expect=ERROR
 send op=write id=2 sector=0 nr_segments=0 expect=ERROR
 send op=read id=3 sector=0 nr_segments=12 seg=p0 seg=p1 seg=p2 seg=p3 seg=p4 seg=p5 seg=p6 seg=p7 seg=p8 seg=p9 seg=p10 seg=p11 expect=ERROR
 send op=write id=4 sector=0 nr_segments=12 seg=p0 seg=p1 seg=p2 seg=p3 seg=p4 seg=p5 seg=p6 seg=p7 seg=p8 seg=p9 seg=p10 seg=p11 expect=ERROR
 send op=write id=5 sector=0 nr_segments=255 seg=p0 expect=ERROR
 send op=indirect indirect_op=read id=6 sector=0 nr_segments=0 igref=p20 expect=ERROR
-send op=indirect indirect_op=write id=7 sector=0 nr_segments=33 igref=p20 expect=ERROR
+send op=indirect indirect_op=write id=7 sector=0 nr_segments=17 igref=p20 expect=ERROR
 send op=indirect indirect_op=write id=9 sector=0 nr_segments=300 igref=p20 expect=ERROR
 send op=read id=8 sector=0 seg=p0 expect=OKAY
 EOS
