@@ -75,7 +75,7 @@ struct io_ctx {
 	const struct io_job *job;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct io_unit *done;		/* completed stages, LIFO */
+	struct io_unit *done, **done_tail;	/* completed stages, FIFO */
 	struct io_unit *units;
 	unsigned int nunits;
 	uint64_t *lat;			/* ns, one per unit completed */
@@ -94,6 +94,16 @@ rnd(uint64_t *s)
 	return *s;
 }
 
+/* Queue a unit whose stage completed (c->lock held).  FIFO: a LIFO here
+ * starved the oldest completions while new ones kept arriving. */
+static void
+push_done(struct io_ctx *c, struct io_unit *u)
+{
+	u->next_done = NULL;
+	*c->done_tail = u;
+	c->done_tail = &u->next_done;
+}
+
 static void
 part_done(struct blkfront_req *req)
 {
@@ -104,8 +114,7 @@ part_done(struct blkfront_req *req)
 	if (req->result && !u->err)
 		u->err = req->result;
 	if (--u->pending == 0) {
-		u->next_done = c->done;
-		c->done = u;
+		push_done(c, u);
 		pthread_cond_signal(&c->cond);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -145,10 +154,8 @@ submit_stage(struct io_ctx *c, struct io_unit *u, enum blkfront_op op)
 			if (!u->err)
 				u->err = r;
 			u->pending -= n - i;
-			if (u->pending == 0) {
-				u->next_done = c->done;
-				c->done = u;
-			}
+			if (u->pending == 0)
+				push_done(c, u);
 			pthread_mutex_unlock(&c->lock);
 			return r;
 		}
@@ -257,6 +264,8 @@ wait_done(struct io_ctx *c)
 		pthread_cond_wait(&c->cond, &c->lock);
 	u = c->done;
 	c->done = u->next_done;
+	if (!c->done)
+		c->done_tail = &c->done;
 	pthread_mutex_unlock(&c->lock);
 	return u;
 }
@@ -278,6 +287,7 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	c.bf = bf;
 	c.job = job;
 	c.rs = job->seed | 1;
+	c.done_tail = &c.done;
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.cond, NULL);
 	c.nunits = job->depth + 1;		/* +1: a flush unit */
