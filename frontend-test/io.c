@@ -120,17 +120,16 @@ part_done(struct blkfront_req *req)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Submit stage op of u: nothing locked. */
+/* Submit stage op of u (with the unit's data, or an empty flush when
+ * !data): nothing locked. */
 static int
-submit_stage(struct io_ctx *c, struct io_unit *u, enum blkfront_op op)
+submit_stage(struct io_ctx *c, struct io_unit *u, enum blkfront_op op, bool data)
 {
 	size_t max = (size_t)blkfront_max_sectors(c->bf) * SECTOR_SIZE;
-	uint64_t len = c->job->bs;
+	uint64_t len = data ? c->job->bs : 0;
 	unsigned int i, n;
 	int r;
 
-	if (op == BLKFRONT_FLUSH_DISKCACHE || op == BLKFRONT_WRITE_BARRIER)
-		len = 0;
 	n = len ? (unsigned int)((len + max - 1) / max) : 1;
 	pthread_mutex_lock(&c->lock);
 	u->pending = n;
@@ -231,7 +230,8 @@ advance(struct io_ctx *c, struct io_unit *u)
 		}
 		if (again) {
 			u->stage = 1;
-			if (submit_stage(c, u, op == BLKFRONT_WRITE ? write_op(c) : op))
+			if (submit_stage(c, u, op == BLKFRONT_WRITE ? write_op(c) : op,
+					 op == BLKFRONT_WRITE))
 				return false;	/* error: comes back via done */
 			return false;
 		}
@@ -308,21 +308,22 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	if (job->runtime > 0)
 		deadline = t_start + (uint64_t)(job->runtime * 1e9);
 
-	while (!stop || inflight) {
+	while (!stop || inflight || flushing) {
 		/* fill the queue */
 		while (!stop && !flushing && inflight < job->depth) {
 			struct io_unit *u = NULL;
 			uint64_t blk;
 			bool rd;
 
+			/* a due flush first, also after the last write (fio's fsync=N) */
+			if (job->flush_every && writes_since_flush >= job->flush_every &&
+			    in->feature_flush && !blkfront_broken(bf)) {
+				flushing = true;	/* wait for the queue to drain */
+				break;
+			}
 			if (issued >= target || ft_stop || blkfront_broken(bf) ||
 			    (deadline && ft_now_ns() >= deadline)) {
 				stop = true;
-				break;
-			}
-			if (job->flush_every && writes_since_flush >= job->flush_every &&
-			    in->feature_flush) {
-				flushing = true;	/* wait for the queue to drain */
 				break;
 			}
 			for (i = 0; i < job->depth; i++)
@@ -353,7 +354,11 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 			issued++;
 			if (u->kind == U_WRITE)
 				writes_since_flush++;
-			submit_stage(&c, u, u->kind == U_WRITE ? write_op(&c) : BLKFRONT_READ);
+			submit_stage(&c, u, u->kind == U_WRITE ? write_op(&c) : BLKFRONT_READ, true);
+		}
+		if (flushing && blkfront_broken(bf)) {
+			flushing = false;
+			stop = true;
 		}
 		if (flushing && inflight == 0) {
 			struct io_unit *u = &c.units[job->depth];
@@ -366,7 +371,7 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 			inflight++;
 			writes_since_flush = 0;
 			flushing = false;
-			submit_stage(&c, u, flush_op(in));
+			submit_stage(&c, u, flush_op(in), false);
 		}
 		if (!inflight)
 			continue;
