@@ -10,6 +10,7 @@ FRONT_TESTS = \
 	test-front-bonnie.sh \
 	test-front-death.sh \
 	test-front-direct.sh \
+	test-front-io.sh \
 	$(NULL)
 TESTS += $(FRONT_TESTS)
 EXTRA_DIST += front-lib.sh $(FRONT_TESTS)
