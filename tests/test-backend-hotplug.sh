@@ -24,6 +24,12 @@ case "$(xenstore-read $B2/hotplug-error)" in
 *) fail "hotplug-error: $(xenstore-read $B2/hotplug-error)" ;;
 esac
 
+# knobs from xl's environment
+BLKBACKD_FLUSH_MODE=barrier BLKBACKD_CACHE=writethrough XENBUS_PATH=$B "$script" add ||
+	fail "add with knobs failed"
+xs_is $B/flush-mode barrier
+xs_is $B/cache writethrough
+
 B3=/local/domain/0/backend/vbd/7/51744
 xenstore-write $B3/params memory:64M
 XENBUS_PATH=$B3 "$script" add || fail "add failed on memory:"
