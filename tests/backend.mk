@@ -34,6 +34,7 @@ BACKEND_SH_TESTS = \
 	test-backend-stats.sh \
 	test-backend-domain-gone.sh \
 	test-backend-hotplug.sh \
+	test-backend-restart.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
