@@ -569,6 +569,10 @@ dev_connect(struct bk_dev *dev)
 	int r;
 
 	disconnect(dev);	/* a stale connection never leaks */
+	/* Knobs may have been written after InitWait (by the hotplug
+	 * script, like Linux's physical-device): read them again now. */
+	if (config_read(dev) < 0)
+		return;
 	r = xs_get_uint(d, dev->fe, "ring-page-order", 0, &order);
 	if (r == -EINVAL || order > d->opt.max_ring_order) {
 		dev_fatal(dev, "ring-page-order", "%s (max-ring-page-order is %u)",
@@ -846,6 +850,14 @@ dev_update(struct bk_dev *dev)
 	case XenbusStateClosed:
 	case XenbusStateUnknown:
 	default:
+		/*
+		 * A frontend that is Closed when we (re)probe has not started
+		 * yet (blkbackd restarted, or the guest closed earlier): keep
+		 * waiting in InitWait for it, as Linux blkfront reconnects from
+		 * Closed when it sees InitWait.
+		 */
+		if (dev->state == XenbusStateInitWait)
+			break;
 		disconnect(dev);
 		if (dev->state != -1)
 			set_state(dev, XenbusStateClosed);

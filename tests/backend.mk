@@ -31,6 +31,10 @@ BACKEND_SH_TESTS = \
 	test-case-C15.sh \
 	test-backend-sigterm.sh \
 	test-backend-cycles.sh \
+	test-backend-stats.sh \
+	test-backend-domain-gone.sh \
+	test-backend-hotplug.sh \
+	test-backend-restart.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

@@ -11,6 +11,7 @@ FRONT_TESTS = \
 	test-front-death.sh \
 	test-front-direct.sh \
 	test-front-io.sh \
+	test-front-eopnotsupp.sh \
 	$(NULL)
 TESTS += $(FRONT_TESTS)
 EXTRA_DIST += front-lib.sh $(FRONT_TESTS)

@@ -69,7 +69,13 @@ want=$(( bmax < 32 ? bmax : 32 )); [ "$want" -gt 11 ] || want=0
 grep -q "^max-indirect-segments: $want\$" "$FT/info2" ||
 	fail "indirect: $(grep indirect "$FT/info2"), backend offers $bmax, expected $want"
 
-# 3. feature order (blkfront_gather_backend_features), per flush-mode
+# 3. a reconnect within one process: the same device, a second handshake
+blkfront-test attach --domid $DOM --reconnect --json > "$FT/rc" || fail "attach --reconnect"
+[ "$(grep -c '"sectors":16384' "$FT/rc")" = 2 ] || fail "reconnect: $(cat "$FT/rc")"
+xs_is "$fe/state" 6
+xs_is "$be/state" 6
+
+# 4. feature order (blkfront_gather_backend_features), per flush-mode
 check_mode() { # flush-mode flush fua barrier
 	blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove"
 	blkfront-test xl-add --domid $DOM --params memory:8M --be-key flush-mode=$1 >/dev/null

@@ -25,6 +25,9 @@ vfy() { # params  blkfront-test options...
 vfy "$img" --size 8M --iodepth 16 --flush-every 32 --log "$FT/glog"
 # memory store: 44 KiB blocks (11 segments), 2 queues of 4 pages
 vfy memory:16M --bs 44k --size 8M --iodepth 8 --queues 2 --ring-order 2
+# the 32-bit ring layout (protocol x86_32-abi)
+vfy memory:16M --bs 16k --size 4M --iodepth 8 --protocol x86_32-abi
+grep -q "x86_32-abi" "$BACKEND_LOG" || fail "blkbackd did not see protocol x86_32-abi"
 # indirect: 64 KiB blocks need 16 segments
 vfy memory:16M --bs 64k --size 8M --iodepth 4 --max-indirect 16
 # file store again, without indirect, 8 KiB at an offset
