@@ -162,7 +162,7 @@ do_bench() {
 	echo "@@B $l dd-read-MBps $r"
 	$G/mke2fs -q -F -t ext4 /dev/$d || die "mke2fs failed"
 	mount -t ext4 /dev/$d /mnt || die "mount failed"
-	csv=$(bonnie /mnt 64)
+	csv=$(bonnie /mnt 32)
 	umount /mnt
 	say "bonnie++ $csv"
 	# bonnie++ 1.98 CSV: 12 put_block, 14 rewrite, 18 get_block (K/s), 27 seq_create (/s)
