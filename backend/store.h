@@ -45,7 +45,9 @@ enum bk_io_op {
 	BK_IO_DISCARD,	/* punch hole / BLKDISCARD; len bytes at offset */
 };
 
-#define BK_IO_FUA	(1u << 0)	/* WRITE: durable on completion */
+/* WRITE: durable on completion.  Only when features.fua == BK_FUA_NATIVE;
+ * other stores complete such a write with -EOPNOTSUPP. */
+#define BK_IO_FUA	(1u << 0)
 #define BK_IO_SECURE	(1u << 1)	/* DISCARD: BLKSECDISCARD */
 
 struct bk_io {
@@ -89,12 +91,20 @@ struct bk_store_config {
 	const char *path;		/* params node: file or block device */
 	bool read_only;			/* mode=r */
 	bool writethrough;		/* cache mode: open O_DSYNC, every write durable */
-	struct bk_store *lower;		/* wrappers only: the store below */
+	/* wrappers only: the store below; not owned (closed by the caller
+	 * after the wrapper) */
+	struct bk_store *lower;
 	const struct bk_store_ops *lower_ops;	/* wrappers only: its driver */
 	/* wrappers only: what the store below reported at its open() */
 	const struct bk_store_features *lower_features;
 	const char *record_path;	/* "record" wrapper: log file */
 	uint64_t size;			/* "memory"/"null": bytes */
+	/*
+	 * Driver options, comma-separated, or NULL.  "memory" (tests only):
+	 * "fail-flush" (every FLUSH fails with -EIO), "delay-ms=N", "fua=none|emulated|
+	 * native", "no-flush" (FLUSH fails with -EOPNOTSUPP), "no-discard".
+	 */
+	const char *options;
 };
 
 struct bk_store_ops {
@@ -124,8 +134,18 @@ struct bk_store_ops {
 	/*
 	 * Required.  Hand back up to max completed I/Os into done[] without
 	 * blocking.  Returns the count (0 = none ready) or -errno.
+	 * queue_fd is level-agnostic: after it polls readable the caller
+	 * calls reap until it returns 0 (a driver may clear the fd's
+	 * readiness on the first call).
 	 */
 	int (*reap)(struct bk_store_queue *q, struct bk_io **done, unsigned int max);
+
+	/*
+	 * Optional (blkcrash "volatile").  Simulate a power cut: drop what
+	 * the model says a cache may lose.  Called from the control thread
+	 * on SIGUSR2 right before the daemon exits without draining.
+	 */
+	void (*power_cut)(struct bk_store *s);
 };
 
 extern const struct bk_store_ops bk_store_file_ops;

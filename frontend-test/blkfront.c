@@ -38,6 +38,7 @@ struct ft_slot {
 	bool busy;			/* on the ring, no response yet */
 	uint64_t t_submit;
 	uint64_t covers;		/* flush: guestlog seq covered */
+	uint64_t issued_after;		/* guestlog seq before it was sent */
 	void *data;			/* segs_per_req pages */
 	grant_ref_t *data_refs;
 	void *ind;			/* indirect pages (or NULL) */
@@ -54,8 +55,8 @@ struct ft_queue {
 	grant_ref_t ring_refs[BLKRING_MAX_PAGES];
 	xenops_evtchn_t *evtchn;
 	int port;
-	void *pool;			/* data + indirect pages, shared once */
-	unsigned int pool_pages;
+	unsigned int pool_pages;	/* data + indirect pages, all slots */
+	unsigned int pages_per_slot;	/* shared once per slot */
 	grant_ref_t *pool_refs;
 	struct ft_slot *slots;
 	unsigned int nr_slots;
@@ -122,29 +123,29 @@ state_name(unsigned int s)
 /* guest log                                                          */
 /* ------------------------------------------------------------------ */
 
-static uint64_t
-glog_last_w(blkfront_t *bf)
+/* The last W record and the last record of any kind logged so far. */
+static void
+glog_marks(blkfront_t *bf, uint64_t *last_w, uint64_t *last)
 {
-	uint64_t v;
-
+	*last_w = *last = 0;
 	if (!bf->cfg.guestlog)
-		return 0;
+		return;
 	pthread_mutex_lock(&bf->log_lock);
-	v = bf->log_last_w;
+	*last_w = bf->log_last_w;
+	*last = bf->log_seq;
 	pthread_mutex_unlock(&bf->log_lock);
-	return v;
 }
 
 static void
 glog_write(blkfront_t *bf, uint64_t sector, uint64_t nr, const void *data,
-	   bool fua)
+	   bool fua, uint64_t issued_after)
 {
 	uint64_t h = guestlog_hash(data, nr * SECTOR_SIZE);
 
 	pthread_mutex_lock(&bf->log_lock);
 	bf->log_last_w = ++bf->log_seq;
-	fprintf(bf->cfg.guestlog, "W %" PRIu64 " %" PRIu64 " %" PRIu64 " %016" PRIx64 " %d\n",
-		bf->log_seq, sector, nr, h, fua ? 1 : 0);
+	fprintf(bf->cfg.guestlog, "W %" PRIu64 " %" PRIu64 " %" PRIu64 " %016" PRIx64
+		" %d %" PRIu64 "\n", bf->log_seq, sector, nr, h, fua ? 1 : 0, issued_after);
 	fflush(bf->cfg.guestlog);
 	pthread_mutex_unlock(&bf->log_lock);
 }
@@ -285,7 +286,7 @@ complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
 				glog_flush(bf, s->covers);
 			if ((op == BLKIF_OP_WRITE || flush) && nr)
 				glog_write(bf, req->sector, nr, s->data,
-					   op == BLKIF_OP_WRITE_BARRIER);
+					   op == BLKIF_OP_WRITE_BARRIER, s->issued_after);
 		} else if (op == BLKIF_OP_WRITE || flush) {
 			glog_error(bf, op == BLKIF_OP_WRITE ? "write" :
 				   op == BLKIF_OP_WRITE_BARRIER ? "barrier" : "flush",
@@ -477,7 +478,8 @@ static void
 queue_teardown(blkfront_t *bf, struct ft_queue *q)
 {
 	uint64_t deadline = ft_now_ns() + (uint64_t)bf->cfg.timeout_ms * 1000000ull;
-	int r;
+	unsigned int i;
+	int r = 0;
 
 	if (q->evtchn) {
 		xenops_evtchn_close(q->evtchn);
@@ -489,13 +491,14 @@ queue_teardown(blkfront_t *bf, struct ft_queue *q)
 	}
 	/* The backend unmaps when it disconnects; wait for it like Linux's
 	 * gnttab_end_foreign_access would defer the free. */
-	while (q->pool && (r = xenops_unshare_pages(bf->x, q->pool, q->pool_pages)) == -EBUSY &&
-	       ft_now_ns() < deadline)
-		usleep(10000);
-	if (q->pool && r < 0)
-		log_error("vbd %s: queue %u: cannot end access to %u data pages: %s (leaked)",
-			  bf->fe, q->idx, q->pool_pages, strerror(-r));
-	q->pool = NULL;
+	for (i = 0; q->slots && i < q->nr_slots; i++) {
+		while ((r = xenops_unshare_pages(bf->x, q->slots[i].data, q->pages_per_slot)) == -EBUSY &&
+		       ft_now_ns() < deadline)
+			usleep(10000);
+		if (r < 0)
+			log_error("vbd %s: queue %u: cannot end access to slot %u's %u pages: %s (leaked)",
+				  bf->fe, q->idx, i, q->pages_per_slot, strerror(-r));
+	}
 	while (q->sring && (r = xenops_unshare_pages(bf->x, q->sring, q->nr_ring_pages)) == -EBUSY &&
 	       ft_now_ns() < deadline)
 		usleep(10000);
@@ -552,29 +555,49 @@ queue_setup_ring(blkfront_t *bf, struct ft_queue *q, unsigned int order)
 	return 0;
 }
 
-/* Slots and their data/indirect pages (after Connected). */
+/*
+ * Slots and their data/indirect pages (after Connected).  Each slot's
+ * pages are shared in one call (at most 1 + 256 pages, under
+ * XENOPS_MAX_MAP_BATCH).  The grants of one device are capped at
+ * FT_GRANT_BUDGET (a domain's table is finite: xensim has 8192, Linux
+ * guests 32 frames' worth): fewer slots than ring entries are used then,
+ * and the ring simply never fills.
+ */
+#define FT_GRANT_BUDGET 4096u
+
 static int
 queue_setup_slots(blkfront_t *bf, struct ft_queue *q, unsigned int segs,
 		  unsigned int ind_pages)
 {
 	unsigned int nslots = blkring_size(q->ring);
 	unsigned int per = segs + ind_pages, i;
+	unsigned int budget = FT_GRANT_BUDGET / bf->nq;
 
+	if (nslots * per > budget) {
+		unsigned int n = budget / per;
+
+		if (n == 0)
+			n = 1;
+		log_info("vbd %s: queue %u: using %u of %u ring slots (%u grants each, budget %u)",
+			 bf->fe, q->idx, n, nslots, per, budget);
+		nslots = n;
+	}
 	q->pool_pages = nslots * per;
+	q->pages_per_slot = per;
 	q->pool_refs = calloc(q->pool_pages, sizeof(*q->pool_refs));
 	q->slots = calloc(nslots, sizeof(*q->slots));
 	q->freelist = calloc(nslots, sizeof(*q->freelist));
 	if (!q->pool_refs || !q->slots || !q->freelist)
 		return -ENOMEM;
-	q->pool = xenops_share_pages(bf->x, bf->info.backend_domid, q->pool_pages,
-				     true, q->pool_refs);
-	if (!q->pool)
-		return -errno;
-	q->nr_slots = nslots;
 	for (i = 0; i < nslots; i++) {
 		struct ft_slot *s = &q->slots[i];
-		char *base = (char *)q->pool + (size_t)i * per * XEN_PAGE_SIZE;
+		char *base;
 
+		base = xenops_share_pages(bf->x, bf->info.backend_domid, per, true,
+					  &q->pool_refs[i * per]);
+		if (!base)
+			return -errno;
+		q->nr_slots = i + 1;	/* what teardown must unshare */
 		s->data = base;
 		s->data_refs = &q->pool_refs[i * per];
 		s->ind = ind_pages ? base + (size_t)segs * XEN_PAGE_SIZE : NULL;
@@ -1153,8 +1176,7 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 		if (req->op != BLKFRONT_READ && req->len)
 			memcpy(s->data, req->buf, req->len);
 	}
-	if (req->op == BLKFRONT_FLUSH_DISKCACHE || req->op == BLKFRONT_WRITE_BARRIER)
-		s->covers = glog_last_w(bf);
+	glog_marks(bf, &s->covers, &s->issued_after);
 
 	pthread_mutex_lock(&bf->stats_lock);
 	switch (req->op) {
@@ -1343,7 +1365,8 @@ blkfront_raw_page(blkfront_t *bf, unsigned int i, grant_ref_t *gref)
 		return NULL;
 	if (gref)
 		*gref = q->pool_refs[i];
-	return (char *)q->pool + (size_t)i * XEN_PAGE_SIZE;
+	return (char *)q->slots[i / q->pages_per_slot].data +
+		(size_t)(i % q->pages_per_slot) * XEN_PAGE_SIZE;
 }
 
 int

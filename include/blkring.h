@@ -113,15 +113,45 @@ struct blkreq_limits {
 };
 
 /*
- * Validate the header fields of a private copy (everything but indirect
- * segments, which are not yet fetched).  Returns BLKIF_RSP_OKAY,
- * BLKIF_RSP_ERROR (malformed) or BLKIF_RSP_EOPNOTSUPP (unknown op), and
- * sets *reason to a static string ("nr_segments 12 > 11", ...) when not
- * OKAY.  For FLUSH_DISKCACHE and WRITE_BARRIER with nr_segments == 0 the
- * sector number is ignored and nr_sectors is 0.  For READ/WRITE (direct)
- * this also validates every segment and the whole sector range.
- * *needs_indirect is set when the caller must fetch req->nr_indirect_pages
- * pages and call blkreq_parse_indirect().
+ * Validate a private copy (from blkring_back_get_request(); never shared
+ * memory).  Returns BLKIF_RSP_OKAY, BLKIF_RSP_ERROR (malformed) or
+ * BLKIF_RSP_EOPNOTSUPP (unknown or unadvertised op), and always sets
+ * *reason to a static string: "ok" for OKAY, else the first rule broken.
+ * Pure: no I/O, no logging, any thread.  May rewrite req->op, sector,
+ * nr_sectors, nr_indirect_pages (below).
+ *
+ * Rules, in order (ring/request.c has the full table; the test
+ * ring/test-ring-validate.c pins every reason string):
+ *   READ/WRITE       "write to a read-only device" (ERROR),
+ *                    "read/write with no segments", "more than 11 segments",
+ *                    then segments and range (below); nr_sectors = sum.
+ *   WRITE_BARRIER,   "more than 11 segments"; with 0 segments OKAY with
+ *   FLUSH_DISKCACHE  sector = nr_sectors = 0 (sector_number ignored, C01),
+ *                    also on a read-only device; with data as a WRITE.
+ *   DISCARD          "discard not advertised" (EOPNOTSUPP), "discard on a
+ *                    read-only device", "discard of 0 sectors", "discard
+ *                    range wraps past 2^64", "discard range past end of
+ *                    device", "discard start not aligned to sector-size",
+ *                    "discard length not a multiple of sector-size" (all
+ *                    ERROR, never EOPNOTSUPP: C07).  discard_secure is
+ *                    passed on; the backend decides what it means (C08).
+ *   INDIRECT         "indirect not advertised" (EOPNOTSUPP when
+ *                    lim->max_indirect_segments is 0: blkif.h says such a
+ *                    backend does not know the op), "indirect_op not read
+ *                    or write" (ERROR, C13), "write to a read-only device",
+ *                    "indirect with no segments", "more than
+ *                    feature-max-indirect-segments" (the advertised value,
+ *                    capped at BLKRING_MAX_INDIRECT_SEGMENTS), "more than 8
+ *                    indirect pages"; then OKAY with *needs_indirect set
+ *                    and req->nr_indirect_pages = ceil(nr_segments / 512).
+ *   4 (RESERVED_1)   "reserved operation" (EOPNOTSUPP)
+ *   7..255           "unknown operation" (EOPNOTSUPP, C13)
+ * Segments: "last_sect > 7", "first_sect > last_sect" (C06), and with
+ * sector_size > 512 "segment not a multiple of sector-size".  Range:
+ * "sector range wraps past 2^64" (C02), "sector range past end of
+ * device", and with sector_size > 512 "sector not aligned to sector-size".
+ * *needs_indirect is set (OKAY only) when the caller must fetch
+ * req->nr_indirect_pages pages and call blkreq_parse_indirect().
  */
 int blkreq_validate(struct blkreq *req, const struct blkreq_limits *lim,
 		    bool *needs_indirect, const char **reason);
@@ -129,8 +159,12 @@ int blkreq_validate(struct blkreq *req, const struct blkreq_limits *lim,
 /*
  * Copy the segments of an INDIRECT request out of its fetched indirect
  * pages (pages[i] is a private copy or mapping of indirect_grefs[i], 4096
- * bytes each) into req->seg, then validate them and the sector range.
- * Each segment descriptor is read exactly once.  Same return convention.
+ * bytes each, i < req->nr_indirect_pages) into req->seg, then validate
+ * them and the sector range (same rules and reasons as direct requests);
+ * sets req->nr_sectors.  Each segment descriptor is read exactly once, so
+ * a live mapping the guest still writes is safe.  Refuses ("not a
+ * validated indirect request", ERROR) a request blkreq_validate() did not
+ * accept.  Same return convention; pure, no logging.
  */
 int blkreq_parse_indirect(struct blkreq *req, const struct blkreq_limits *lim,
 			  const void *const *pages, const char **reason);
@@ -161,9 +195,12 @@ typedef struct blkring blkring_t;
  * mapped by xenops_map_grefs() or from xenops_share_pages()).
  * blkring_back_attach() consumes requests and produces responses and does
  * not modify the shared indexes on attach (the frontend initialised them).
- * blkring_front_attach() initialises the shared ring (SHARED_RING_INIT,
- * FRONT_RING_INIT).  The caller keeps ownership of the memory, which must
- * outlive the blkring_t.  Returns NULL with errno (EINVAL: bad nr_pages).
+ * blkring_front_attach() zeroes the whole nr_pages * 4096 bytes and
+ * initialises the shared ring (SHARED_RING_INIT, FRONT_RING_INIT).  The
+ * caller keeps ownership of the memory, which must outlive the
+ * blkring_t (free it with blkring_free() first).  Returns NULL with errno
+ * EINVAL (NULL sring, nr_pages not a power of two in 1..16, unknown abi)
+ * or ENOMEM.  Never logs.
  */
 blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);
 blkring_t *blkring_front_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);
@@ -181,7 +218,9 @@ enum blkring_abi blkring_abi(const blkring_t *r);
  * Returns 1 when a request was copied, 0 when the ring is empty, or
  * -EPROTO when the frontend's req_prod is more than RING_SIZE ahead of
  * our responses ("bogus ring requests"): the ring is then broken for
- * good and every later call returns -EPROTO.
+ * good and every later call returns -EPROTO.  Also returns 0 while
+ * RING_SIZE requests are consumed but unanswered (their slots are not
+ * free yet): push responses, then call again.  -EINVAL on a front ring.
  */
 int blkring_back_get_request(blkring_t *r, struct blkreq *req);
 

@@ -17,12 +17,19 @@
  * checker ignores a trailing partial line.
  *
  *   blkfront-guestlog 1                    first line: magic and version
- *   W <seq> <sector> <nr_sectors> <hash> <fua>
+ *   W <seq> <sector> <nr_sectors> <hash> <fua> [<issued_after>]
  *        a write was acknowledged BLKIF_RSP_OKAY.  sector and nr_sectors
  *        are 512-byte units.  hash = guestlog_hash() of the nr_sectors*512
  *        bytes written, 16 lowercase hex digits.  fua is 1 when the write
  *        itself was durable on acknowledgement (a WRITE_BARRIER with
- *        data), else 0.
+ *        data), else 0.  issued_after (optional, readers accept 6 or 7
+ *        fields): the seq of the last record written to this log BEFORE
+ *        the write request was put on the ring (0 if none).  With it,
+ *        blkcrash check knows that a write with issued_after >= g was
+ *        sent after record g was acknowledged, so its arrival on the
+ *        host bounds when the guest was told g: a flush acknowledged
+ *        before its fdatasync completed is caught.  Without it only
+ *        "durable by the end of the host log" can be checked.
  *   F <seq> <covers>
  *        a flush (FLUSH_DISKCACHE or WRITE_BARRIER) was acknowledged
  *        OKAY.  covers = the seq of the last W record that had been

@@ -57,7 +57,11 @@
  * process that dies without xenops_unshare_pages() stay allocated (and
  * granted) until the domain is destroyed; a mapping process that dies
  * leaves its grants flagged in use likewise (real Xen's gntdev would
- * unmap on close).
+ * unmap on close).  Isolation: a domU sees only its own memory and grant
+ * table, and only dom0 sees the pin counts; but a process with an event
+ * channel to domain D has D's port table mapped (to set pending bits),
+ * so a hostile simulated guest can spoil D's event delivery.  The
+ * simulator confines grants and memory, not event channel state.
  *
  * Units: grant pages are 4096 bytes (XEN_PAGE_SIZE), offsets and lengths
  * in bytes.  Domain ids are Xen domids (0..0x7FEF).

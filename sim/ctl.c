@@ -346,7 +346,7 @@ ctl_accept(void *opaque, uint32_t events)
 {
 	struct ctl *c = opaque;
 
-	for (;;) {
+	for (int n = 0; n < 16; n++) {	/* bounded: others get their turn */
 		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
 		struct ctl_conn *cc;
 

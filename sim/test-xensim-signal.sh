@@ -20,6 +20,13 @@ for sig in TERM INT; do
 	[ "$(cat "$dir/pid")" = "$pid" ] || fail "pidfile holds $(cat "$dir/pid"), not $pid"
 	test -S "$dir/xenstore.sock" && test -S "$dir/ctl.sock" || fail "sockets missing once the pidfile exists"
 	[ "$(xensim-ctl --dir "$dir" create-domain g)" = 1 ] || fail "create-domain"
+	# a second xensim on the same directory refuses to steal it
+	! xensim --dir "$dir" 2>"$dir/log2" || fail "second xensim on $dir started"
+	grep -q "another xensim is serving it" "$dir/log2" || fail "second xensim: $(cat "$dir/log2")"
+	[ "$(XENSTORED_PATH="$dir/xenstore.sock" xenstore-read /local/domain/1/name)" = g ] || fail "first xensim disturbed"
+	for f in xenstore.sock ctl.sock hv.sock dom1/xenstore.sock; do
+		test -S "$dir/$f" || fail "second xensim removed $f"
+	done
 	test -S "$dir/dom1/xenstore.sock" || fail "no dom1 socket"
 	# a client still connected does not hold the shutdown up
 	XENSTORED_PATH="$dir/xenstore.sock" xenstore-watch /x >/dev/null 2>&1 &

@@ -61,8 +61,8 @@ test -S "$XENSIM_DIR/dom1/xenstore.sock" || fail "no dom1/xenstore.sock"
 
 # a domU through its own socket: its nodes yes, dom0's and others' no
 U1="$XENSIM_DIR/dom1/xenstore.sock"
-expect guest1 env XENSTORED_PATH="$U1" xenstore-read name
-expect "" env XENSTORED_PATH="$U1" xenstore-write data/x 42
+expect guest1 as_domain 1 xenstore-read name
+expect "" as_domain 1 xenstore-write data/x 42
 expect 42 xenstore-read /local/domain/1/data/x
 ! env XENSTORED_PATH="$U1" xenstore-read /local/domain/0/name 2>/dev/null || fail "domU read dom0's name"
 ! env XENSTORED_PATH="$U1" xenstore-write /local/domain/2/data/x 1 2>/dev/null || fail "domU wrote domain 2's node"
@@ -72,7 +72,7 @@ expect 42 xenstore-read /local/domain/1/data/x
 xenstore-watch -n 2 @releaseDomain > "$out.rel" 2>&1 &
 watcher=$!
 wait_for 10 grep -qx @releaseDomain "$out.rel" || fail "no initial @releaseDomain event"
-expect "" xensim-ctl --dir "$XENSIM_DIR" destroy-domain 1
+expect "" destroy_domain 1
 wait $watcher || fail "xenstore-watch @releaseDomain exited with $?"
 expect "$(printf '@releaseDomain\n@releaseDomain')" cat "$out.rel"
 ! xenstore-exists /local/domain/1 || fail "/local/domain/1 survived destroy"

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <xenstore.h>
@@ -153,6 +154,24 @@ test_round_trips(struct xs_handle *h)
 	free(dirents);
 	CHECK(xs_rm(h, XBT_NULL, "/t"));
 	CHECK(read_fails(h, "/t/a", ENOENT));
+	/* a directory too big for one XS_DIRECTORY: libxenstore falls back
+	 * to XS_DIRECTORY_PART and must get every name, in order */
+	for (unsigned int i = 0; i < 300; i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "/big/entry-with-a-long-name-%03u", i);
+		CHECK(xs_write(h, XBT_NULL, p, "", 0));
+	}
+	dirents = xs_directory(h, XBT_NULL, "/big", &n);
+	CHECK(dirents && n == 300);
+	for (unsigned int i = 0; i < 300; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "entry-with-a-long-name-%03u", i);
+		CHECK(!strcmp(dirents[i], want));
+	}
+	free(dirents);
+	CHECK(xs_rm(h, XBT_NULL, "/big"));
 	CHECK(read_is(h, XBT_NULL, "/local/domain/0/name", "Domain-0"));
 	CHECK(xs_is_domain_introduced(h, 0));
 	CHECK(!xs_is_domain_introduced(h, 4242));
@@ -276,6 +295,120 @@ test_release(struct xs_handle *h0, unsigned int domid)
 	return 0;
 }
 
+static int
+raw_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A domain gets 128 connections at most; dom0 is not limited. */
+static int
+test_conn_limit(void)
+{
+	int fds[129], extra;
+	char out[64], path[4096], c;
+	unsigned int domid;
+	struct xs_handle *u;
+
+	CHECK(ctl("create-domain many-conns", out, sizeof(out)) == 0 &&
+	      sscanf(out, "%u", &domid) == 1);
+	snprintf(path, sizeof(path), "%s/dom%u/xenstore.sock", dir, domid);
+	for (int i = 0; i < 128; i++)
+		CHECK((fds[i] = raw_connect(path)) >= 0);
+	u = open_as(domid);	/* number 129: accepted, then closed */
+	CHECK(u == NULL || !read_is(u, XBT_NULL, "domid", out));
+	if (u)
+		xs_close(u);
+	close(fds[0]);
+	extra = -1;
+	/* the daemon notices the close asynchronously: retry a little */
+	for (int i = 0; i < 50 && extra < 0; i++) {
+		fds[128] = raw_connect(path);
+		CHECK(fds[128] >= 0);
+		struct pollfd p = { .fd = fds[128], .events = POLLIN };
+		if (poll(&p, 1, 100) == 1 && read(fds[128], &c, 1) == 0) {
+			close(fds[128]);	/* refused: try again */
+			usleep(50000);
+			continue;
+		}
+		extra = fds[128];
+	}
+	CHECK(extra >= 0);
+	close(extra);
+	for (int i = 1; i < 128; i++)
+		close(fds[i]);
+	snprintf(path, sizeof(path), "destroy-domain %u", domid);
+	CHECK(ctl(path, out, sizeof(out)) == 0);
+	return 0;
+}
+
+/*
+ * Two processes each add 1 to a counter N times, each increment a
+ * read-modify-write transaction retried on EAGAIN: no update may be lost.
+ */
+static int
+increment(unsigned int n, unsigned int *retries)
+{
+	struct xs_handle *h = open_as(0);
+
+	if (!h)
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		for (;;) {
+			xs_transaction_t t = xs_transaction_start(h);
+			unsigned int len;
+			char *v, buf[16];
+
+			if (t == XBT_NULL)
+				return -1;
+			v = xs_read(h, t, "/counter", &len);
+			if (!v)
+				return -1;
+			snprintf(buf, sizeof(buf), "%lu", strtoul(v, NULL, 10) + 1);
+			free(v);
+			if (!xs_write(h, t, "/counter", buf, strlen(buf)))
+				return -1;
+			if (xs_transaction_end(h, t, false))
+				break;
+			if (errno != EAGAIN)
+				return -1;
+			(*retries)++;
+		}
+	}
+	xs_close(h);
+	return 0;
+}
+
+static int
+test_concurrent_increments(struct xs_handle *h0)
+{
+	const unsigned int n = 200;
+	unsigned int retries = 0;
+	int status;
+	pid_t pid;
+
+	CHECK(xs_write(h0, XBT_NULL, "/counter", "0", 1));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(increment(n, &retries) == 0 ? 0 : 1);
+	CHECK(increment(n, &retries) == 0);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	CHECK(read_is(h0, XBT_NULL, "/counter", "400"));
+	printf("concurrent increments: %u EAGAIN retries in this process\n",
+	       retries);
+	return 0;
+}
+
 /* Raw socket: an oversized message gets XS_ERROR EINVAL, then EOF. */
 static int
 test_malformed(struct xs_handle *h0)
@@ -338,6 +471,8 @@ main(void)
 	RUN(test_transaction(h0, other));
 	RUN(test_release(h0, domid));
 	RUN(test_malformed(h0));
+	RUN(test_concurrent_increments(h0));
+	RUN(test_conn_limit());
 	xs_close(h0);
 	xs_close(other);
 	return failed;

@@ -253,6 +253,8 @@ test_basic(void)
 	CHECK(t_read_err(d0, 0, "/a e", "EINVAL") == 0);
 	CHECK(t_read_err(d0, 0, "", "EINVAL") == 0);
 	CHECK(t_write(d0, 0, "/a*", "x", "EINVAL") == 0);
+	CHECK(t_write(d0, 0, "@releaseDomain", "x", "EINVAL") == 0);
+	CHECK(t_err(d0, XS_GET_PERMS, 0, S("@releaseDomain"), "EINVAL") == 0);
 	/* relative paths: under /local/domain/<domid> */
 	CHECK(t_write(d0, 0, "rel/x", "7", NULL) == 0);
 	CHECK(t_read(d0, 0, "/local/domain/0/rel/x", "7") == 0);
@@ -461,8 +463,9 @@ test_transactions(void)
 	/* isolation, then commit */
 	CHECK(t_req(a, XS_TRANSACTION_START, 0, S(""), XS_TRANSACTION_START,
 		    S("1")) == 0);
-	CHECK(t_write(a, 1, "/t/x", "1", NULL) == 0);
+	CHECK(t_write(a, 1, "/t/x", "first", NULL) == 0);
 	CHECK(t_write(a, 1, "/t/new/y", "2", NULL) == 0);
+	CHECK(t_write(a, 1, "/t/x", "1", NULL) == 0);	/* one event at commit */
 	CHECK(t_read(a, 1, "/t/x", "1") == 0);
 	CHECK(t_read(a, 0, "/t/x", "0") == 0);
 	CHECK(t_read(b, 0, "/t/x", "0") == 0);
@@ -514,6 +517,8 @@ test_transactions(void)
 	CHECK(t_write(b, 0, "/elsewhere", "1", NULL) == 0);
 	CHECK(t_ok(a, XS_TRANSACTION_END, 5, S("T")) == 0);
 	CHECK(t_read(b, 0, "/t/x", "5") == 0);
+	CHECK(t_event(w, "/t/x", "tw") == 0);
+	CHECK(t_no_event(w) == 0);
 
 	/* abort: nothing happened */
 	CHECK(t_req(a, XS_TRANSACTION_START, 0, S(""), XS_TRANSACTION_START,
@@ -532,8 +537,18 @@ test_transactions(void)
 	CHECK(t_ok(a, XS_RM, 7, S("/t/new")) == 0);
 	CHECK(t_ok(a, XS_TRANSACTION_END, 7, S("T")) == 0);
 	CHECK(t_read_err(b, 0, "/t/new/y", "ENOENT") == 0);
-	CHECK(t_event(w, "/t/x", "tw") == 0);
 	CHECK(t_event(w, "/t/new", "tw") == 0);
+	CHECK(t_no_event(w) == 0);
+	/* removing a subtree conflicts with a change deep inside it */
+	CHECK(t_write(b, 0, "/t/sub/a/b", "0", NULL) == 0);
+	CHECK(t_event(w, "/t/sub/a/b", "tw") == 0);
+	CHECK(t_req(a, XS_TRANSACTION_START, 0, S(""), XS_TRANSACTION_START,
+		    S("8")) == 0);
+	CHECK(t_ok(a, XS_RM, 8, S("/t/sub")) == 0);
+	CHECK(t_write(b, 0, "/t/sub/a/b", "1", NULL) == 0);
+	CHECK(t_event(w, "/t/sub/a/b", "tw") == 0);
+	CHECK(t_err(a, XS_TRANSACTION_END, 8, S("T"), "EAGAIN") == 0);
+	CHECK(t_read(b, 0, "/t/sub/a/b", "1") == 0);
 	CHECK(t_no_event(w) == 0);
 	t_close(a);
 	t_close(b);

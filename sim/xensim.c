@@ -20,7 +20,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "compiler.h"
@@ -44,7 +46,7 @@ usage(FILE *f)
 "  -d, --dir DIR        state directory (sockets); created if missing\n"
 "  -p, --pidfile FILE   write the pid to FILE once every socket listens\n"
 "      --daemon         detach into the background\n"
-"  -v, --verbose        informational messages\n"
+"  -v, --verbose        also log xenstore connections\n"
 "  -D, --debug-mask M   debug categories: sim,grant,evtchn,... or all\n"
 "  -h, --help           this help\n"
 "\n"
@@ -85,6 +87,32 @@ write_pidfile(const char *path)
 		return -e;
 	}
 	return 0;
+}
+
+/* Does a live xensim serve dir already?  (Its sockets must not be stolen.) */
+static bool
+dir_in_use(const char *dir)
+{
+	static const char *const socks[] = { "xenstore.sock", "ctl.sock" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(socks); i++) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		int fd, r;
+
+		if ((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s",
+				     dir, socks[i]) >= sizeof(sun.sun_path))
+			continue;	/* reported when listening */
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+		close(fd);
+		if (r == 0) {
+			log_error("%s: another xensim is serving it", sun.sun_path);
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -178,6 +206,8 @@ main(int argc, char **argv)
 		log_error("%s: %m", dir_arg);
 		return 1;
 	}
+	if (dir_in_use(dir))
+		return 1;
 	if (daemon_mode && (e = daemonize(&ready_fd)) < 0) {
 		log_error("daemonize: %s", strerror(-e));
 		return 1;

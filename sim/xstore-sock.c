@@ -23,8 +23,12 @@
 #include "sim.h"
 #include "xstore.h"
 
+/* Connections one unprivileged domain may hold open at once. */
+#define XSOCK_MAX_CONNS	128
+
 struct xsock_conn {
 	struct xsock *x;
+	struct xsock_listener *ls;	/* came through it; outlives us */
 	struct xsock_conn *next;
 	int fd;
 	uint32_t domid;
@@ -39,6 +43,8 @@ struct xsock_listener {
 	uint32_t domid;
 	int fd;
 	char *path;
+	unsigned int nconns;		/* open connections of this domain */
+	bool warned;			/* logged hitting the limit once */
 };
 
 struct xsock {
@@ -57,10 +63,15 @@ conn_close(struct xsock_conn *xc)
 	for (pp = &xc->x->conns; *pp != xc; pp = &(*pp)->next)
 		;
 	*pp = xc->next;
+	if (xc->ls)
+		xc->ls->nconns--;
 	sim_loop_del(xc->x->l, xc->fd);
 	close(xc->fd);
+	if (log_verbose)
+		log_info("xenstore: domain %u: connection %d closed%s", xc->domid,
+			 xc->fd, xstore_conn_broken(xc->sc) ?
+			 " (protocol error or stopped reading)" : "");
 	xstore_conn_free(xc->sc);
-	bk_dbg(BK_DBG_SIM, "xenstore: domain %u connection closed", xc->domid);
 	free(xc);
 }
 
@@ -139,7 +150,8 @@ listener_event(void *opaque, uint32_t events)
 	struct xsock_listener *ls = opaque;
 	struct xsock *x = ls->x;
 
-	for (;;) {
+	/* Bounded, so a client reconnecting at once cannot starve the rest. */
+	for (int n = 0; n < 16; n++) {
 		struct xsock_conn *xc;
 		int fd = accept4(ls->fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -151,10 +163,20 @@ listener_event(void *opaque, uint32_t events)
 				log_error("accept %s: %m", ls->path);
 			return;
 		}
+		if (ls->domid != 0 && ls->nconns >= XSOCK_MAX_CONNS) {
+			/* A guest must not exhaust the daemon's memory. */
+			if (!ls->warned)
+				log_error("xenstore: domain %u has %u connections: "
+					  "refusing more", ls->domid, ls->nconns);
+			ls->warned = true;
+			close(fd);
+			continue;
+		}
 		xc = calloc(1, sizeof(*xc));
 		if (!xc)
 			goto fail;
 		xc->x = x;
+		xc->ls = ls;
 		xc->fd = fd;
 		xc->domid = ls->domid;
 		xc->sc = xstore_conn_new(x->s, ls->domid, conn_kick, xc);
@@ -166,7 +188,10 @@ listener_event(void *opaque, uint32_t events)
 		}
 		xc->next = x->conns;
 		x->conns = xc;
-		bk_dbg(BK_DBG_SIM, "xenstore: domain %u connected", ls->domid);
+		ls->nconns++;
+		if (log_verbose)
+			log_info("xenstore: domain %u: connection %d opened",
+				 ls->domid, fd);
 		continue;
 fail:
 		log_error("xenstore: cannot accept a connection on %s: "
@@ -232,7 +257,23 @@ xsock_listen(struct xsock *x, uint32_t domid)
 		free(path);
 		return e;
 	}
-	unlink(path);		/* a stale socket of a dead xensim */
+	/* A stale socket of a dead xensim goes; a live one is not stolen. */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 ||
+	    errno == EAGAIN) {
+		log_error("%s: another xensim is serving it", path);
+		close(fd);
+		free(path);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = -errno;
+		log_error("socket: %m");
+		free(path);
+		return e;
+	}
+	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
 	    listen(fd, 64) < 0) {
 		e = -errno;
@@ -271,6 +312,11 @@ xsock_close_domain(struct xsock *x, uint32_t domid)
 	struct xsock_listener **pp = &x->listeners, *ls;
 	struct xsock_conn *xc, *next;
 
+	for (xc = x->conns; xc; xc = next) {
+		next = xc->next;
+		if (xc->domid == domid)
+			conn_close(xc);
+	}
 	while ((ls = *pp)) {
 		if (ls->domid != domid) {
 			pp = &ls->next;
@@ -278,11 +324,6 @@ xsock_close_domain(struct xsock *x, uint32_t domid)
 		}
 		*pp = ls->next;
 		listener_free(ls);
-	}
-	for (xc = x->conns; xc; xc = next) {
-		next = xc->next;
-		if (xc->domid == domid)
-			conn_close(xc);
 	}
 }
 

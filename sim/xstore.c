@@ -99,6 +99,9 @@ struct view {
 	uint32_t domid;
 	bool priv;
 	bool check;
+	/* commit replay: paths already fired, so each fires once */
+	char **fired;
+	size_t nfired;
 };
 
 /* ------------------------------------------------------------------ */
@@ -126,8 +129,8 @@ queue_msg(struct xstore_conn *c, uint32_t type, uint32_t req_id,
 	};
 	size_t need = HDR_SIZE + alen + blen;
 
-	if (c->broken && !c->out_len)
-		return;
+	if (c->broken)
+		return;		/* its last message (the error) is queued */
 	if (c->out_off && c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
 	if (c->out_len - c->out_off + need > XSTORE_MAX_OUTPUT) {
@@ -219,6 +222,9 @@ canonicalize(uint32_t domid, const char *in, char *out, size_t outsize,
 	size_t inlen = strlen(in);
 	int plen = 0;
 
+	/* "@..." names special watches, never a node (xenstored too). */
+	if (in[0] == '@')
+		return -EINVAL;
 	if (in[0] != '/') {
 		if (inlen > XENSTORE_REL_PATH_MAX)
 			return -EINVAL;
@@ -306,8 +312,10 @@ tx_log(struct view *v, enum xop_type type, const char *path,
 		size_t cap = tx->capops ? tx->capops * 2 : 8;
 
 		op = realloc(tx->ops, cap * sizeof(*op));
-		if (!op)
+		if (!op) {
+			tx->poisoned = true;
 			return -ENOMEM;
+		}
 		tx->ops = op;
 		tx->capops = cap;
 	}
@@ -329,6 +337,8 @@ tx_log(struct view *v, enum xop_type type, const char *path,
 		free(op->path);
 		free(op->value);
 		free(op->perms);
+		/* The snapshot has the change, the log not: cannot commit. */
+		tx->poisoned = true;
 		return -ENOMEM;
 	}
 	op->len = len;
@@ -406,10 +416,40 @@ fire(struct xstore *s, const char *path, const struct xt_perm *perms,
 	}
 }
 
+/*
+ * During a commit, has this change (path, removal or not) fired already?
+ * Remembers it if not.  A removal also reaches watches below the path,
+ * so it is told apart from a change of the node.
+ */
+static bool
+fired_before(struct view *v, const char *path, bool removed)
+{
+	char **f, *key;
+
+	if (!v->fired)
+		return false;
+	if (asprintf(&key, "%c%s", removed ? 'r' : 'c', path) < 0)
+		return false;	/* then it may fire twice: harmless */
+	for (size_t i = 1; i <= v->nfired; i++) {
+		if (!strcmp(v->fired[i], key)) {
+			free(key);
+			return true;
+		}
+	}
+	f = realloc(v->fired, (v->nfired + 2) * sizeof(*f));
+	if (!f) {
+		free(key);
+		return false;
+	}
+	v->fired = f;
+	f[++v->nfired] = key;
+	return false;
+}
+
 static void
 fire_node(struct view *v, const char *path, const struct xnode *n)
 {
-	if (!v->tx)
+	if (!v->tx && !fired_before(v, path, false))
 		fire(v->s, path, n->perms, n->nperms, false);
 }
 
@@ -507,6 +547,28 @@ node_write(struct view *v, const char *path, const void *value, uint32_t len,
 	return 0;
 }
 
+/*
+ * A transaction removing a subtree looked at every node in it: a change
+ * anywhere below by someone else is a conflict (as xenstored, which
+ * records each deleted node).  path[0..len) is n's path; buf is reused.
+ */
+static void
+tx_note_subtree(struct view *v, char *buf, size_t len, const struct xnode *n)
+{
+	tx_note(v, buf, len, n);
+	for (uint32_t i = 0; i < n->nchild; i++) {
+		const struct xnode *c = n->child[i];
+		size_t l = strlen(c->name);
+
+		if (len + 1 + l > XENSTORE_ABS_PATH_MAX)
+			continue;	/* cannot exist: paths are checked */
+		buf[len] = '/';
+		memcpy(buf + len + 1, c->name, l + 1);
+		tx_note_subtree(v, buf, len + 1 + l, c);
+	}
+	buf[len] = '\0';
+}
+
 static int
 node_rm(struct view *v, const char *path)
 {
@@ -534,12 +596,19 @@ node_rm(struct view *v, const char *path)
 		return r;
 	parent = n->parent;
 	tx_note(v, path, plen, parent);
+	if (v->tx) {
+		char buf[XENSTORE_ABS_PATH_MAX + 1];
+
+		strcpy(buf, path);
+		tx_note_subtree(v, buf, strlen(buf), n);
+	}
 	nperms = n->nperms;
 	memcpy(perms, n->perms, nperms * sizeof(perms[0]));
 	xtree_remove(n, ++v->s->gen);
 	if (v->tx)
 		return tx_log(v, XOP_RM, path, NULL, 0, NULL, 0);
-	fire(v->s, path, perms, nperms, true);
+	if (!fired_before(v, path, true))
+		fire(v->s, path, perms, nperms, true);
 	return 0;
 }
 
@@ -719,28 +788,24 @@ static int
 do_directory_part(struct req *r)
 {
 	char path[XENSTORE_ABS_PATH_MAX + 1];
-	char all[XENSTORE_PAYLOAD_MAX * 2];
-	char *list = all, *heap = NULL;
 	char out[XENSTORE_PAYLOAD_MAX];
 	struct xnode *n;
 	unsigned long off;
 	size_t len, glen, chunk = 0;
+	char *list;
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
 	    (e = parse_uint(r->argv[1], UINT32_MAX, &off)) < 0 ||
 	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
-	len = children(n, all, sizeof(all));
-	if (len > sizeof(all)) {
-		heap = malloc(len);
-		if (!heap)
-			return -ENOMEM;
-		children(n, heap, len);
-		list = heap;
-	}
+	len = children(n, NULL, 0);
+	list = malloc(len + 1);
+	if (!list)
+		return -ENOMEM;
+	children(n, list, len);
 	if (off > len || (off > 0 && list[off - 1] != '\0')) {
-		free(heap);
+		free(list);
 		return -EINVAL;
 	}
 	glen = (size_t)snprintf(out, sizeof(out), "%" PRIu64, n->gen) + 1;
@@ -752,15 +817,10 @@ do_directory_part(struct req *r)
 		chunk += l;
 	}
 	memcpy(out + glen, list + off, chunk);
-	if (off + chunk == len) {
-		if (glen + chunk + 1 > sizeof(out)) {
-			/* the end marker does not fit: next call sends it */
-		} else {
-			out[glen + chunk] = '\0';
-			chunk++;
-		}
-	}
-	free(heap);
+	free(list);
+	/* The end marker; if it does not fit, the next call sends it. */
+	if (off + chunk == len && glen + chunk < sizeof(out))
+		out[glen + chunk++] = '\0';
 	reply(r, out, glen + chunk);
 	return 0;
 }
@@ -963,6 +1023,8 @@ tx_replay(struct xstore_conn *c, struct xtx *tx)
 	};
 	int e = 0;
 
+	/* fired[0] unused: a non-NULL array turns deduplication on */
+	v.fired = calloc(1, sizeof(*v.fired));
 	for (size_t i = 0; i < tx->nops && e == 0; i++) {
 		struct xop *op = &tx->ops[i];
 
@@ -981,6 +1043,9 @@ tx_replay(struct xstore_conn *c, struct xtx *tx)
 			break;
 		}
 	}
+	for (size_t i = 1; v.fired && i <= v.nfired; i++)
+		free(v.fired[i]);
+	free(v.fired);
 	return e;
 }
 
@@ -1410,6 +1475,10 @@ xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
 		"control/sysrq", "device/suspend/event-channel",
 		"data", "drivers", "feature", "attr", "error",
 	};
+	static const char *const features[] = {
+		"control/platform-feature-multiprocessor-suspend",
+		"control/platform-feature-xs_reset_watches",
+	};
 	uint32_t *d;
 	int e = 0;
 
@@ -1428,20 +1497,24 @@ xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
 	snprintf(id, sizeof(id), "%" PRIu32, domid);
 	if (domid == 0) {
 		/* Like xen-init-dom0: everything inherits "/" (n0). */
-		if (!e) e = mk(&v, dom, "", NULL, NULL, 0);
-		if (!e) e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
-		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+		e = mk(&v, dom, "", NULL, NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "domid", id, NULL, 0);
 	} else {
 		node_rm(&v, dom);
-		if (!e) e = mk(&v, dom, "", NULL, ro, 2);
-		if (!e) e = mk(&v, dom, "name", name, NULL, 0);
-		if (!e) e = mk(&v, dom, "domid", id, NULL, 0);
+		e = mk(&v, dom, "", NULL, ro, 2);
+		if (!e)
+			e = mk(&v, dom, "name", name, NULL, 0);
+		if (!e)
+			e = mk(&v, dom, "domid", id, NULL, 0);
 		for (size_t i = 0; i < ARRAY_SIZE(ro_dirs) && !e; i++)
 			e = mk(&v, dom, ro_dirs[i], NULL, ro, 2);
 		for (size_t i = 0; i < ARRAY_SIZE(rw_dirs) && !e; i++)
 			e = mk(&v, dom, rw_dirs[i], NULL, rw, 1);
-		if (!e) e = mk(&v, dom, "control/platform-feature-multiprocessor-suspend", "1", NULL, 0);
-		if (!e) e = mk(&v, dom, "control/platform-feature-xs_reset_watches", "1", NULL, 0);
+		for (size_t i = 0; i < ARRAY_SIZE(features) && !e; i++)
+			e = mk(&v, dom, features[i], "1", NULL, 0);
 	}
 	if (e < 0) {
 		node_rm(&v, dom);

@@ -34,7 +34,10 @@
  * owner flushes the output and closes it.
  *
  * Everything runs on one thread (the loop's).  0/-errno; pointers
- * NULL + errno.  Nothing here logs except through bk_dbg(BK_DBG_SIM).
+ * NULL + errno.  Client errors are answered, never logged (a guest must
+ * not flood the log): requests show under bk_dbg(BK_DBG_SIM); only a
+ * commit failing half-way for lack of memory is logged.  xsock_* logs
+ * socket failures, and connections under -v (log_verbose).
  */
 #ifndef SIM_XSTORE_H
 #define SIM_XSTORE_H

@@ -1,1 +1,36 @@
-# tests/backend.mk: backend integration tests (included by tests/Makefile.am).
+# tests/backend.mk: backend tests (included by tests/Makefile.am).
+
+# Storage driver unit tests (no Xen, no simulator).
+check_PROGRAMS += test-backend-store
+test_backend_store_SOURCES = test-backend-store.c
+test_backend_store_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
+test_backend_store_LDADD = $(top_builddir)/backend/libbkstore.la
+TESTS += test-backend-store
+
+# Integration over xensim (shell; lib-backend.sh: start_backend).
+BACKEND_SH_TESTS = \
+	test-backend-synopsis.sh \
+	test-backend-initwait.sh \
+	test-backend-config-errors.sh \
+	test-backend-handshake.sh \
+	test-backend-rw.sh \
+	test-case-C01.sh \
+	test-case-C02.sh \
+	test-case-C03.sh \
+	test-case-C04.sh \
+	test-case-C05.sh \
+	test-case-C06.sh \
+	test-case-C07.sh \
+	test-case-C08.sh \
+	test-case-C09.sh \
+	test-case-C10.sh \
+	test-case-C11.sh \
+	test-case-C12.sh \
+	test-case-C13.sh \
+	test-case-C14.sh \
+	test-case-C15.sh \
+	test-backend-sigterm.sh \
+	test-backend-cycles.sh \
+	$(NULL)
+TESTS += $(BACKEND_SH_TESTS)
+EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

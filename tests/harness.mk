@@ -1,1 +1,31 @@
 # tests/harness.mk: harness integration tests (included by tests/Makefile.am).
+# blkbench's parsers on recorded outputs, fsmark and fsync-tester, bad
+# input and interruption (nothing left mounted/attached), a tiny matrix on
+# the host baseline, and the tiny matrix through the real stack (skips
+# with 77 while the stack is not functional).
+TESTS += \
+	test-harness-parsers.sh \
+	test-harness-fsmark.sh \
+	test-harness-fsync-tester.sh \
+	test-harness-badinput.sh \
+	test-harness-interrupt.sh \
+	test-harness-raw.sh \
+	test-harness-e2e.sh \
+	test-harness-manpages.sh \
+	$(NULL)
+EXTRA_DIST += \
+	test-harness-parsers.sh \
+	test-harness-fsmark.sh \
+	test-harness-fsync-tester.sh \
+	test-harness-badinput.sh \
+	test-harness-interrupt.sh \
+	test-harness-raw.sh \
+	test-harness-e2e.sh \
+	test-harness-manpages.sh \
+	harness-common.sh \
+	harness-data/bonnie-1.93c.csv \
+	harness-data/bonnie-2.00a.csv \
+	harness-data/fsmark.out \
+	harness-data/fsync.out \
+	harness-data/time.txt \
+	$(NULL)

@@ -223,8 +223,6 @@ one_copy(void *opaque)
 		c->failed = 1;
 }
 
-static volatile size_t page_len = PG;
-
 static void
 one_memcpy(void *opaque)
 {
@@ -233,7 +231,9 @@ one_memcpy(void *opaque)
 
 	/* Page by page, as the segments would be; the length is not a
 	 * compile-time constant, so this is libc's memcpy, as in xenops. */
-	size_t len = page_len;
+	size_t len = PG;
+
+	__asm__("" : "+r"(len));	/* hide the constant from the compiler */
 
 	for (int i = 0; i < SEGS; i++) {
 		uint8_t *g = c->guest_mem + (size_t)(r * SEGS + i) * PG;
@@ -245,7 +245,7 @@ one_memcpy(void *opaque)
 			memcpy(l, g, len);
 	}
 	/* Keep the compiler from dropping the copies. */
-	__asm__ volatile("" : : "r"(c->local), "r"(c->guest_mem) : "memory");
+	__asm__ __volatile__("" : : "r"(c->local), "r"(c->guest_mem) : "memory");
 }
 
 static int

@@ -297,8 +297,10 @@ test_copy(void)
 	return 0;
 }
 
-/* Several dom0 threads map and copy the same grants at once. */
+/* Several dom0 threads (and a second dom0 process) map and copy the
+ * same grants at once: the pins live in shared memory. */
 struct stress_arg {
+	xenops_t *x;			/* a dom0 handle */
 	grant_ref_t *refs;
 	int iters;
 	bool copy;
@@ -319,15 +321,15 @@ stress_thread(void *opaque)
 				.gref = a->refs[k], .len = PG, .local = buf,
 			};
 
-			if (xenops_grant_copy(dom0, guest_id, false, 1, &seg) ||
+			if (xenops_grant_copy(a->x, guest_id, false, 1, &seg) ||
 			    t_check(buf, PG, 500 + k))
 				a->failed = 1;
 		} else {
-			uint8_t *p = xenops_map_grefs(dom0, guest_id, 8 - k,
+			uint8_t *p = xenops_map_grefs(a->x, guest_id, 8 - k,
 						      a->refs + k, false);
 
 			if (!p || t_check(p, PG, 500 + k) ||
-			    xenops_unmap(dom0, p, 8 - k))
+			    xenops_unmap(a->x, p, 8 - k))
 				a->failed = 1;
 		}
 	}
@@ -342,12 +344,28 @@ test_concurrent_pins(void)
 	pthread_t th[4];
 	uint8_t *g;
 
+	pid_t pid;
+	int st;
+
 	g = xenops_share_pages(guest, 0, 8, false, refs);
 	T_CHECK(g, "share: %m");
 	for (int i = 0; i < 8; i++)
 		t_fill(g + i * PG, PG, 500 + i);
+	pid = fork();
+	T_CHECK(pid >= 0, "fork: %m");
+	if (pid == 0) {
+		/* The parent's handle is not ours to use: open our own. */
+		struct stress_arg a = { .x = t_open(0), .refs = refs,
+					.iters = 2000 };
+
+		stress_thread(&a);
+		a.copy = true;
+		stress_thread(&a);
+		xenops_close(a.x);
+		_exit(a.failed ? 1 : 0);
+	}
 	for (int i = 0; i < 4; i++) {
-		args[i] = (struct stress_arg){ .refs = refs, .iters = 2000,
+		args[i] = (struct stress_arg){ .x = dom0, .refs = refs, .iters = 2000,
 					       .copy = i & 1 };
 		T_CHECK(pthread_create(&th[i], NULL, stress_thread, &args[i]) == 0,
 			"pthread_create");
@@ -356,6 +374,8 @@ test_concurrent_pins(void)
 		pthread_join(th[i], NULL);
 		T_CHECK(!args[i].failed, "thread %d failed", i);
 	}
+	T_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		WEXITSTATUS(st) == 0, "second dom0 process: status 0x%x", st);
 	/* Pins balanced: the flags are clear again. */
 	T_CHECK(xenops_unshare_pages(guest, g, 8) == 0, "unshare");
 	return 0;

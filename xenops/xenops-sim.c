@@ -296,7 +296,6 @@ sim_dom_fetch(struct sim *sim, uint32_t self, uint32_t domid,
 	int fds[HV_MAX_FDS];
 	unsigned int nfds = HV_MAX_FDS;
 	struct sim_dom *d;
-	bool foreign = domid != self;
 	int rc;
 
 	rc = sim_call(sim->conn, &req, &rsp, -1, fds, &nfds);
@@ -332,7 +331,6 @@ sim_dom_fetch(struct sim *sim, uint32_t self, uint32_t domid,
 		sim_dom_free(d);
 		goto out_close;
 	}
-	(void)foreign;
 	*out = d;
 	rc = 0;
 	goto out_close;
@@ -414,10 +412,17 @@ sim_dom_get(xenops_t *x, uint32_t domid, struct sim_dom **out)
 	return rc;
 }
 
+/*
+ * Drop a reference.  A dying domain also leaves the cache, so that its
+ * memory goes as soon as the last mapping does (a long-running backend
+ * must not pin the RAM of every guest it ever served).
+ */
 static void
 sim_dom_put(struct sim *sim, struct sim_dom *d)
 {
 	pthread_mutex_lock(&sim->lock);
+	if (d->cached && sim_dom_dying(d))
+		sim_dom_uncache_locked(sim, d);
 	sim_dom_put_locked(d);
 	pthread_mutex_unlock(&sim->lock);
 }
@@ -1416,6 +1421,16 @@ sim_domain_alive(xenops_t *x, uint32_t domid)
 
 	pthread_mutex_lock(&sim->lock);
 	rc = sim_call(sim->conn, &req, &rsp, -1, NULL, NULL);
+	if (rc == 0) {
+		struct sim_dom *d;
+
+		/* Gone: forget its tables (freed with the last mapping). */
+		for (d = sim->doms; d; d = d->next)
+			if (d->domid == domid)
+				break;
+		if (d)
+			sim_dom_uncache_locked(sim, d);
+	}
 	pthread_mutex_unlock(&sim->lock);
 	return rc;
 }

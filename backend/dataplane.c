@@ -1,0 +1,680 @@
+/*
+ * dataplane.c: one thread per ring queue (STYLE.md #6, #8, #9).
+ *
+ * Loop: epoll on the event channel fd, the store queue's completion fd
+ * and a stop eventfd; on an event: take the pending port, unmask it,
+ * consume the ring until empty (with RING_FINAL_CHECK_FOR_REQUESTS
+ * closing the race), validate each private copy, plan it (sync.c, the
+ * blkif_ops.h table), grant-copy write data in, submit host I/O in one
+ * batch; reap completions in batches, run each request's next step,
+ * queue responses, push them once and notify only when the ring macros
+ * ask.  The only xenstore write from here is the withdrawal of a
+ * feature after the host answered EOPNOTSUPP (through bk_dev_report).
+ *
+ * A WRITE_BARRIER holds the ring: nothing after it is consumed until it
+ * has drained everything before it, flushed, written its data with FUA
+ * and responded.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "log.h"
+#include "private.h"
+
+enum { EV_EVTCHN = 1, EV_STORE, EV_STOP };
+
+struct bk_queue {
+	struct bk_dev *dev;
+	unsigned int idx;
+	const char *name;		/* the device's "F/D" */
+	xenops_t *xops;
+	uint32_t domid;
+	struct bk_features *feat;
+	struct bk_trace *trace;
+
+	void *sring;
+	unsigned int nr_pages;
+	blkring_t *ring;
+	xenops_evtchn_t *evtchn;
+	uint32_t port;			/* local port */
+
+	const struct bk_store_ops *sops;
+	struct bk_store_queue *sq;
+
+	int epfd, stop_efd;
+	pthread_t thread;
+	bool started, joined;
+
+	struct blkreq_limits lim;
+	struct bk_pool pool;
+	unsigned int inflight;		/* consumed, not yet responded */
+	struct bk_req *drain_waiter;	/* a barrier waiting for inflight == 1 */
+	bool hold;			/* a barrier is in progress: do not consume */
+	bool broken;
+	bool stopping;
+	bool need_push;
+
+	struct bk_io **submit_q;	/* waiting for the store; pool.nr slots */
+	unsigned int submit_n;
+
+	unsigned int max_segs;		/* per request: 11, or the indirect maximum */
+	struct xenops_copy_seg *copy;	/* max_segs entries */
+
+	struct bk_stats stats;
+};
+
+static void req_advance(struct bk_queue *q, struct bk_req *req);
+
+const struct bk_stats *
+bk_dataplane_stats(const struct bk_queue *q)
+{
+	return &q->stats;
+}
+
+static void
+host_append(struct bk_req *req, const char *action)
+{
+	size_t n = strlen(req->host);
+
+	snprintf(req->host + n, sizeof(req->host) - n, "%s%s", n ? "," : "", action);
+}
+
+static bool
+plan_has(const struct bk_req *req, enum bk_step step)
+{
+	unsigned int i;
+
+	for (i = 0; i < BK_MAX_STEPS && req->plan[i] != BK_STEP_END; i++)
+		if (req->plan[i] == step)
+			return true;
+	return false;
+}
+
+static bool
+plan_has_write(const struct bk_req *req)
+{
+	return plan_has(req, BK_STEP_WRITE) || plan_has(req, BK_STEP_WRITE_FUA);
+}
+
+/* Queue the response; wake a draining barrier; free the request. */
+static void
+complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *reason)
+{
+	const struct blkreq *br = &req->br;
+	bool was_barrier = req->plan[0] == BK_STEP_DRAIN;
+
+	/* An INDIRECT request is answered with its indirect_op (Linux
+	 * blkback's req_operation, which hardened blkfront checks). */
+	if (blkring_back_put_response(q->ring, br->id, br->op, status) == 0)
+		q->need_push = true;
+	if (status == BLKIF_RSP_ERROR)
+		bk_stat_add(&q->stats, err_rsp, 1);
+	else if (status == BLKIF_RSP_EOPNOTSUPP)
+		bk_stat_add(&q->stats, eopnotsupp_rsp, 1);
+	if (bk_tracing(q->trace))
+		bk_trace(q->trace, q->name, q->idx,
+			 "op=%s id=%" PRIu64 " sector=%" PRIu64 " nr=%" PRIu64 " segs=%u fua=%d -> host=%s status=%d%s%s",
+			 blkreq_op_name(br->op), br->id, br->sector, br->nr_sectors,
+			 br->nr_segments,
+			 plan_has(req, BK_STEP_WRITE_FUA),
+			 req->host[0] ? req->host : "none", status,
+			 reason ? " reason=" : "", reason ? reason : "");
+	q->inflight--;
+	bk_pool_put(&q->pool, req);
+
+	if (was_barrier && q->drain_waiter != req)
+		q->hold = false;
+	if (q->drain_waiter && q->inflight == 1) {
+		struct bk_req *w = q->drain_waiter;
+
+		q->drain_waiter = NULL;
+		bk_trace(q->trace, q->name, q->idx, "id=%" PRIu64 " host=drained", w->br.id);
+		w->step++;
+		req_advance(q, w);
+	}
+}
+
+/* Grant-copy the request's segments between the guest and req->buf,
+ * packed back to back (one iovec for the host). */
+static int
+copy_data(struct bk_queue *q, struct bk_req *req, bool to_guest)
+{
+	struct xenops_copy_seg *segs = q->copy;
+	const struct blkreq *br = &req->br;
+	unsigned int i, n = br->nr_segments;
+	size_t off = 0;
+
+	if (n > q->max_segs)
+		return -EINVAL;	/* validated already */
+	for (i = 0; i < n; i++) {
+		unsigned int first = br->seg[i].first_sect, last = br->seg[i].last_sect;
+
+		segs[i].gref = br->seg[i].gref;
+		segs[i].offset = first << SECTOR_SHIFT;
+		segs[i].len = (last - first + 1) << SECTOR_SHIFT;
+		segs[i].local = (char *)req->buf + off;
+		segs[i].status = 0;
+		off += segs[i].len;
+	}
+	return xenops_grant_copy(q->xops, q->domid, to_guest, n, segs);
+}
+
+static void
+submit_add(struct bk_queue *q, struct bk_io *io)
+{
+	q->submit_q[q->submit_n++] = io;
+}
+
+static void
+withdraw(struct bk_queue *q, uint8_t op)
+{
+	const char *node;
+
+	switch (op) {
+	case BLKIF_OP_FLUSH_DISKCACHE:
+		/* paired with READ_ONCE in bk_plan_request */
+		WRITE_ONCE(q->feat->flush_cache, false);
+		node = "feature-flush-cache";
+		break;
+	case BLKIF_OP_WRITE_BARRIER:
+		WRITE_ONCE(q->feat->barrier, false);
+		node = "feature-barrier";
+		break;
+	case BLKIF_OP_DISCARD:
+		WRITE_ONCE(q->feat->discard, false);
+		node = "feature-discard";
+		break;
+	default:
+		return;
+	}
+	bk_dev_report(q->dev, BK_REPORT_WITHDRAW, node, NULL);
+}
+
+/* Run the request's steps from req->step until one needs the host. */
+static void
+req_advance(struct bk_queue *q, struct bk_req *req)
+{
+	for (;;) {
+		enum bk_step step = req->plan[req->step];
+
+		switch (step) {
+		case BK_STEP_END:
+			complete(q, req, BLKIF_RSP_OKAY, NULL);
+			return;
+		case BK_STEP_DRAIN:
+			q->hold = true;
+			bk_trace(q->trace, q->name, q->idx, "id=%" PRIu64 " host=drain inflight=%u",
+				 req->br.id, q->inflight - 1);
+			host_append(req, "drain");
+			if (q->inflight > 1) {
+				q->drain_waiter = req;
+				return;
+			}
+			req->step++;
+			continue;
+		case BK_STEP_FLUSH:
+			if (q->feat->ignore_flush) {
+				bk_trace(q->trace, q->name, q->idx,
+					 "id=%" PRIu64 " host=none(unsafe-ignore-flush)", req->br.id);
+				host_append(req, "none(unsafe-ignore-flush)");
+				req->step++;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+		bk_sync_prepare_io(req, step);
+		bk_dbg(BK_DBG_IO, "vbd %s ring %u id %" PRIu64 ": issue %s", q->name, q->idx,
+		       req->br.id, bk_step_name(step));
+		if (bk_tracing(q->trace))
+			bk_trace(q->trace, q->name, q->idx,
+				 "id=%" PRIu64 " issue=%s sector=%" PRIu64 " nr=%" PRIu64,
+				 req->br.id, bk_step_name(step),
+				 step == BK_STEP_FLUSH ? 0 : req->br.sector,
+				 step == BK_STEP_FLUSH ? 0 : req->br.nr_sectors);
+		submit_add(q, &req->io);
+		return;
+	}
+}
+
+static void
+io_done(struct bk_queue *q, struct bk_io *io)
+{
+	struct bk_req *req = io->opaque;
+	enum bk_step step = req->plan[req->step];
+	int16_t status;
+
+	host_append(req, io->host_action ? io->host_action : "?");
+	if (bk_tracing(q->trace))
+		bk_trace(q->trace, q->name, q->idx, "id=%" PRIu64 " host=%s result=%" PRId64,
+			 req->br.id, io->host_action ? io->host_action : "?", io->result);
+	if (io->result < 0) {
+		status = bk_sync_status(step, io->result);
+		if (status == BLKIF_RSP_EOPNOTSUPP) {
+			withdraw(q, req->br.op);
+		} else if (step == BK_STEP_FLUSH) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "%s failed: %s; device failed, "
+				 "acknowledged writes may not be durable",
+				 io->host_action ? io->host_action : "flush",
+				 strerror((int)-io->result));
+			bk_dev_report(q->dev, BK_REPORT_FAILED, NULL, msg);
+		}
+		complete(q, req, status, "host error");
+		return;
+	}
+	if (step == BK_STEP_READ && copy_data(q, req, true) < 0) {
+		complete(q, req, BLKIF_RSP_ERROR, "grant copy to guest failed");
+		return;
+	}
+	req->step++;
+	req_advance(q, req);
+}
+
+/* Copy the indirect descriptor pages once, then parse the private copy. */
+static int
+fetch_indirect(struct bk_queue *q, struct bk_req *req, const char **reason)
+{
+	struct blkreq *br = &req->br;
+	const void *pages[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+	unsigned int i, n = br->nr_indirect_pages;
+
+	if (n == 0 || n > BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST ||
+	    n > (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) / BLKRING_SEGS_PER_INDIRECT_PAGE) {
+		*reason = "bad number of indirect pages";
+		return BLKIF_RSP_ERROR;
+	}
+	for (i = 0; i < n; i++) {
+		q->copy[i].gref = br->indirect_grefs[i];
+		q->copy[i].offset = 0;
+		q->copy[i].len = XEN_PAGE_SIZE;
+		q->copy[i].local = (char *)req->ind + (size_t)i * XEN_PAGE_SIZE;
+		q->copy[i].status = 0;
+		pages[i] = q->copy[i].local;
+	}
+	if (xenops_grant_copy(q->xops, q->domid, false, n, q->copy) < 0) {
+		*reason = "cannot read an indirect page (bad grant)";
+		return BLKIF_RSP_ERROR;
+	}
+	return blkreq_parse_indirect(br, &q->lim, pages, reason);
+}
+
+static void
+dispatch(struct bk_queue *q, struct bk_req *req)
+{
+	struct blkreq *br = &req->br;
+	const char *reason = NULL;
+	bool needs_indirect = false;
+	int status;
+
+	q->inflight++;
+	req->plan[0] = BK_STEP_END;
+	if (unlikely(bk_dev_failed(q->dev))) {
+		complete(q, req, BLKIF_RSP_ERROR, "device failed");
+		return;
+	}
+	status = blkreq_validate(br, &q->lim, &needs_indirect, &reason);
+	if (status == BLKIF_RSP_OKAY && needs_indirect)
+		status = fetch_indirect(q, req, &reason);
+	if (status != BLKIF_RSP_OKAY) {
+		bk_dbg(BK_DBG_RING, "vbd %s ring %u id %" PRIu64 ": %s", q->name, q->idx,
+		       br->id, reason ? reason : "invalid");
+		complete(q, req, status, reason ? reason : "invalid");
+		return;
+	}
+	status = bk_plan_request(q->feat, br, req->plan);
+	if (status != BLKIF_RSP_OKAY) {
+		complete(q, req, status, "not offered");
+		return;
+	}
+	switch (br->op) {
+	case BLKIF_OP_READ:
+		bk_stat_add(&q->stats, rd_req, 1);
+		bk_stat_add(&q->stats, rd_sect, br->nr_sectors);
+		break;
+	case BLKIF_OP_WRITE:
+		bk_stat_add(&q->stats, wr_req, 1);
+		bk_stat_add(&q->stats, wr_sect, br->nr_sectors);
+		break;
+	case BLKIF_OP_FLUSH_DISKCACHE:
+		bk_stat_add(&q->stats, flush_req, 1);
+		bk_stat_add(&q->stats, wr_sect, br->nr_sectors);
+		break;
+	case BLKIF_OP_WRITE_BARRIER:
+		bk_stat_add(&q->stats, barrier_req, 1);
+		bk_stat_add(&q->stats, wr_sect, br->nr_sectors);
+		break;
+	case BLKIF_OP_DISCARD:
+		bk_stat_add(&q->stats, discard_req, 1);
+		bk_stat_add(&q->stats, discard_sect, br->nr_sectors);
+		/* SECURE without discard-secure=1 is a plain discard (blkif.h) */
+		req->secure = br->discard_secure && q->feat->discard_secure;
+		break;
+	}
+	if (plan_has_write(req) && copy_data(q, req, false) < 0) {
+		complete(q, req, BLKIF_RSP_ERROR, "grant copy from guest failed");
+		return;
+	}
+	req_advance(q, req);
+}
+
+static void
+queue_broken(struct bk_queue *q)
+{
+	char msg[128];
+
+	q->broken = true;
+	snprintf(msg, sizeof(msg), "ring %u: request producer index moved more than "
+		 "the ring size (%u) past our responses; ring stopped",
+		 q->idx, blkring_size(q->ring));
+	bk_trace(q->trace, q->name, q->idx, "ring=broken");
+	bk_dev_report(q->dev, BK_REPORT_BROKEN_RING, NULL, msg);
+}
+
+static void
+queue_consume(struct bk_queue *q)
+{
+	while (!q->hold && !q->broken && !q->stopping) {
+		struct bk_req *req = bk_pool_get(&q->pool);
+		int rc;
+
+		if (!req) {
+			if (blkring_back_final_check(q->ring))
+				bk_stat_add(&q->stats, oo_req, 1);
+			return;	/* resumed when a request completes */
+		}
+		rc = blkring_back_get_request(q->ring, &req->br);
+		if (rc == 1) {
+			req->q = q;
+			dispatch(q, req);
+			continue;
+		}
+		bk_pool_put(&q->pool, req);
+		if (rc < 0) {
+			queue_broken(q);
+			return;
+		}
+		if (!blkring_back_final_check(q->ring))
+			return;
+	}
+}
+
+static void
+queue_submit(struct bk_queue *q)
+{
+	while (q->submit_n) {
+		int rc = q->sops->submit(q->sq, q->submit_q, q->submit_n);
+
+		if (rc == -EAGAIN || rc == 0)
+			return;	/* the store is full: retried after a reap */
+		if (rc < 0) {
+			/* Refused outright: fail the first one, retry the rest. */
+			struct bk_io *io = q->submit_q[0];
+
+			memmove(q->submit_q, q->submit_q + 1, --q->submit_n * sizeof(*q->submit_q));
+			io->result = rc;
+			io_done(q, io);
+			continue;
+		}
+		q->submit_n -= rc;
+		memmove(q->submit_q, q->submit_q + rc, q->submit_n * sizeof(*q->submit_q));
+	}
+}
+
+static void
+queue_reap(struct bk_queue *q)
+{
+	struct bk_io *done[64];
+	int n, i;
+
+	do {
+		n = q->sops->reap(q->sq, done, ARRAY_SIZE(done));
+		for (i = 0; i < n; i++)
+			io_done(q, done[i]);
+	} while (n > 0);
+}
+
+static void
+queue_push(struct bk_queue *q)
+{
+	if (!q->need_push)
+		return;
+	q->need_push = false;
+	if (blkring_back_push_responses(q->ring)) {
+		int rc = xenops_evtchn_notify(q->evtchn, q->port);
+
+		if (rc < 0)
+			bk_dbg(BK_DBG_EVTCHN, "vbd %s ring %u: notify: %s", q->name, q->idx,
+			       strerror(-rc));
+	}
+}
+
+static void
+queue_evtchn(struct bk_queue *q)
+{
+	int port;
+
+	while ((port = xenops_evtchn_pending(q->evtchn)) >= 0)
+		xenops_evtchn_unmask(q->evtchn, port);
+}
+
+static void *
+queue_main(void *opaque)
+{
+	struct bk_queue *q = opaque;
+	struct epoll_event evs[4];
+	int n, i;
+
+	for (;;) {
+		queue_consume(q);
+		queue_submit(q);
+		queue_push(q);
+		if (q->stopping && q->inflight == 0)
+			break;
+		n = epoll_wait(q->epfd, evs, ARRAY_SIZE(evs), -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("vbd %s ring %u: epoll_wait: %m", q->name, q->idx);
+			/* cannot wait any more: stop as if asked, after what is in flight */
+			q->stopping = true;
+			if (q->inflight == 0)
+				break;
+			queue_reap(q);
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			switch (evs[i].data.u32) {
+			case EV_EVTCHN:
+				queue_evtchn(q);
+				break;
+			case EV_STORE:
+				queue_reap(q);
+				break;
+			case EV_STOP: {
+				uint64_t v;
+
+				if (read(q->stop_efd, &v, sizeof(v)) < 0) {
+					/* EAGAIN: already consumed */
+				}
+				q->stopping = true;
+				break;
+			}
+			}
+		}
+	}
+	queue_push(q);
+	return NULL;
+}
+
+static int
+epoll_add(int epfd, int fd, uint32_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+struct bk_queue *
+bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_config *rc,
+		    const char **why)
+{
+	struct bk_daemon *d = bk_dev_daemon(dev);
+	struct bk_queue *q;
+	unsigned int size;
+	int err, port;
+
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		*why = "out of memory";
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->dev = dev;
+	q->idx = idx;
+	q->name = bk_dev_name(dev);
+	q->xops = d->xops;
+	q->domid = bk_dev_frontend_id(dev);
+	q->feat = bk_dev_features(dev);
+	q->trace = d->trace;
+	q->sops = bk_dev_store_ops(dev);
+	q->epfd = q->stop_efd = -1;
+	q->nr_pages = rc->nr_pages;
+
+	q->sring = xenops_map_grefs(q->xops, q->domid, rc->nr_pages, rc->refs, true);
+	if (!q->sring) {
+		err = errno;
+		*why = "cannot map the ring pages (ring-ref)";
+		goto fail;
+	}
+	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
+	if (!q->ring) {
+		err = errno;
+		*why = "cannot attach the ring";
+		goto fail;
+	}
+	size = blkring_size(q->ring);
+	q->max_segs = d->opt.max_indirect > BLKIF_MAX_SEGMENTS_PER_REQUEST ?
+		      d->opt.max_indirect : BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	q->copy = calloc(q->max_segs, sizeof(*q->copy));
+	err = q->copy ? 0 : ENOMEM;
+	if (!err)
+		err = -bk_pool_init(&q->pool, size, q->max_segs,
+				    (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
+				    BLKRING_SEGS_PER_INDIRECT_PAGE);
+	if (err) {
+		*why = "cannot allocate the request pool";
+		goto fail;
+	}
+	q->submit_q = calloc(size, sizeof(*q->submit_q));
+	if (!q->submit_q) {
+		err = ENOMEM;
+		*why = "out of memory";
+		goto fail;
+	}
+	err = -q->sops->queue_open(bk_dev_store(dev), size, &q->sq);
+	if (err) {
+		*why = "cannot open a queue on the backing store";
+		goto fail;
+	}
+	q->evtchn = xenops_evtchn_open(q->xops);
+	if (!q->evtchn) {
+		err = errno;
+		*why = "cannot open an event channel handle";
+		goto fail;
+	}
+	port = xenops_evtchn_bind_interdomain(q->evtchn, q->domid, rc->evtchn);
+	if (port < 0) {
+		err = -port;
+		*why = "cannot bind the event channel (event-channel)";
+		goto fail;
+	}
+	q->port = port;
+	q->epfd = epoll_create1(EPOLL_CLOEXEC);
+	q->stop_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->epfd < 0 || q->stop_efd < 0) {
+		err = errno;
+		*why = "cannot create the queue's epoll/eventfd";
+		goto fail;
+	}
+	if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN)) ||
+	    (err = -epoll_add(q->epfd, q->sops->queue_fd(q->sq), EV_STORE)) ||
+	    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP))) {
+		*why = "cannot set up the queue's epoll";
+		goto fail;
+	}
+	q->lim.sectors = q->feat->sectors;
+	q->lim.sector_size = q->feat->sector_size;
+	q->lim.read_only = q->feat->read_only;
+	q->lim.max_indirect_segments = d->opt.max_indirect;
+	/* A read-only vbd answers DISCARD with ERROR, not EOPNOTSUPP (C07;
+	 * Linux blkback's failed xen_vbd_translate), so libblkring sees it. */
+	q->lim.discard = q->feat->discard || q->feat->read_only;
+	bk_dbg(BK_DBG_XENBUS, "vbd %s ring %u: %u pages, %u entries, port %u", q->name,
+	       idx, rc->nr_pages, size, q->port);
+	return q;
+fail:
+	bk_dataplane_destroy(q);
+	errno = err ? err : EIO;
+	return NULL;
+}
+
+int
+bk_dataplane_start(struct bk_queue *q)
+{
+	int rc = pthread_create(&q->thread, NULL, queue_main, q);
+
+	if (rc)
+		return -rc;
+	q->started = true;
+	return 0;
+}
+
+void
+bk_dataplane_stop(struct bk_queue *q)
+{
+	uint64_t one = 1;
+
+	if (!q->started || q->joined)
+		return;
+	if (write(q->stop_efd, &one, sizeof(one)) != sizeof(one))
+		log_error("vbd %s ring %u: cannot signal stop: %m", q->name, q->idx);
+	pthread_join(q->thread, NULL);
+	q->joined = true;
+}
+
+void
+bk_dataplane_destroy(struct bk_queue *q)
+{
+	if (!q)
+		return;
+	bk_dataplane_stop(q);
+	if (q->evtchn)
+		xenops_evtchn_close(q->evtchn);
+	if (q->sq)
+		q->sops->queue_close(q->sq);
+	if (q->epfd >= 0)
+		close(q->epfd);
+	if (q->stop_efd >= 0)
+		close(q->stop_efd);
+	free(q->submit_q);
+	free(q->copy);
+	bk_pool_fini(&q->pool);
+	if (q->ring)
+		blkring_free(q->ring);
+	if (q->sring)
+		xenops_unmap(q->xops, q->sring, q->nr_pages);
+	free(q);
+}

@@ -1,0 +1,376 @@
+/*
+ * main.c: blkbackd, the userspace Xen block backend: options, signals,
+ * the control thread's event loop, clean shutdown.  See blkbackd.8.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <xenstore.h>
+
+#include "log.h"
+#include "private.h"
+
+enum {
+	OPT_TRANSPORT = 256,
+	OPT_SIM_DIR,
+	OPT_TRACE,
+	OPT_STATS,
+	OPT_UNSAFE_IGNORE_FLUSH,
+	OPT_MAX_QUEUES,
+	OPT_MAX_RING_ORDER,
+	OPT_MAX_INDIRECT,
+	OPT_RECORD,
+	OPT_CACHE,
+};
+
+static const struct option long_options[] = {
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "pidfile", required_argument, NULL, 'P' },
+	{ "transport", required_argument, NULL, OPT_TRANSPORT },
+	{ "sim-dir", required_argument, NULL, OPT_SIM_DIR },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "stats", optional_argument, NULL, OPT_STATS },
+	{ "debug-mask", required_argument, NULL, 'D' },
+	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
+	{ "max-queues", required_argument, NULL, OPT_MAX_QUEUES },
+	{ "max-ring-page-order", required_argument, NULL, OPT_MAX_RING_ORDER },
+	{ "max-indirect-segments", required_argument, NULL, OPT_MAX_INDIRECT },
+	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+"Usage: blkbackd [OPTION]...\n"
+"Serve Xen paravirtual block devices (blkif) from files, block devices or RAM.\n"
+"\n"
+"  -f, --foreground             do not daemonize; log to stderr\n"
+"  -v, --verbose                more log messages\n"
+"  -P, --pidfile=FILE           write the pid to FILE once ready\n"
+"      --transport=xen|sim      real Xen (default when /dev/xen exists) or xensim\n"
+"      --sim-dir=DIR            xensim's directory (default $XENSIM_DIR)\n"
+"      --trace=FILE             one line per protocol event (blkbackd.8 TRACE FORMAT)\n"
+"      --stats[=SECS]           log per-vbd counters every SECS seconds (default 10)\n"
+"  -D, --debug-mask=MASK        debug categories: ring,xenbus,io,grant,evtchn,all or a number\n"
+"      --max-queues=N           multi-queue-max-queues to offer (default 4)\n"
+"      --max-ring-page-order=N  max-ring-page-order to offer, 0..4 (default 4)\n"
+"      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 16)\n"
+"      --record=FILE            blkcrash: record every host write/flush to FILE\n"
+"      --cache=volatile         blkcrash: model a volatile disk cache (power cut on SIGUSR2)\n"
+"      --unsafe-ignore-flush    TEST ONLY: acknowledge flushes/barriers without flushing\n"
+"  -h, --help                   this help\n"
+"  -V, --version                print the version\n"
+"\n"
+"Signals: SIGTERM/SIGINT drain every device and exit 0; SIGUSR1 logs statistics.\n");
+}
+
+static int
+parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int
+write_pidfile(const char *path)
+{
+	char tmp[PATH_MAX], buf[32];
+	int fd, n;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_error("open %s: %m", tmp);
+		return -1;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (write(fd, buf, n) != n || close(fd) < 0 || rename(tmp, path) < 0) {
+		log_error("write pidfile %s: %m", path);
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct bk_daemon d = {
+		.opt = {
+			.max_queues = 4,
+			.max_ring_order = BLKRING_MAX_PAGE_ORDER,
+			.max_indirect = 16,
+		},
+		.report_efd = -1,
+	};
+	bool foreground = false, transport_set = false;
+	const char *pidfile = NULL, *trace_path = NULL;
+	unsigned int stats_secs = 0;
+	struct xenops_config xc = { 0 };
+	sigset_t sigs;
+	int sfd = -1, tfd = -1, c, rc = 1;
+	bool stop = false;
+
+	log_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "fvP:D:hV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			foreground = true;
+			break;
+		case 'v':
+			log_verbose = true;
+			break;
+		case 'P':
+			pidfile = optarg;
+			break;
+		case 'D':
+			if (log_parse_debug_mask(optarg, &log_debug_mask) < 0) {
+				log_error("--debug-mask: cannot parse \"%s\"", optarg);
+				return 1;
+			}
+			break;
+		case OPT_TRANSPORT:
+			if (xenops_transport_parse(optarg, &d.opt.transport) < 0) {
+				log_error("--transport: \"%s\" is neither xen nor sim", optarg);
+				return 1;
+			}
+			transport_set = true;
+			break;
+		case OPT_SIM_DIR:
+			d.opt.sim_dir = optarg;
+			break;
+		case OPT_TRACE:
+			trace_path = optarg;
+			break;
+		case OPT_STATS:
+			stats_secs = 10;
+			if (optarg && (parse_uint(optarg, 86400, &stats_secs) < 0 || !stats_secs)) {
+				log_error("--stats: \"%s\" is not a number of seconds (1..86400)", optarg);
+				return 1;
+			}
+			break;
+		case OPT_UNSAFE_IGNORE_FLUSH:
+			d.opt.ignore_flush = true;
+			break;
+		case OPT_MAX_QUEUES:
+			if (parse_uint(optarg, 16, &d.opt.max_queues) < 0 || !d.opt.max_queues) {
+				log_error("--max-queues: \"%s\" is not in 1..16", optarg);
+				return 1;
+			}
+			break;
+		case OPT_MAX_RING_ORDER:
+			if (parse_uint(optarg, BLKRING_MAX_PAGE_ORDER, &d.opt.max_ring_order) < 0) {
+				log_error("--max-ring-page-order: \"%s\" is not in 0..%u", optarg,
+					  BLKRING_MAX_PAGE_ORDER);
+				return 1;
+			}
+			break;
+		case OPT_MAX_INDIRECT:
+			if (parse_uint(optarg, BLKRING_MAX_INDIRECT_SEGMENTS, &d.opt.max_indirect) < 0) {
+				log_error("--max-indirect-segments: \"%s\" is not in 0..%u", optarg,
+					  BLKRING_MAX_INDIRECT_SEGMENTS);
+				return 1;
+			}
+			break;
+		case OPT_RECORD:
+			d.opt.record_path = optarg;
+			break;
+		case OPT_CACHE:
+			if (strcmp(optarg, "volatile")) {
+				log_error("--cache: only \"volatile\" is known (per-device write "
+					  "caching is the xenstore key \"cache\")");
+				return 1;
+			}
+			d.opt.volatile_cache = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("blkbackd %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument \"%s\"", argv[optind]);
+		usage(stderr);
+		return 1;
+	}
+	if (!transport_set && xenops_transport_default(&d.opt.transport) < 0) {
+		log_error("no Xen here (/dev/xen/evtchn missing); use --transport=sim with a "
+			  "running xensim");
+		return 1;
+	}
+	if (d.opt.ignore_flush)
+		log_error("WARNING: --unsafe-ignore-flush: flushes and barriers are "
+			  "ACKNOWLEDGED WITHOUT FLUSHING; guest data WILL be lost on a "
+			  "power cut.  Test mode for blkcrash only.");
+
+	/* Every thread inherits the blocked set; the loop reads a signalfd. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (!foreground) {
+		if (daemon(0, 0) < 0) {
+			log_error("daemon: %m");
+			return 1;
+		}
+		log_open_syslog();
+	}
+
+	xc.transport = d.opt.transport;
+	xc.sim_dir = d.opt.sim_dir;
+	xc.domid = 0;
+	d.xops = xenops_open(&xc);
+	if (!d.xops) {
+		log_error("cannot open the %s transport: %m",
+			  d.opt.transport == XENOPS_SIM ? "sim" : "xen");
+		return 1;
+	}
+	if (d.opt.transport == XENOPS_SIM && !getenv("XENSTORED_PATH")) {
+		const char *p = xenops_xenstore_path(d.xops);
+
+		if (p)
+			setenv("XENSTORED_PATH", p, 1);
+	}
+	d.xs = xs_open(0);
+	if (!d.xs) {
+		log_error("cannot connect to xenstore%s%s: %m",
+			  getenv("XENSTORED_PATH") ? " at " : "",
+			  getenv("XENSTORED_PATH") ? getenv("XENSTORED_PATH") : "");
+		goto out;
+	}
+	d.self = xenops_self_domid(d.xops);
+	if (trace_path) {
+		d.trace = bk_trace_open(trace_path);
+		if (!d.trace)
+			goto out;
+	}
+	d.report_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d.report_efd < 0 || sfd < 0) {
+		log_error("eventfd/signalfd: %m");
+		goto out;
+	}
+	if (stats_secs) {
+		struct itimerspec its = {
+			.it_interval = { .tv_sec = stats_secs },
+			.it_value = { .tv_sec = stats_secs },
+		};
+
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+			log_error("timerfd: %m");
+			goto out;
+		}
+	}
+	if (bk_xenbus_init(&d) < 0)
+		goto out;
+	if (pidfile && write_pidfile(pidfile) < 0)
+		goto out;
+	log_info("serving %s as domain %u (%s transport)", d.vbd_root, d.self,
+		 d.opt.transport == XENOPS_SIM ? "sim" : "xen");
+
+	while (!stop) {
+		struct pollfd pfd[4] = {
+			{ .fd = xs_fileno(d.xs), .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = d.report_efd, .events = POLLIN },
+			{ .fd = tfd, .events = POLLIN },
+		};
+
+		if (poll(pfd, tfd >= 0 ? 4 : 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("poll: %m");
+			break;
+		}
+		if (pfd[0].revents & (POLLERR | POLLHUP)) {
+			log_error("lost the connection to xenstore");
+			break;
+		}
+		if (pfd[0].revents & POLLIN)
+			bk_xenbus_handle_watches(&d);
+		if (pfd[2].revents & POLLIN)
+			bk_xenbus_handle_reports(&d);
+		if (tfd >= 0 && (pfd[3].revents & POLLIN)) {
+			uint64_t v;
+
+			if (read(tfd, &v, sizeof(v)) > 0)
+				bk_xenbus_log_stats(&d);
+		}
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				switch (si.ssi_signo) {
+				case SIGUSR1:
+					bk_xenbus_log_stats(&d);
+					break;
+				case SIGUSR2:
+					log_info("SIGUSR2: simulated power cut");
+					bk_xenbus_power_cut(&d);
+					/* no drain, no responses: as if the power went */
+					_exit(0);
+				case SIGHUP:
+					break;
+				default:
+					log_info("signal %d: draining and closing every device",
+						 (int)si.ssi_signo);
+					stop = true;
+				}
+			}
+		}
+	}
+	rc = stop ? 0 : 1;
+	bk_xenbus_shutdown(&d);	/* logs each device's final counters */
+out:
+	if (tfd >= 0)
+		close(tfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (d.report_efd >= 0)
+		close(d.report_efd);
+	bk_trace_close(d.trace);
+	if (d.xs)
+		xs_close(d.xs);
+	if (d.xops)
+		xenops_close(d.xops);
+	if (pidfile && rc == 0)
+		unlink(pidfile);
+	return rc;
+}

@@ -1,0 +1,602 @@
+/*
+ * store-file.c: the "file" storage driver: a regular file or a block
+ * device, asynchronous I/O through libaio (STYLE.md #10).
+ *
+ * Open: O_DIRECT (a clear log line and buffered I/O where the file system
+ * refuses it), O_DSYNC in writethrough cache mode.  Probed once at open
+ * into struct bk_store_features (STYLE.md #7):
+ *   size           fstat, or BLKGETSIZE64 for a block device
+ *   sector sizes   BLKSSZGET / BLKPBSZGET; 512 / st_blksize for files
+ *   can_flush      fdatasync() succeeds on the fd
+ *   fua            NATIVE when the kernel accepts RWF_DSYNC on an aio
+ *                  write (probed with a zero-length pwritev2), else
+ *                  EMULATED (write, then fdatasync) when it can flush
+ *   discard        files: fallocate(PUNCH_HOLE|KEEP_SIZE) past EOF
+ *                  succeeds; block devices: queue/discard_max_bytes > 0
+ *                  (BLKSECDISCARD: never advertised, not probed safely)
+ * FLUSH is an IOCB_CMD_FDSYNC iocb where the kernel takes one (probed
+ * once per store), else done by the queue's worker thread (logged once).
+ * DISCARD always goes to the worker thread (fallocate/ioctl block).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libaio.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compiler.h"
+#include "log.h"
+#include "store.h"
+
+#ifndef RWF_DSYNC
+#define RWF_DSYNC 0x00000002
+#endif
+
+struct bk_store {
+	int fd;
+	char *path;
+	bool is_blk;
+	bool fdsync_aio;	/* IOCB_CMD_FDSYNC works */
+	bool rwf_dsync;		/* RWF_DSYNC works on aio writes */
+	bool writethrough;
+	struct bk_store_features f;
+};
+
+struct file_worker_item {
+	struct bk_io *io;
+	struct file_worker_item *next;
+};
+
+struct bk_store_queue {
+	struct bk_store *s;
+	io_context_t ctx;
+	int efd;			/* io_set_eventfd + worker completions */
+	unsigned int depth;
+	struct iocb *iocbs;		/* depth entries */
+	struct iocb **free_iocbs;
+	unsigned int nr_free;
+	struct io_event *events;
+
+	/* Completed without an iocb (submit errors, worker). */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct bk_io **done;		/* ring of depth */
+	unsigned int done_head, done_count;
+	struct bk_io **work;		/* ring of depth, for the worker */
+	unsigned int work_head, work_count;
+	bool worker_running, worker_stop;
+	pthread_t worker;
+	unsigned int aio_inflight;
+};
+
+static int
+read_sysfs_u64(dev_t rdev, const char *attr, uint64_t *out)
+{
+	char path[128], buf[64];
+	FILE *fp;
+	unsigned long long v;
+	int rc = -ENOENT;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s",
+		 major(rdev), minor(rdev), attr);
+	fp = fopen(path, "re");
+	if (!fp) {
+		/* a partition: its queue/ is the parent's */
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/%s",
+			 major(rdev), minor(rdev), attr);
+		fp = fopen(path, "re");
+	}
+	if (!fp)
+		return -errno;
+	if (fgets(buf, sizeof(buf), fp) && sscanf(buf, "%llu", &v) == 1) {
+		*out = v;
+		rc = 0;
+	}
+	fclose(fp);
+	return rc;
+}
+
+/* One aio round trip for the probes: submit, wait up to 10 s. */
+static int
+probe_aio(int fd, struct iocb *cb)
+{
+	io_context_t ctx = 0;
+	struct iocb *cbs[1] = { cb };
+	struct io_event ev;
+	struct timespec ts = { .tv_sec = 10 };
+	int rc;
+
+	rc = io_setup(1, &ctx);
+	if (rc < 0)
+		return rc;
+	rc = io_submit(ctx, 1, cbs);
+	if (rc == 1) {
+		rc = io_getevents(ctx, 1, 1, &ev, &ts);
+		rc = rc == 1 ? (int)(long)ev.res : -ETIMEDOUT;
+	} else if (rc == 0) {
+		rc = -EAGAIN;
+	}
+	io_destroy(ctx);
+	return rc;
+}
+
+static int
+file_open(const struct bk_store_config *cfg, struct bk_store **out,
+	  struct bk_store_features *f)
+{
+	struct bk_store *s;
+	struct stat st;
+	int flags, rc;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->path = strdup(cfg->path);
+	if (!s->path) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->writethrough = cfg->writethrough;
+	flags = (cfg->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	if (cfg->writethrough)
+		flags |= O_DSYNC;
+	s->fd = open(cfg->path, flags | O_DIRECT);
+	if (s->fd >= 0) {
+		s->f.direct = true;
+	} else if (errno == EINVAL) {
+		log_info("%s: O_DIRECT refused by the file system; using buffered I/O "
+			 "(flushes still reach the disk through fdatasync)", cfg->path);
+		s->fd = open(cfg->path, flags);
+	}
+	if (s->fd < 0) {
+		rc = -errno;
+		log_error("open %s: %m", cfg->path);
+		goto err;
+	}
+	if (fstat(s->fd, &st) < 0) {
+		rc = -errno;
+		log_error("fstat %s: %m", cfg->path);
+		goto err;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes = 0, v;
+		int ss = 512;
+		unsigned int pss = 512;
+
+		s->is_blk = true;
+		if (ioctl(s->fd, BLKGETSIZE64, &bytes) < 0) {
+			rc = -errno;
+			log_error("BLKGETSIZE64 %s: %m", cfg->path);
+			goto err;
+		}
+		if (ioctl(s->fd, BLKSSZGET, &ss) < 0)
+			ss = 512;
+		if (ioctl(s->fd, BLKPBSZGET, &pss) < 0)
+			pss = ss;
+		s->f.size = bytes;
+		s->f.sector_size = ss;
+		s->f.physical_sector_size = pss;
+		s->f.can_discard = !cfg->read_only &&
+			read_sysfs_u64(st.st_rdev, "discard_max_bytes", &v) == 0 && v > 0;
+	} else if (S_ISREG(st.st_mode)) {
+		s->f.size = st.st_size;
+		s->f.sector_size = 512;
+		s->f.physical_sector_size = 512;
+		if (!cfg->read_only) {
+			/* Punching a hole past EOF with KEEP_SIZE changes nothing. */
+			off_t past = ((st.st_size + 4095) & ~(off_t)4095) + 4096;
+
+			s->f.can_discard = fallocate(s->fd, FALLOC_FL_PUNCH_HOLE |
+						     FALLOC_FL_KEEP_SIZE, past, 4096) == 0;
+		}
+	} else {
+		rc = -EINVAL;
+		log_error("%s: neither a regular file nor a block device", cfg->path);
+		goto err;
+	}
+	s->f.size &= ~(uint64_t)511;
+	s->f.writeback = !cfg->writethrough;
+
+	/* Can it flush? */
+	if (fdatasync(s->fd) == 0) {
+		s->f.can_flush = true;
+	} else {
+		log_info("%s: fdatasync: %m; flush and barrier will not be offered", cfg->path);
+	}
+	if (s->f.can_flush) {
+		struct iocb cb;
+
+		io_prep_fdsync(&cb, s->fd);
+		rc = probe_aio(s->fd, &cb);
+		s->fdsync_aio = rc == 0;
+		if (!s->fdsync_aio)
+			log_info("%s: IOCB_CMD_FDSYNC unavailable (%s); flushes run on a worker thread",
+				 cfg->path, strerror(-rc));
+	}
+	if (!cfg->read_only) {
+		struct iocb cb;
+		struct iovec iov = { .iov_base = NULL, .iov_len = 0 };
+
+		io_prep_pwritev2(&cb, s->fd, &iov, 1, 0, RWF_DSYNC);
+		rc = probe_aio(s->fd, &cb);
+		s->rwf_dsync = rc == 0;
+	}
+	if (s->rwf_dsync)
+		s->f.fua = BK_FUA_NATIVE;
+	else if (s->f.can_flush)
+		s->f.fua = BK_FUA_EMULATED;
+	else
+		s->f.fua = BK_FUA_NONE;
+	if (!s->rwf_dsync && !cfg->read_only)
+		log_info("%s: RWF_DSYNC refused; FUA writes are emulated with fdatasync",
+			 cfg->path);
+	s->f.can_secure_discard = false;
+	*f = s->f;
+	*out = s;
+	return 0;
+err:
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->path);
+	free(s);
+	return rc;
+}
+
+static void
+file_close(struct bk_store *s)
+{
+	close(s->fd);
+	free(s->path);
+	free(s);
+}
+
+static void
+queue_signal(struct bk_store_queue *q)
+{
+	uint64_t one = 1;
+
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one)) {
+		/* eventfd counter cannot overflow here; nothing to do */
+	}
+}
+
+/* Caller holds q->lock. */
+static void
+queue_done_locked(struct bk_store_queue *q, struct bk_io *io)
+{
+	q->done[(q->done_head + q->done_count) % q->depth] = io;
+	q->done_count++;
+	queue_signal(q);
+}
+
+static void
+worker_do(struct bk_store *s, struct bk_io *io)
+{
+	int rc = 0;
+
+	switch (io->op) {
+	case BK_IO_FLUSH:
+		io->host_action = "fdatasync";
+		rc = fdatasync(s->fd) < 0 ? -errno : 0;
+		break;
+	case BK_IO_DISCARD:
+		if (s->is_blk) {
+			uint64_t range[2] = { io->offset, io->len };
+			unsigned long req = (io->flags & BK_IO_SECURE) ? BLKSECDISCARD : BLKDISCARD;
+
+			io->host_action = (io->flags & BK_IO_SECURE) ? "BLKSECDISCARD" : "BLKDISCARD";
+			rc = ioctl(s->fd, req, range) < 0 ? -errno : 0;
+		} else {
+			io->host_action = "fallocate-punch-hole";
+			rc = fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				       io->offset, io->len) < 0 ? -errno : 0;
+		}
+		break;
+	default:
+		rc = -EOPNOTSUPP;
+	}
+	io->result = rc;
+}
+
+static void *
+worker_main(void *opaque)
+{
+	struct bk_store_queue *q = opaque;
+	struct bk_io *io;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->work_count && !q->worker_stop)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (!q->work_count && q->worker_stop)
+			break;
+		io = q->work[q->work_head];
+		q->work_head = (q->work_head + 1) % q->depth;
+		q->work_count--;
+		pthread_mutex_unlock(&q->lock);
+		worker_do(q->s, io);
+		pthread_mutex_lock(&q->lock);
+		queue_done_locked(q, io);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static int
+file_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_queue **out)
+{
+	struct bk_store_queue *q;
+	unsigned int i;
+	int rc;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->s = s;
+	q->depth = depth ? depth : 1;
+	q->efd = -1;
+	q->iocbs = calloc(q->depth, sizeof(*q->iocbs));
+	q->free_iocbs = calloc(q->depth, sizeof(*q->free_iocbs));
+	q->events = calloc(q->depth, sizeof(*q->events));
+	q->done = calloc(q->depth, sizeof(*q->done));
+	q->work = calloc(q->depth, sizeof(*q->work));
+	if (!q->iocbs || !q->free_iocbs || !q->events || !q->done || !q->work) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	for (i = 0; i < q->depth; i++)
+		q->free_iocbs[i] = &q->iocbs[i];
+	q->nr_free = q->depth;
+	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->efd < 0) {
+		rc = -errno;
+		goto err;
+	}
+	rc = io_setup(q->depth, &q->ctx);
+	if (rc < 0) {
+		errno = -rc;
+		log_error("io_setup(%u) for %s: %m", q->depth, s->path);
+		goto err;
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	rc = -pthread_create(&q->worker, NULL, worker_main, q);
+	if (rc < 0) {
+		io_destroy(q->ctx);
+		pthread_mutex_destroy(&q->lock);
+		pthread_cond_destroy(&q->cond);
+		goto err;
+	}
+	q->worker_running = true;
+	*out = q;
+	return 0;
+err:
+	if (q->efd >= 0)
+		close(q->efd);
+	free(q->iocbs);
+	free(q->free_iocbs);
+	free(q->events);
+	free(q->done);
+	free(q->work);
+	free(q);
+	return rc;
+}
+
+static void
+file_queue_close(struct bk_store_queue *q)
+{
+	struct timespec ts = { .tv_sec = 1 };
+
+	/* Wait for everything in flight (the contract). */
+	while (q->aio_inflight) {
+		int n = io_getevents(q->ctx, 1, q->depth, q->events, &ts);
+
+		if (n > 0)
+			q->aio_inflight -= n;
+		else if (n < 0 && n != -EINTR)
+			break;
+	}
+	pthread_mutex_lock(&q->lock);
+	q->worker_stop = true;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->worker, NULL);
+	io_destroy(q->ctx);
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->cond);
+	close(q->efd);
+	free(q->iocbs);
+	free(q->free_iocbs);
+	free(q->events);
+	free(q->done);
+	free(q->work);
+	free(q);
+}
+
+static int
+file_queue_fd(struct bk_store_queue *q)
+{
+	return q->efd;
+}
+
+static void
+queue_fail(struct bk_store_queue *q, struct bk_io *io, int err)
+{
+	io->result = err;
+	pthread_mutex_lock(&q->lock);
+	queue_done_locked(q, io);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static void
+queue_work(struct bk_store_queue *q, struct bk_io *io)
+{
+	pthread_mutex_lock(&q->lock);
+	q->work[(q->work_head + q->work_count) % q->depth] = io;
+	q->work_count++;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static int
+file_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
+{
+	struct bk_store *s = q->s;
+	struct iocb *batch[64];
+	unsigned int i = 0, nb, j;
+	int rc;
+
+	while (i < n) {
+		/* Collect a batch of iocbs; worker ops are handed over as met. */
+		nb = 0;
+		while (i < n && nb < ARRAY_SIZE(batch) && q->nr_free) {
+			struct bk_io *io = ios[i];
+			struct iocb *cb;
+
+			if ((io->op == BK_IO_FLUSH && !s->fdsync_aio) ||
+			    io->op == BK_IO_DISCARD) {
+				if (nb)
+					break;	/* keep submission order */
+				queue_work(q, io);
+				i++;
+				continue;
+			}
+			if (io->op == BK_IO_WRITE && (io->flags & BK_IO_FUA) && !s->rwf_dsync) {
+				if (nb)
+					break;
+				io->host_action = "pwritev+RWF_DSYNC";
+				queue_fail(q, io, -EOPNOTSUPP);
+				i++;
+				continue;
+			}
+			cb = q->free_iocbs[--q->nr_free];
+			switch (io->op) {
+			case BK_IO_READ:
+				io_prep_preadv(cb, s->fd, io->iov, io->iovcnt, io->offset);
+				io->host_action = "preadv";
+				break;
+			case BK_IO_WRITE:
+				if (io->flags & BK_IO_FUA) {
+					io_prep_pwritev2(cb, s->fd, io->iov, io->iovcnt,
+							 io->offset, RWF_DSYNC);
+					io->host_action = "pwritev+RWF_DSYNC";
+				} else {
+					io_prep_pwritev(cb, s->fd, io->iov, io->iovcnt, io->offset);
+					io->host_action = s->writethrough ? "pwritev+O_DSYNC" : "pwritev";
+				}
+				break;
+			case BK_IO_FLUSH:
+				io_prep_fdsync(cb, s->fd);
+				io->host_action = "fdatasync";
+				break;
+			default:
+				break;
+			}
+			io_set_eventfd(cb, q->efd);
+			cb->data = io;
+			batch[nb++] = cb;
+			i++;
+		}
+		if (!nb) {
+			if (!q->nr_free)
+				break;
+			continue;
+		}
+		j = 0;
+		while (j < nb) {
+			rc = io_submit(q->ctx, nb - j, batch + j);
+			if (rc > 0) {
+				q->aio_inflight += rc;
+				j += rc;
+				continue;
+			}
+			if (rc == -EAGAIN || rc == 0) {
+				/* give back what did not go in; report fewer */
+				unsigned int k;
+
+				for (k = j; k < nb; k++)
+					q->free_iocbs[q->nr_free++] = batch[k];
+				i -= nb - j;
+				return i ? (int)i : -EAGAIN;
+			}
+			/* The first iocb of the rest was refused: complete it. */
+			q->free_iocbs[q->nr_free++] = batch[j];
+			queue_fail(q, batch[j]->data, rc);
+			j++;
+		}
+	}
+	return i ? (int)i : (n ? -EAGAIN : 0);
+}
+
+static int
+file_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
+{
+	struct timespec ts0 = { 0, 0 };
+	unsigned int n = 0;
+	uint64_t v;
+	int rc, k;
+
+	/* Clear readiness first, then collect: a later completion re-arms. */
+	if (read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	pthread_mutex_lock(&q->lock);
+	while (n < max && q->done_count) {
+		done[n++] = q->done[q->done_head];
+		q->done_head = (q->done_head + 1) % q->depth;
+		q->done_count--;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (n < max && q->aio_inflight) {
+		unsigned int want = max - n;
+
+		if (want > q->depth)
+			want = q->depth;
+		rc = io_getevents(q->ctx, 0, want, q->events, &ts0);
+		if (rc < 0 && rc != -EINTR)
+			return n ? (int)n : rc;
+		for (k = 0; k < rc; k++) {
+			struct iocb *cb = q->events[k].obj;
+			struct bk_io *io = cb->data;
+			long res = (long)q->events[k].res;
+
+			if (res < 0)
+				io->result = res;
+			else if ((io->op == BK_IO_READ || io->op == BK_IO_WRITE) &&
+				 (uint64_t)res != io->len)
+				io->result = -EIO;	/* short transfer: past the end */
+			else
+				io->result = io->op == BK_IO_FLUSH ? 0 : res;
+			q->free_iocbs[q->nr_free++] = cb;
+			q->aio_inflight--;
+			done[n++] = io;
+		}
+		/* More left than we took: keep the fd readable. */
+		if (rc > 0 && n == max)
+			queue_signal(q);
+	}
+	return n;
+}
+
+const struct bk_store_ops bk_store_file_ops = {
+	.name = "file",
+	.open = file_open,
+	.close = file_close,
+	.queue_open = file_queue_open,
+	.queue_close = file_queue_close,
+	.queue_fd = file_queue_fd,
+	.submit = file_submit,
+	.reap = file_reap,
+};

@@ -1,0 +1,150 @@
+/*
+ * sync.c: barrier, flush and FUA policy: the implementation of the table
+ * in include/blkif_ops.h.  The per-request plan is decided here from the
+ * request and the features negotiated at connect; dataplane.c only runs
+ * the steps in order.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "barrier.h"
+#include "private.h"
+
+static const char *const step_names[] = {
+	[BK_STEP_END] = "end",
+	[BK_STEP_DRAIN] = "drain",
+	[BK_STEP_FLUSH] = "flush",
+	[BK_STEP_READ] = "read",
+	[BK_STEP_WRITE] = "write",
+	[BK_STEP_WRITE_FUA] = "write-fua",
+	[BK_STEP_DISCARD] = "discard",
+};
+
+const char *
+bk_step_name(enum bk_step s)
+{
+	return (unsigned int)s < ARRAY_SIZE(step_names) ? step_names[s] : "?";
+}
+
+static const char *const flush_mode_names[] = {
+	[BK_FLUSH_MODE_FLUSH] = "flush",
+	[BK_FLUSH_MODE_BARRIER] = "barrier",
+	[BK_FLUSH_MODE_BOTH] = "both",
+	[BK_FLUSH_MODE_NONE] = "none",
+};
+
+int
+bk_flush_mode_parse(const char *s, enum bk_flush_mode *out)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(flush_mode_names); i++)
+		if (strcmp(s, flush_mode_names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *
+bk_flush_mode_name(enum bk_flush_mode m)
+{
+	return (unsigned int)m < ARRAY_SIZE(flush_mode_names) ? flush_mode_names[m] : "?";
+}
+
+static int
+plan(enum bk_step *steps, const enum bk_step *src, unsigned int n)
+{
+	memcpy(steps, src, n * sizeof(*src));
+	steps[n] = BK_STEP_END;
+	return BLKIF_RSP_OKAY;
+}
+
+int
+bk_plan_request(const struct bk_features *f, const struct blkreq *req,
+		enum bk_step steps[BK_MAX_STEPS])
+{
+	static const enum bk_step rd[] = { BK_STEP_READ };
+	static const enum bk_step wr[] = { BK_STEP_WRITE };
+	static const enum bk_step fl[] = { BK_STEP_FLUSH };
+	static const enum bk_step fl_data[] = { BK_STEP_FLUSH, BK_STEP_WRITE };
+	static const enum bk_step bar[] = { BK_STEP_DRAIN, BK_STEP_FLUSH };
+	static const enum bk_step bar_native[] = {
+		BK_STEP_DRAIN, BK_STEP_FLUSH, BK_STEP_WRITE_FUA };
+	static const enum bk_step bar_emul[] = {
+		BK_STEP_DRAIN, BK_STEP_FLUSH, BK_STEP_WRITE, BK_STEP_FLUSH };
+	static const enum bk_step disc[] = { BK_STEP_DISCARD };
+
+	steps[0] = BK_STEP_END;
+	switch (req->op) {
+	case BLKIF_OP_READ:
+		return plan(steps, rd, ARRAY_SIZE(rd));
+	case BLKIF_OP_WRITE:
+		return plan(steps, wr, ARRAY_SIZE(wr));
+	case BLKIF_OP_FLUSH_DISKCACHE:
+		/* paired with the relaxed store in withdraw (dataplane.c) */
+		if (!READ_ONCE(f->flush_cache))
+			return BLKIF_RSP_EOPNOTSUPP;
+		if (req->nr_segments == 0)
+			return plan(steps, fl, ARRAY_SIZE(fl));
+		return plan(steps, fl_data, ARRAY_SIZE(fl_data));
+	case BLKIF_OP_WRITE_BARRIER:
+		if (!READ_ONCE(f->barrier))
+			return BLKIF_RSP_EOPNOTSUPP;
+		if (req->nr_segments == 0)
+			return plan(steps, bar, ARRAY_SIZE(bar));
+		if (f->fua == BK_FUA_MODE_NATIVE)
+			return plan(steps, bar_native, ARRAY_SIZE(bar_native));
+		return plan(steps, bar_emul, ARRAY_SIZE(bar_emul));
+	case BLKIF_OP_DISCARD:
+		if (!READ_ONCE(f->discard))
+			return BLKIF_RSP_EOPNOTSUPP;
+		return plan(steps, disc, ARRAY_SIZE(disc));
+	default:
+		return BLKIF_RSP_EOPNOTSUPP;
+	}
+}
+
+void
+bk_sync_prepare_io(struct bk_req *req, enum bk_step step)
+{
+	struct bk_io *io = &req->io;
+
+	memset(io, 0, sizeof(*io));
+	io->opaque = req;
+	switch (step) {
+	case BK_STEP_FLUSH:
+		io->op = BK_IO_FLUSH;
+		break;
+	case BK_STEP_READ:
+	case BK_STEP_WRITE:
+	case BK_STEP_WRITE_FUA:
+		io->op = step == BK_STEP_READ ? BK_IO_READ : BK_IO_WRITE;
+		io->flags = step == BK_STEP_WRITE_FUA ? BK_IO_FUA : 0;
+		io->offset = req->br.sector << SECTOR_SHIFT;
+		io->len = req->br.nr_sectors << SECTOR_SHIFT;
+		req->iov.iov_base = req->buf;
+		req->iov.iov_len = io->len;
+		io->iov = &req->iov;
+		io->iovcnt = 1;
+		break;
+	case BK_STEP_DISCARD:
+		io->op = BK_IO_DISCARD;
+		io->flags = req->secure ? BK_IO_SECURE : 0;
+		io->offset = req->br.sector << SECTOR_SHIFT;
+		io->len = req->br.nr_sectors << SECTOR_SHIFT;
+		break;
+	default:
+		break;
+	}
+}
+
+int16_t
+bk_sync_status(enum bk_step step, int64_t err)
+{
+	if (err == -EOPNOTSUPP && (step == BK_STEP_FLUSH || step == BK_STEP_DISCARD))
+		return BLKIF_RSP_EOPNOTSUPP;
+	return BLKIF_RSP_ERROR;
+}

@@ -1,0 +1,1139 @@
+/*
+ * xenbus.c: the control plane (STYLE.md #6): xenstore watches, the vbd
+ * state machine, feature negotiation and publication.  Runs on the
+ * control thread only.
+ *
+ * Key set and state machine follow Linux xen-blkback (xenbus.c):
+ *   probe:    max-ring-page-order, multi-queue-max-queues,
+ *             feature-max-indirect-segments -> InitWait (2)
+ *   frontend Initialised (3) / Connected (4):
+ *             read ring-page-order, ring-ref / ring-refN, event-channel
+ *             (per queue-N/ when multi-queue-num-queues > 1), protocol,
+ *             feature-persistent; open the store; start the queues;
+ *             publish feature-flush-cache, feature-barrier,
+ *             feature-discard (+ discard-granularity, discard-alignment,
+ *             discard-secure), feature-persistent, sectors, info,
+ *             sector-size, physical-sector-size and state Connected (4)
+ *             in ONE transaction, retried on EAGAIN
+ *   frontend Closing (5):  disconnect, Closing
+ *   frontend Closed (6), frontend gone, its domain dead:
+ *             disconnect, Closed (6)
+ *   frontend Initialising (1) while we are Closed: InitWait (reconnect)
+ *   toolstack: online=0, or our state node set to Closing (5) by
+ *             someone else (libxl): disconnect, Closed (6)
+ *   backend directory removed: disconnect and forget the device
+ * Errors: logged with the key, written to <backend>/error, and the
+ * device goes to Closing (Linux xenbus_dev_fatal); other devices go on.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xenstore.h>
+#include <xen/io/xenbus.h>
+
+#include "barrier.h"
+#include "log.h"
+#include "private.h"
+#include "store-util.h"
+
+#define BK_MAX_QUEUES 16
+#define BK_MAX_STACK 3
+
+struct bk_dev {
+	struct bk_daemon *d;
+	struct bk_dev *next;
+	uint32_t frontid, devid;
+	char name[32];			/* "F/D" */
+	char be[160];			/* backend directory */
+	char fe[160];			/* frontend directory ("" until read) */
+	char fe_state[176];		/* watched */
+	bool fe_watched, fe_seen;
+	int state;			/* the state we wrote last, -1 none */
+	bool probed;
+	bool connected;
+	bool fatal;			/* an error stopped it until reconnect */
+
+	struct bk_dev_config cfg;
+	const struct bk_store_ops *sops[BK_MAX_STACK];
+	struct bk_store *stores[BK_MAX_STACK];
+	unsigned int nr_stores;
+	struct bk_store_features sf;
+	struct bk_features feat;
+	unsigned int nr_queues;
+	struct bk_queue *queues[BK_MAX_QUEUES];
+	struct bk_stats closed_stats;	/* of queues already destroyed */
+
+	bool failed;			/* atomic: a flush failed (C15) */
+	pthread_mutex_t rlock;		/* reports from queue threads */
+	bool rep_broken, rep_failed;
+	char rep_msg[256];
+};
+
+/* ---------------------------------------------------------------- */
+/* Accessors for the dataplane.                                      */
+/* ---------------------------------------------------------------- */
+
+struct bk_daemon *bk_dev_daemon(const struct bk_dev *dev) { return dev->d; }
+struct bk_features *bk_dev_features(struct bk_dev *dev) { return &dev->feat; }
+uint32_t bk_dev_frontend_id(const struct bk_dev *dev) { return dev->frontid; }
+const char *bk_dev_name(const struct bk_dev *dev) { return dev->name; }
+
+const struct bk_store_ops *
+bk_dev_store_ops(const struct bk_dev *dev)
+{
+	return dev->sops[dev->nr_stores - 1];
+}
+
+struct bk_store *
+bk_dev_store(const struct bk_dev *dev)
+{
+	return dev->stores[dev->nr_stores - 1];
+}
+
+bool
+bk_dev_failed(const struct bk_dev *dev)
+{
+	/* paired with the store in bk_dev_report */
+	return __atomic_load_n(&dev->failed, __ATOMIC_ACQUIRE);
+}
+
+/* ---------------------------------------------------------------- */
+/* xenstore helpers.                                                  */
+/* ---------------------------------------------------------------- */
+
+/* Read dir/key into a malloc'ed string; NULL (errno) if absent. */
+static char *
+xs_get(struct bk_daemon *d, xs_transaction_t t, const char *dir, const char *key)
+{
+	char path[256];
+	unsigned int len;
+
+	if (key)
+		snprintf(path, sizeof(path), "%s/%s", dir, key);
+	else
+		snprintf(path, sizeof(path), "%s", dir);
+	return xs_read(d->xs, t, path, &len);
+}
+
+/*
+ * Read an unsigned integer.  Returns 0, -ENOENT if absent (*out = def),
+ * -EINVAL if not a number.
+ */
+static int
+xs_get_uint(struct bk_daemon *d, const char *dir, const char *key, unsigned long def,
+	    unsigned long *out)
+{
+	char *s = xs_get(d, XBT_NULL, dir, key), *end;
+	unsigned long v;
+
+	*out = def;
+	if (!s)
+		return -ENOENT;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-') {
+		free(s);
+		return -EINVAL;
+	}
+	free(s);
+	*out = v;
+	return 0;
+}
+
+static bool
+xs_put(struct bk_daemon *d, xs_transaction_t t, const char *dir, const char *key,
+       const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(5, 6);
+
+static bool
+xs_put(struct bk_daemon *d, xs_transaction_t t, const char *dir, const char *key,
+       const char *fmt, ...)
+{
+	char path[256], val[256];
+	va_list ap;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, key);
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	return xs_write(d->xs, t, path, val, strlen(val));
+}
+
+static void
+xs_del(struct bk_daemon *d, xs_transaction_t t, const char *dir, const char *key)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, key);
+	xs_rm(d->xs, t, path);	/* absent is fine */
+}
+
+static const char *
+state_name(int s)
+{
+	static const char *const names[] = {
+		"Unknown", "Initialising", "InitWait", "Initialised", "Connected",
+		"Closing", "Closed", "Reconfiguring", "Reconfigured",
+	};
+
+	return s >= 0 && (size_t)s < ARRAY_SIZE(names) ? names[s] : "?";
+}
+
+static void
+set_state(struct bk_dev *dev, int state)
+{
+	if (dev->state == state)
+		return;
+	if (!xs_put(dev->d, XBT_NULL, dev->be, "state", "%d", state)) {
+		log_error("vbd %s: write %s/state: %m", dev->name, dev->be);
+		return;
+	}
+	log_info("vbd %s: %s -> %s", dev->name, state_name(dev->state), state_name(state));
+	dev->state = state;
+}
+
+/* Linux xenbus_dev_fatal: log, <backend>/error, Closing. */
+static void dev_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
+	ATTRIBUTE_FORMAT_PRINTF(3, 4);
+
+static void
+dev_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_error("vbd %s: %s: %s", dev->name, key, msg);
+	if (!xs_put(dev->d, XBT_NULL, dev->be, "error", "%s: %s", key, msg))
+		log_error("vbd %s: write %s/error: %m", dev->name, dev->be);
+	dev->fatal = true;
+	set_state(dev, XenbusStateClosing);
+}
+
+/* ---------------------------------------------------------------- */
+/* Configuration knobs (documented in blkbackd.8 "XENSTORE KEYS").   */
+/* ---------------------------------------------------------------- */
+
+static void
+config_free(struct bk_dev_config *c)
+{
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Parse the backend's knobs.  0, or -EINVAL after dev_fatal(). */
+static int
+config_read(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	struct bk_dev_config c = { .discard_enable = -1 };
+	char *params = NULL, *v;
+	const char *colon;
+	int rc = -EINVAL;
+
+	params = xs_get(d, XBT_NULL, dev->be, "params");
+	if (!params || !*params) {
+		dev_fatal(dev, "params", "missing or empty (a file, a block device, "
+			  "or DRIVER:ARG with DRIVER file|memory|null)");
+		goto out;
+	}
+	colon = strchr(params, ':');
+	if (colon) {
+		char drv[16];
+		size_t n = colon - params;
+
+		if (n < sizeof(drv)) {
+			memcpy(drv, params, n);
+			drv[n] = '\0';
+			/* libxl-style prefixes for a plain path */
+			if (!strcmp(drv, "phy") || !strcmp(drv, "aio") || !strcmp(drv, "raw"))
+				c.driver = &bk_store_file_ops;
+			else
+				c.driver = bk_store_lookup(drv);
+		}
+		if (!c.driver || c.driver == &bk_store_record_ops ||
+		    c.driver == &bk_store_volatile_ops) {
+			dev_fatal(dev, "params", "unknown storage driver in \"%s\"", params);
+			goto out;
+		}
+		c.path = strdup(colon + 1);
+	} else {
+		c.driver = &bk_store_file_ops;
+		c.path = strdup(params);
+	}
+	if (!c.path) {
+		dev_fatal(dev, "params", "out of memory");
+		goto out;
+	}
+
+	v = xs_get(d, XBT_NULL, dev->be, "mode");
+	if (v && strcmp(v, "r") && strcmp(v, "w") && strcmp(v, "ro") && strcmp(v, "rw")) {
+		dev_fatal(dev, "mode", "\"%s\" is neither r nor w", v);
+		free(v);
+		goto out;
+	}
+	c.read_only = v && strchr(v, 'w') == NULL;
+	free(v);
+
+	v = xs_get(d, XBT_NULL, dev->be, "cache");
+	if (v && strcmp(v, "writeback") && strcmp(v, "writethrough")) {
+		dev_fatal(dev, "cache", "\"%s\" is neither writeback nor writethrough", v);
+		free(v);
+		goto out;
+	}
+	c.writethrough = v && !strcmp(v, "writethrough");
+	free(v);
+
+	v = xs_get(d, XBT_NULL, dev->be, "flush-mode");
+	c.flush_mode = BK_FLUSH_MODE_FLUSH;
+	if (v && bk_flush_mode_parse(v, &c.flush_mode) < 0) {
+		dev_fatal(dev, "flush-mode", "\"%s\" is not one of flush, barrier, both, none", v);
+		free(v);
+		goto out;
+	}
+	free(v);
+
+	v = xs_get(d, XBT_NULL, dev->be, "discard-enable");
+	if (v && strcmp(v, "0") && strcmp(v, "1")) {
+		dev_fatal(dev, "discard-enable", "\"%s\" is neither 0 nor 1", v);
+		free(v);
+		goto out;
+	}
+	if (v)
+		c.discard_enable = v[0] == '1';
+	free(v);
+
+	v = xs_get(d, XBT_NULL, dev->be, "device-type");
+	c.cdrom = v && !strcmp(v, "cdrom");
+	free(v);
+	v = xs_get(d, XBT_NULL, dev->be, "removable");
+	c.removable = v && !strcmp(v, "1");
+	free(v);
+
+	config_free(&dev->cfg);
+	dev->cfg = c;
+	memset(&c, 0, sizeof(c));
+	rc = 0;
+out:
+	config_free(&c);
+	free(params);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* Storage: open the driver stack, negotiate features once.          */
+/* ---------------------------------------------------------------- */
+
+static void
+stores_close(struct bk_dev *dev)
+{
+	while (dev->nr_stores) {
+		dev->nr_stores--;
+		dev->sops[dev->nr_stores]->close(dev->stores[dev->nr_stores]);
+		dev->stores[dev->nr_stores] = NULL;
+	}
+}
+
+static int
+stores_open(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	struct bk_store_config sc = {
+		.read_only = dev->cfg.read_only,
+		.writethrough = dev->cfg.writethrough,
+	};
+	char *sizestr = NULL;
+	const struct bk_store_ops *wrappers[2];
+	unsigned int nw = 0, i;
+	int rc;
+
+	if (dev->cfg.driver == &bk_store_file_ops) {
+		sc.path = dev->cfg.path;
+	} else {
+		/* memory:SIZE[,OPTIONS] / null:SIZE */
+		char *comma;
+
+		sizestr = strdup(dev->cfg.path);
+		if (!sizestr)
+			return -ENOMEM;
+		comma = strchr(sizestr, ',');
+		if (comma) {
+			*comma = '\0';
+			sc.options = comma + 1;
+		}
+		if (bk_parse_size(sizestr, &sc.size) < 0) {
+			dev_fatal(dev, "params", "bad size \"%s\" for driver %s "
+				  "(bytes, or with K/M/G/T)", sizestr, dev->cfg.driver->name);
+			free(sizestr);
+			return -EINVAL;
+		}
+		sc.path = dev->cfg.path;
+	}
+	rc = dev->cfg.driver->open(&sc, &dev->stores[0], &dev->sf);
+	if (rc < 0) {
+		dev_fatal(dev, "params", "cannot open %s store \"%s\": %s",
+			  dev->cfg.driver->name, dev->cfg.path, strerror(-rc));
+		free(sizestr);
+		return rc;
+	}
+	dev->sops[0] = dev->cfg.driver;
+	dev->nr_stores = 1;
+
+	/* blkcrash wrappers: record(lower), then volatile(record(lower)). */
+	if (d->opt.record_path)
+		wrappers[nw++] = &bk_store_record_ops;
+	if (d->opt.volatile_cache)
+		wrappers[nw++] = &bk_store_volatile_ops;
+	for (i = 0; i < nw; i++) {
+		struct bk_store_config wc = sc;
+		struct bk_store_features lower_f;
+
+		wc.lower = dev->stores[dev->nr_stores - 1];
+		wc.lower_ops = dev->sops[dev->nr_stores - 1];
+		lower_f = dev->sf;
+		wc.lower_features = &lower_f;
+		wc.record_path = d->opt.record_path;
+		rc = wrappers[i]->open(&wc, &dev->stores[dev->nr_stores], &dev->sf);
+		if (rc < 0) {
+			dev_fatal(dev, "params", "cannot stack the %s store: %s",
+				  wrappers[i]->name, strerror(-rc));
+			stores_close(dev);
+			free(sizestr);
+			return rc;
+		}
+		dev->sops[dev->nr_stores++] = wrappers[i];
+	}
+	free(sizestr);
+	return 0;
+}
+
+/* STYLE.md #7: decide everything once, from the store and the knobs. */
+static void
+features_negotiate(struct bk_dev *dev)
+{
+	const struct bk_store_features *sf = &dev->sf;
+	const struct bk_dev_config *c = &dev->cfg;
+	struct bk_features *f = &dev->feat;
+	bool can_flush = sf->can_flush || dev->d->opt.ignore_flush;
+
+	memset(f, 0, sizeof(*f));
+	f->sectors = sf->size >> SECTOR_SHIFT;
+	f->sector_size = sf->sector_size ? sf->sector_size : 512;
+	f->physical_sector_size = sf->physical_sector_size ? sf->physical_sector_size
+							   : f->sector_size;
+	f->read_only = c->read_only;
+	f->info = (c->read_only ? VDISK_READONLY : 0) | (c->cdrom ? VDISK_CDROM : 0) |
+		  (c->removable ? VDISK_REMOVABLE : 0);
+	f->flush_cache = can_flush && (c->flush_mode == BK_FLUSH_MODE_FLUSH ||
+				       c->flush_mode == BK_FLUSH_MODE_BOTH);
+	f->barrier = can_flush && (c->flush_mode == BK_FLUSH_MODE_BARRIER ||
+				   c->flush_mode == BK_FLUSH_MODE_BOTH);
+	f->discard = sf->can_discard && !c->read_only && c->discard_enable != 0;
+	f->discard_secure = f->discard && sf->can_secure_discard;
+	f->discard_granularity = f->physical_sector_size > 4096 ? f->physical_sector_size : 4096;
+	f->discard_alignment = 0;
+	f->writeback = sf->writeback;
+	f->fua = sf->fua == BK_FUA_NATIVE ? BK_FUA_MODE_NATIVE :
+		 sf->fua == BK_FUA_EMULATED ? BK_FUA_MODE_EMULATED : BK_FUA_MODE_NONE;
+	f->ignore_flush = dev->d->opt.ignore_flush;
+	if (c->discard_enable == 1 && !c->read_only && !sf->can_discard)
+		log_info("vbd %s: discard-enable=1 but the backing cannot discard; "
+			 "feature-discard=0", dev->name);
+}
+
+/* ---------------------------------------------------------------- */
+/* Connect / disconnect.                                              */
+/* ---------------------------------------------------------------- */
+
+static void
+disconnect(struct bk_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->connected && !dev->nr_queues && !dev->nr_stores)
+		return;
+	/* stop every queue first: they drain in parallel */
+	for (i = 0; i < dev->nr_queues; i++)
+		bk_dataplane_stop(dev->queues[i]);
+	for (i = 0; i < dev->nr_queues; i++) {
+		bk_stats_sum(&dev->closed_stats, bk_dataplane_stats(dev->queues[i]));
+		bk_dataplane_destroy(dev->queues[i]);
+		dev->queues[i] = NULL;
+	}
+	dev->nr_queues = 0;
+	stores_close(dev);
+	if (dev->connected)
+		log_info("vbd %s: disconnected", dev->name);
+	dev->connected = false;
+}
+
+/* Read one queue's ring-ref(s) and event-channel from dir. */
+static int
+read_ring(struct bk_dev *dev, const char *dir, unsigned int order, struct bk_ring_config *rc)
+{
+	struct bk_daemon *d = dev->d;
+	unsigned long v;
+	unsigned int i;
+	char key[32];
+	int r;
+
+	rc->nr_pages = 1u << order;
+	for (i = 0; i < rc->nr_pages; i++) {
+		snprintf(key, sizeof(key), "ring-ref%u", i);
+		r = xs_get_uint(d, dir, key, 0, &v);
+		if (r == -ENOENT && rc->nr_pages == 1) {
+			snprintf(key, sizeof(key), "ring-ref");
+			r = xs_get_uint(d, dir, key, 0, &v);
+		}
+		if (r < 0 || v > UINT32_MAX) {
+			dev_fatal(dev, key, "%s in %s", r == -ENOENT ? "missing" : "not a grant ref", dir);
+			return -EINVAL;
+		}
+		rc->refs[i] = v;
+	}
+	r = xs_get_uint(d, dir, "event-channel", 0, &v);
+	if (r < 0 || v == 0 || v > UINT32_MAX) {
+		dev_fatal(dev, "event-channel", "%s in %s",
+			  r == -ENOENT ? "missing" : "not a port number", dir);
+		return -EINVAL;
+	}
+	rc->evtchn = v;
+	return 0;
+}
+
+/* Publish the features and Connected in one transaction (EAGAIN retry). */
+static int
+publish(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	const struct bk_features *f = &dev->feat;
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		xs_transaction_t t = xs_transaction_start(d->xs);
+		bool ok;
+
+		if (t == XBT_NULL)
+			return -errno;
+		ok = xs_put(d, t, dev->be, "feature-flush-cache", "%d", f->flush_cache) &&
+		     xs_put(d, t, dev->be, "feature-barrier", "%d", f->barrier) &&
+		     xs_put(d, t, dev->be, "feature-discard", "%d", f->discard) &&
+		     xs_put(d, t, dev->be, "feature-persistent", "0") &&
+		     xs_put(d, t, dev->be, "sectors", "%" PRIu64, f->sectors) &&
+		     xs_put(d, t, dev->be, "info", "%u", f->info) &&
+		     xs_put(d, t, dev->be, "sector-size", "%u", f->sector_size) &&
+		     xs_put(d, t, dev->be, "physical-sector-size", "%u", f->physical_sector_size);
+		if (ok && f->discard)
+			ok = xs_put(d, t, dev->be, "discard-granularity", "%u", f->discard_granularity) &&
+			     xs_put(d, t, dev->be, "discard-alignment", "%u", f->discard_alignment) &&
+			     xs_put(d, t, dev->be, "discard-secure", "%d", f->discard_secure);
+		if (ok && !f->discard) {
+			xs_del(d, t, dev->be, "discard-granularity");
+			xs_del(d, t, dev->be, "discard-alignment");
+			xs_del(d, t, dev->be, "discard-secure");
+		}
+		if (ok)
+			ok = xs_put(d, t, dev->be, "state", "%d", XenbusStateConnected);
+		if (!ok) {
+			int err = errno;
+
+			xs_transaction_end(d->xs, t, true);
+			return -err;
+		}
+		if (xs_transaction_end(d->xs, t, false))
+			return 0;
+		if (errno != EAGAIN)
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+static void
+dev_connect(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	struct bk_ring_config rcs[BK_MAX_QUEUES];
+	unsigned long order, nq;
+	enum blkring_abi abi;
+	char *proto;
+	unsigned int i;
+	int r;
+
+	disconnect(dev);	/* a stale connection never leaks */
+	r = xs_get_uint(d, dev->fe, "ring-page-order", 0, &order);
+	if (r == -EINVAL || order > d->opt.max_ring_order) {
+		dev_fatal(dev, "ring-page-order", "%s (max-ring-page-order is %u)",
+			  r == -EINVAL ? "not a number" : "too large", d->opt.max_ring_order);
+		return;
+	}
+	r = xs_get_uint(d, dev->fe, "multi-queue-num-queues", 1, &nq);
+	if (r == -EINVAL || nq == 0 || nq > d->opt.max_queues) {
+		dev_fatal(dev, "multi-queue-num-queues", "%s%lu (multi-queue-max-queues is %u)",
+			  r == -EINVAL ? "not a number: " : "", r == -EINVAL ? 0ul : nq,
+			  d->opt.max_queues);
+		return;
+	}
+	proto = xs_get(d, XBT_NULL, dev->fe, "protocol");
+	if (blkring_abi_from_protocol(proto, &abi) < 0) {
+		dev_fatal(dev, "protocol", "unknown ABI \"%s\"", proto ? proto : "");
+		free(proto);
+		return;
+	}
+	free(proto);
+	for (i = 0; i < nq; i++) {
+		char dir[200];
+
+		if (nq == 1)
+			snprintf(dir, sizeof(dir), "%s", dev->fe);
+		else
+			snprintf(dir, sizeof(dir), "%s/queue-%u", dev->fe, i);
+		if (read_ring(dev, dir, order, &rcs[i]) < 0)
+			return;
+		rcs[i].abi = abi;
+	}
+	/* feature-persistent: read for completeness; we never keep grants. */
+
+	if (stores_open(dev) < 0)
+		return;
+	features_negotiate(dev);
+	for (i = 0; i < nq; i++) {
+		const char *why = "?";
+
+		dev->queues[i] = bk_dataplane_create(dev, i, &rcs[i], &why);
+		if (!dev->queues[i]) {
+			dev_fatal(dev, nq == 1 ? "ring-ref" : "queue",
+				  "queue %u: %s: %m", i, why);
+			disconnect(dev);
+			return;
+		}
+		dev->nr_queues++;
+	}
+	for (i = 0; i < nq; i++) {
+		r = bk_dataplane_start(dev->queues[i]);
+		if (r < 0) {
+			errno = -r;
+			dev_fatal(dev, "queue", "cannot start queue %u: %m", i);
+			disconnect(dev);
+			return;
+		}
+	}
+	r = publish(dev);
+	if (r < 0) {
+		errno = -r;
+		log_error("vbd %s: publishing features: %m", dev->name);
+		disconnect(dev);
+		dev_fatal(dev, "state", "cannot publish features: %s", strerror(-r));
+		return;
+	}
+	dev->connected = true;
+	log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
+		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
+		 dev->name, state_name(dev->state), dev->cfg.path, nq, nq == 1 ? "" : "s",
+		 1u << order, blkring_abi_name(abi), dev->feat.sectors, dev->feat.flush_cache,
+		 dev->feat.barrier, dev->feat.discard,
+		 dev->feat.fua == BK_FUA_MODE_NATIVE ? "native" :
+		 dev->feat.fua == BK_FUA_MODE_EMULATED ? "emulated" : "none",
+		 dev->cfg.read_only ? ", read-only" : "",
+		 dev->cfg.writethrough ? ", writethrough" : "");
+	dev->state = XenbusStateConnected;
+}
+
+/* ---------------------------------------------------------------- */
+/* Device objects.                                                    */
+/* ---------------------------------------------------------------- */
+
+static struct bk_dev *
+dev_find(struct bk_daemon *d, uint32_t f, uint32_t id)
+{
+	struct bk_dev *dev;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		if (dev->frontid == f && dev->devid == id)
+			return dev;
+	return NULL;
+}
+
+static struct bk_dev *
+dev_new(struct bk_daemon *d, uint32_t f, uint32_t id)
+{
+	struct bk_dev *dev = calloc(1, sizeof(*dev));
+
+	if (!dev) {
+		log_error("vbd %u/%u: out of memory", f, id);
+		return NULL;
+	}
+	dev->d = d;
+	dev->frontid = f;
+	dev->devid = id;
+	dev->state = -1;
+	snprintf(dev->name, sizeof(dev->name), "%u/%u", f, id);
+	snprintf(dev->be, sizeof(dev->be), "%s/%u/%u", d->vbd_root, f, id);
+	pthread_mutex_init(&dev->rlock, NULL);
+	dev->next = d->devs;
+	d->devs = dev;
+	bk_dbg(BK_DBG_XENBUS, "vbd %s: new device at %s", dev->name, dev->be);
+	return dev;
+}
+
+static void
+dev_free(struct bk_dev *dev, bool removed)
+{
+	struct bk_daemon *d = dev->d;
+	struct bk_dev **pp;
+
+	disconnect(dev);
+	if (dev->fe_watched)
+		xs_unwatch(d->xs, dev->fe_state, "fe");
+	for (pp = &d->devs; *pp; pp = &(*pp)->next)
+		if (*pp == dev) {
+			*pp = dev->next;
+			break;
+		}
+	config_free(&dev->cfg);
+	pthread_mutex_destroy(&dev->rlock);
+	if (removed)
+		log_info("vbd %s: removed", dev->name);
+	free(dev);
+}
+
+/* Write the probe keys and InitWait (Linux xen_blkbk_probe). */
+static void
+dev_probe(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	int tries;
+
+	dev->fatal = false;
+	if (config_read(dev) < 0) {
+		dev->probed = true;
+		return;
+	}
+	for (tries = 0; tries < 100; tries++) {
+		xs_transaction_t t = xs_transaction_start(d->xs);
+		bool ok;
+
+		if (t == XBT_NULL)
+			break;
+		ok = xs_put(d, t, dev->be, "max-ring-page-order", "%u", d->opt.max_ring_order) &&
+		     xs_put(d, t, dev->be, "multi-queue-max-queues", "%u", d->opt.max_queues) &&
+		     xs_put(d, t, dev->be, "state", "%d", XenbusStateInitWait);
+		if (ok && d->opt.max_indirect)
+			ok = xs_put(d, t, dev->be, "feature-max-indirect-segments", "%u",
+				    d->opt.max_indirect);
+		else if (ok)
+			xs_del(d, t, dev->be, "feature-max-indirect-segments");
+		xs_del(d, t, dev->be, "error");
+		if (!ok) {
+			xs_transaction_end(d->xs, t, true);
+			break;
+		}
+		if (xs_transaction_end(d->xs, t, false)) {
+			log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
+				 state_name(dev->state), dev->cfg.driver->name, dev->cfg.path);
+			dev->state = XenbusStateInitWait;
+			dev->probed = true;
+			return;
+		}
+		if (errno != EAGAIN)
+			break;
+	}
+	log_error("vbd %s: cannot write the probe keys under %s: %m", dev->name, dev->be);
+	dev->probed = true;
+}
+
+/* The frontend's directory and a watch on its state node. */
+static int
+dev_watch_frontend(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	char *fe;
+
+	if (dev->fe_watched)
+		return 0;
+	fe = xs_get(d, XBT_NULL, dev->be, "frontend");
+	if (!fe)
+		return -ENOENT;
+	snprintf(dev->fe, sizeof(dev->fe), "%s", fe);
+	free(fe);
+	snprintf(dev->fe_state, sizeof(dev->fe_state), "%s/state", dev->fe);
+	if (!xs_watch(d->xs, dev->fe_state, "fe")) {
+		log_error("vbd %s: watch %s: %m", dev->name, dev->fe_state);
+		return -errno;
+	}
+	dev->fe_watched = true;
+	return 0;
+}
+
+/* Bring the device in line with what xenstore says now (idempotent). */
+static void
+dev_update(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	unsigned long be_state, online, fe_state;
+	int r;
+
+	xs_get_uint(d, dev->be, "state", XenbusStateUnknown, &be_state);
+	xs_get_uint(d, dev->be, "online", 1, &online);
+
+	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
+	if (online == 0 ||
+	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
+		if (dev->state != XenbusStateClosed) {
+			disconnect(dev);
+			set_state(dev, XenbusStateClosed);
+		}
+		return;
+	}
+	/* Someone reset the device to Initialising: start over. */
+	if (be_state == XenbusStateInitialising && dev->state > XenbusStateInitialising) {
+		disconnect(dev);
+		dev->probed = false;
+		dev->state = -1;
+	}
+	if (!dev->probed) {
+		char *fid = xs_get(d, XBT_NULL, dev->be, "frontend-id");
+
+		if (!fid)
+			return;	/* not complete yet: the toolstack is still writing */
+		free(fid);
+		if (dev_watch_frontend(dev) < 0)
+			return;
+		dev_probe(dev);
+		return;	/* the frontend watch fires once at once: next step there */
+	}
+
+	r = xs_get_uint(d, dev->fe, "state", 0, &fe_state);
+	if (r == -ENOENT) {
+		if (!dev->fe_seen)
+			return;	/* the frontend has not appeared yet */
+		fe_state = XenbusStateClosed;	/* gone */
+	} else {
+		dev->fe_seen = true;
+	}
+	bk_dbg(BK_DBG_XENBUS, "vbd %s: backend %s, frontend %s", dev->name,
+	       state_name(dev->state), state_name(fe_state));
+
+	switch (fe_state) {
+	case XenbusStateInitialising:
+		if (dev->state == XenbusStateClosed) {
+			/* reconnect: a fresh probe */
+			dev->probed = false;
+			dev_probe(dev);
+		}
+		break;
+	case XenbusStateInitialised:
+	case XenbusStateConnected:
+		if (dev->state == XenbusStateInitWait || dev->state == XenbusStateClosed) {
+			if (!dev->fatal)
+				dev_connect(dev);
+		}
+		break;
+	case XenbusStateClosing:
+		disconnect(dev);
+		if (dev->state != XenbusStateClosed)
+			set_state(dev, XenbusStateClosing);
+		break;
+	case XenbusStateClosed:
+	case XenbusStateUnknown:
+	default:
+		disconnect(dev);
+		if (dev->state != -1)
+			set_state(dev, XenbusStateClosed);
+		dev->fatal = false;
+		break;
+	}
+}
+
+/* Create/update/remove the device F/D from what its directory holds. */
+static void
+scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
+{
+	struct bk_dev *dev = dev_find(d, f, id);
+	char path[200], *st;
+	unsigned int len;
+
+	snprintf(path, sizeof(path), "%s/%u/%u/state", d->vbd_root, f, id);
+	st = xs_read(d->xs, XBT_NULL, path, &len);
+	if (!st) {
+		if (dev)
+			dev_free(dev, true);
+		return;
+	}
+	free(st);
+	if (!dev)
+		dev = dev_new(d, f, id);
+	if (dev)
+		dev_update(dev);
+}
+
+static bool
+parse_id(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > UINT32_MAX)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Rescan frontend f (or every frontend when all): devices come and go. */
+static void
+scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
+{
+	char path[200];
+	char **ents;
+	unsigned int n = 0, i;
+	struct bk_dev *dev, *next;
+
+	/* forget devices whose directory vanished */
+	for (dev = d->devs; dev; dev = next) {
+		next = dev->next;
+		if (all || dev->frontid == f)
+			scan_device(d, dev->frontid, dev->devid);
+	}
+	if (all) {
+		ents = xs_directory(d->xs, XBT_NULL, d->vbd_root, &n);
+		for (i = 0; ents && i < n; i++) {
+			uint32_t fid;
+
+			if (parse_id(ents[i], &fid))
+				scan_frontend(d, false, fid);
+		}
+		free(ents);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%u", d->vbd_root, f);
+	ents = xs_directory(d->xs, XBT_NULL, path, &n);
+	for (i = 0; ents && i < n; i++) {
+		uint32_t id;
+
+		if (parse_id(ents[i], &id) && !dev_find(d, f, id))
+			scan_device(d, f, id);
+	}
+	free(ents);
+}
+
+static void
+handle_vbd_event(struct bk_daemon *d, const char *path)
+{
+	size_t rl = strlen(d->vbd_root);
+	char buf[256], *p, *slash;
+	uint32_t f, id;
+
+	if (strncmp(path, d->vbd_root, rl) || (path[rl] != '/' && path[rl] != '\0')) {
+		scan_frontend(d, true, 0);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s", path + rl);
+	p = buf[0] == '/' ? buf + 1 : buf;
+	if (!*p) {
+		scan_frontend(d, true, 0);
+		return;
+	}
+	slash = strchr(p, '/');
+	if (slash)
+		*slash = '\0';
+	if (!parse_id(p, &f))
+		return;
+	if (!slash) {
+		scan_frontend(d, false, f);
+		return;
+	}
+	p = slash + 1;
+	slash = strchr(p, '/');
+	if (slash)
+		*slash = '\0';
+	if (!parse_id(p, &id))
+		return;
+	scan_device(d, f, id);
+}
+
+static void
+handle_release_domain(struct bk_daemon *d)
+{
+	struct bk_dev *dev;
+
+	for (dev = d->devs; dev; dev = dev->next) {
+		int alive = xenops_domain_alive(d->xops, dev->frontid);
+
+		if (alive == 0 && dev->state != XenbusStateClosed && dev->probed) {
+			log_info("vbd %s: frontend domain %u is gone", dev->name, dev->frontid);
+			disconnect(dev);
+			set_state(dev, XenbusStateClosed);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Entry points (private.h).                                          */
+/* ---------------------------------------------------------------- */
+
+int
+bk_xenbus_init(struct bk_daemon *d)
+{
+	snprintf(d->vbd_root, sizeof(d->vbd_root), "/local/domain/%u/backend/vbd", d->self);
+	if (!xs_watch(d->xs, d->vbd_root, "vbd")) {
+		log_error("watch %s: %m", d->vbd_root);
+		return -errno;
+	}
+	if (!xs_watch(d->xs, "@releaseDomain", "release"))
+		log_info("watch @releaseDomain: %m; a dying frontend is noticed "
+			 "only through its state node");
+	/* The watch fires once at registration; devices are scanned then. */
+	return 0;
+}
+
+void
+bk_xenbus_handle_watches(struct bk_daemon *d)
+{
+	char **w;
+
+	while ((w = xs_check_watch(d->xs)) != NULL) {
+		const char *path = w[XS_WATCH_PATH], *token = w[XS_WATCH_TOKEN];
+
+		bk_dbg(BK_DBG_XENBUS, "watch %s %s", token, path);
+		if (!strcmp(token, "vbd")) {
+			handle_vbd_event(d, path);
+		} else if (!strcmp(token, "fe")) {
+			struct bk_dev *dev, *next;
+
+			for (dev = d->devs; dev; dev = next) {
+				next = dev->next;
+				if (!strcmp(dev->fe_state, path))
+					dev_update(dev);
+			}
+		} else if (!strcmp(token, "release")) {
+			handle_release_domain(d);
+		}
+		free(w);
+	}
+	if (errno != EAGAIN)
+		log_error("xenstore: reading watches: %m");
+}
+
+void
+bk_dev_report(struct bk_dev *dev, enum bk_report what, const char *feature, const char *msg)
+{
+	struct bk_daemon *d = dev->d;
+	uint64_t one = 1;
+
+	if (what == BK_REPORT_WITHDRAW) {
+		/* The dataplane's only xenstore write (Linux blkback parity). */
+		log_info("vbd %s: the backing refused an operation (EOPNOTSUPP): %s=0",
+			 dev->name, feature);
+		if (!xs_put(d, XBT_NULL, dev->be, feature, "0"))
+			log_error("vbd %s: write %s/%s: %m", dev->name, dev->be, feature);
+		return;
+	}
+	pthread_mutex_lock(&dev->rlock);
+	if (what == BK_REPORT_BROKEN_RING) {
+		dev->rep_broken = true;
+	} else {
+		if (!dev->rep_failed && !bk_dev_failed(dev))
+			log_error("vbd %s: %s", dev->name, msg);
+		dev->rep_failed = true;
+		/* paired with the load in bk_dev_failed */
+		__atomic_store_n(&dev->failed, true, __ATOMIC_RELEASE);
+	}
+	snprintf(dev->rep_msg, sizeof(dev->rep_msg), "%s", msg ? msg : "");
+	pthread_mutex_unlock(&dev->rlock);
+	if (write(d->report_efd, &one, sizeof(one)) != sizeof(one))
+		log_error("vbd %s: cannot wake the control thread: %m", dev->name);
+}
+
+void
+bk_xenbus_handle_reports(struct bk_daemon *d)
+{
+	struct bk_dev *dev;
+	uint64_t v;
+
+	if (read(d->report_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_error("reading reports: %m");
+	for (dev = d->devs; dev; dev = dev->next) {
+		bool broken, failed;
+		char msg[256];
+
+		pthread_mutex_lock(&dev->rlock);
+		broken = dev->rep_broken;
+		failed = dev->rep_failed;
+		dev->rep_broken = dev->rep_failed = false;
+		snprintf(msg, sizeof(msg), "%s", dev->rep_msg);
+		pthread_mutex_unlock(&dev->rlock);
+		if (broken) {
+			disconnect(dev);
+			dev_fatal(dev, "ring", "%s", msg);
+		} else if (failed) {
+			if (!xs_put(d, XBT_NULL, dev->be, "error", "failed: %s", msg))
+				log_error("vbd %s: write %s/error: %m", dev->name, dev->be);
+		}
+	}
+}
+
+void
+bk_xenbus_log_stats(struct bk_daemon *d)
+{
+	struct bk_dev *dev;
+	unsigned int i;
+
+	for (dev = d->devs; dev; dev = dev->next) {
+		struct bk_stats s = dev->closed_stats;
+
+		for (i = 0; i < dev->nr_queues; i++)
+			bk_stats_sum(&s, bk_dataplane_stats(dev->queues[i]));
+		bk_stats_log(dev->name, &s);
+	}
+}
+
+void
+bk_xenbus_shutdown(struct bk_daemon *d)
+{
+	struct bk_dev *dev;
+
+	/* Stop every queue of every device first, so they drain in parallel. */
+	for (dev = d->devs; dev; dev = dev->next) {
+		unsigned int i;
+
+		for (i = 0; i < dev->nr_queues; i++)
+			bk_dataplane_stop(dev->queues[i]);
+	}
+	while (d->devs) {
+		struct bk_stats s;
+
+		dev = d->devs;
+		if (dev->probed && dev->state != XenbusStateClosed) {
+			disconnect(dev);
+			set_state(dev, XenbusStateClosed);
+		}
+		disconnect(dev);
+		s = dev->closed_stats;
+		bk_stats_log(dev->name, &s);
+		dev_free(dev, false);
+	}
+	xs_unwatch(d->xs, d->vbd_root, "vbd");
+	xs_unwatch(d->xs, "@releaseDomain", "release");
+}
+
+void
+bk_xenbus_power_cut(struct bk_daemon *d)
+{
+	struct bk_dev *dev;
+	unsigned int i;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		for (i = 0; i < dev->nr_stores; i++)
+			if (dev->sops[i]->power_cut)
+				dev->sops[i]->power_cut(dev->stores[i]);
+}

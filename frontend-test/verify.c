@@ -1,0 +1,535 @@
+/*
+ * verify.c: "blkfront-test verify", writes that can be recognised.
+ *
+ * Every block (bs bytes, bs-aligned) written carries a header:
+ *
+ *   magic "BLKFTVFY", sector, generation, seed, bs, checksum
+ *
+ * followed by pseudo-random bytes derived from (seed, sector, generation);
+ * the checksum (guestlog_hash) covers the whole block with the checksum
+ * field zeroed.  Reading a block back tells apart:
+ *   lost       zeroes (or no header) where a write was acknowledged;
+ *   torn       header present but the checksum fails (part of the block
+ *              is from another write);
+ *   misplaced  a valid block of another sector;
+ *   stale      a valid block with an older generation than the last
+ *              acknowledged write (the write was lost);
+ *   phantom    a generation never acknowledged for that sector.
+ *
+ * Threads: the main thread submits; completions (libblkfront's thread)
+ * update the per-block state and check reads under one mutex, and wake
+ * the main thread.  Nothing is submitted from a completion.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+#include "log.h"
+#include "guestlog.h"
+#include "ft.h"
+
+#define VFY_MAGIC 0x594656544b464c42ull		/* "BLKFTVFY" little-endian */
+
+struct vfy_hdr {
+	uint64_t magic;
+	uint64_t sector;
+	uint64_t gen;
+	uint64_t seed;
+	uint32_t bs;
+	uint32_t pad;
+	uint64_t csum;
+};
+
+struct vfy_block {
+	uint64_t acked;		/* last acknowledged generation, 0 none */
+	uint64_t inflight;	/* generation of a write in flight, 0 none */
+	bool reading;
+};
+
+struct vfy;
+
+struct vfy_op {
+	struct blkfront_req req;
+	struct vfy *v;
+	uint64_t block;
+	uint64_t gen;
+	bool busy;
+	void *buf;
+};
+
+struct vfy {
+	blkfront_t *bf;
+	uint32_t bs;
+	uint64_t nblocks, base_sector;
+	uint64_t seed;
+	struct vfy_block *blk;
+	struct vfy_op *ops;
+	unsigned int depth, inflight;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t gen;
+	uint64_t writes_acked, reads_checked, flushes, since_flush;
+	char failure[256];
+	bool failed;
+};
+
+static uint64_t
+sector_of(const struct vfy *v, uint64_t block)
+{
+	return v->base_sector + block * (v->bs / SECTOR_SIZE);
+}
+
+static void
+make_block(const struct vfy *v, void *buf, uint64_t sector, uint64_t gen)
+{
+	struct vfy_hdr h = {
+		.magic = VFY_MAGIC, .sector = sector, .gen = gen, .seed = v->seed,
+		.bs = v->bs, .csum = 0,
+	};
+
+	ft_pattern_fill((char *)buf + sizeof(h), v->bs - sizeof(h),
+			v->seed ^ (sector * 0x9e3779b97f4a7c15ull) ^ (gen << 20));
+	memcpy(buf, &h, sizeof(h));
+	h.csum = guestlog_hash(buf, v->bs);
+	memcpy(buf, &h, sizeof(h));
+}
+
+static bool
+all_zero(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * Check one block read at sector.  want: the generation that must be
+ * there (0: anything valid or zeroes).  Fills why and returns false when
+ * the block is bad.
+ */
+static bool
+check_block(const struct vfy *v, void *buf, uint64_t sector, uint64_t want,
+	    char *why, size_t len)
+{
+	struct vfy_hdr h;
+	uint64_t csum;
+
+	memcpy(&h, buf, sizeof(h));
+	if (h.magic != VFY_MAGIC) {
+		if (all_zero(buf, v->bs)) {
+			if (!want)
+				return true;
+			snprintf(why, len, "sector %" PRIu64 ": lost write: zeroes where generation %"
+				 PRIu64 " was acknowledged", sector, want);
+		} else {
+			snprintf(why, len, "sector %" PRIu64 ": corrupt: no header (want generation %"
+				 PRIu64 ")", sector, want);
+		}
+		return false;
+	}
+	csum = h.csum;
+	h.csum = 0;
+	memcpy(buf, &h, sizeof(h));
+	if (guestlog_hash(buf, v->bs) != csum || h.bs != v->bs) {
+		snprintf(why, len, "sector %" PRIu64 ": torn write: checksum mismatch (header says "
+			 "sector %" PRIu64 " generation %" PRIu64 ")", sector, h.sector, h.gen);
+		return false;
+	}
+	if (h.sector != sector) {
+		snprintf(why, len, "sector %" PRIu64 ": misplaced write: holds sector %" PRIu64
+			 "'s block (generation %" PRIu64 ")", sector, h.sector, h.gen);
+		return false;
+	}
+	if (want && h.gen < want) {
+		snprintf(why, len, "sector %" PRIu64 ": stale data: generation %" PRIu64
+			 ", but %" PRIu64 " was acknowledged (lost write)", sector, h.gen, want);
+		return false;
+	}
+	if (want && h.gen > want) {
+		snprintf(why, len, "sector %" PRIu64 ": phantom write: generation %" PRIu64
+			 " never acknowledged (last %" PRIu64 ")", sector, h.gen, want);
+		return false;
+	}
+	return true;
+}
+
+static void
+vfy_fail(struct vfy *v, const char *why)
+{
+	if (!v->failed) {
+		v->failed = true;
+		snprintf(v->failure, sizeof(v->failure), "%s", why);
+	}
+}
+
+static void
+op_done(struct blkfront_req *req)
+{
+	struct vfy_op *o = container_of(req, struct vfy_op, req);
+	struct vfy *v = o->v;
+	char why[200];
+
+	pthread_mutex_lock(&v->lock);
+	if (req->result) {
+		snprintf(why, sizeof(why), "%s at sector %" PRIu64 " failed: %s (status %d)",
+			 req->op == BLKFRONT_READ ? "read" : req->op == BLKFRONT_WRITE ? "write" :
+			 "flush", req->sector, strerror(-req->result), req->status);
+		vfy_fail(v, why);
+	} else if (req->op == BLKFRONT_WRITE) {
+		struct vfy_block *b = &v->blk[o->block];
+
+		if (o->gen > b->acked)
+			b->acked = o->gen;
+		b->inflight = 0;
+		v->writes_acked++;
+		v->since_flush++;
+	} else if (req->op == BLKFRONT_READ) {
+		struct vfy_block *b = &v->blk[o->block];
+
+		if (!check_block(v, o->buf, req->sector, b->acked, why, sizeof(why)))
+			vfy_fail(v, why);
+		v->reads_checked++;
+		b->reading = false;
+	} else {
+		v->flushes++;
+	}
+	if (req->op == BLKFRONT_WRITE && req->result)
+		v->blk[o->block].inflight = 0;
+	if (req->op == BLKFRONT_READ && req->result)
+		v->blk[o->block].reading = false;
+	o->busy = false;
+	v->inflight--;
+	pthread_cond_signal(&v->cond);
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Called with v->lock held: a free op slot, waiting if needed. */
+static struct vfy_op *
+get_op(struct vfy *v)
+{
+	unsigned int i;
+
+	while (v->inflight >= v->depth && !v->failed)
+		pthread_cond_wait(&v->cond, &v->lock);
+	if (v->failed)
+		return NULL;
+	for (i = 0; i < v->depth; i++)
+		if (!v->ops[i].busy)
+			return &v->ops[i];
+	return NULL;
+}
+
+/* Submit with v->lock held (dropped around blkfront_submit). */
+static int
+submit(struct vfy *v, struct vfy_op *o)
+{
+	int r;
+
+	o->busy = true;
+	o->req.done = op_done;
+	v->inflight++;
+	pthread_mutex_unlock(&v->lock);
+	r = blkfront_submit(v->bf, &o->req);
+	pthread_mutex_lock(&v->lock);
+	if (r) {
+		char why[128];
+
+		o->busy = false;
+		v->inflight--;
+		snprintf(why, sizeof(why), "submit: %s", strerror(-r));
+		vfy_fail(v, why);
+	}
+	return r;
+}
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void
+drain(struct vfy *v)
+{
+	while (v->inflight)
+		pthread_cond_wait(&v->cond, &v->lock);
+}
+
+static int
+run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
+{
+	const struct blkfront_info *in = blkfront_info(v->bf);
+	uint64_t rs = v->seed | 1, w = 0, i;
+	struct vfy_op *o;
+	int tries;
+
+	pthread_mutex_lock(&v->lock);
+	while (w < count && !v->failed && !ft_stop) {
+		uint64_t blk = rnd(&rs) % v->nblocks;
+		bool is_read = (rnd(&rs) & 3) == 0;	/* 1 read : 3 writes */
+
+		o = get_op(v);
+		if (!o)
+			break;
+		/* a block with nothing in flight */
+		for (tries = 0; tries < 64 && (v->blk[blk].inflight || v->blk[blk].reading); tries++)
+			blk = (blk + 1) % v->nblocks;
+		if (v->blk[blk].inflight || v->blk[blk].reading) {
+			pthread_cond_wait(&v->cond, &v->lock);
+			continue;
+		}
+		memset(&o->req, 0, sizeof(o->req));
+		o->block = blk;
+		o->req.sector = sector_of(v, blk);
+		o->req.buf = o->buf;
+		o->req.len = v->bs;
+		if (is_read && v->blk[blk].acked) {
+			o->req.op = BLKFRONT_READ;
+			v->blk[blk].reading = true;
+		} else {
+			o->req.op = BLKFRONT_WRITE;
+			o->gen = ++v->gen;
+			v->blk[blk].inflight = o->gen;
+			make_block(v, o->buf, o->req.sector, o->gen);
+			w++;
+		}
+		submit(v, o);
+		if (flush_every && in->feature_flush && v->since_flush >= flush_every) {
+			o = get_op(v);
+			if (!o)
+				break;
+			v->since_flush = 0;
+			memset(&o->req, 0, sizeof(o->req));
+			o->req.op = in->feature_barrier ? BLKFRONT_WRITE_BARRIER :
+				BLKFRONT_FLUSH_DISKCACHE;
+			submit(v, o);
+		}
+	}
+	drain(v);
+	/* final pass: read every written block back */
+	for (i = 0; i < v->nblocks && !v->failed && !ft_stop; i++) {
+		if (!v->blk[i].acked)
+			continue;
+		o = get_op(v);
+		if (!o)
+			break;
+		memset(&o->req, 0, sizeof(o->req));
+		o->block = i;
+		o->req.op = BLKFRONT_READ;
+		o->req.sector = sector_of(v, i);
+		o->req.buf = o->buf;
+		o->req.len = v->bs;
+		v->blk[i].reading = true;
+		submit(v, o);
+	}
+	drain(v);
+	pthread_mutex_unlock(&v->lock);
+	return v->failed ? 1 : 0;
+}
+
+static int
+run_check_only(struct vfy *v)
+{
+	uint64_t i, valid = 0, zero = 0;
+	char why[200];
+	void *buf = v->ops[0].buf;
+	int r;
+
+	for (i = 0; i < v->nblocks && !ft_stop; i++) {
+		r = blkfront_pread(v->bf, buf, v->bs, sector_of(v, i));
+		if (r) {
+			fprintf(stderr, "verify: read sector %" PRIu64 ": %s\n", sector_of(v, i),
+				strerror(-r));
+			return 1;
+		}
+		if (all_zero(buf, v->bs)) {
+			zero++;
+			continue;
+		}
+		if (!check_block(v, buf, sector_of(v, i), 0, why, sizeof(why))) {
+			fprintf(stderr, "verify: %s\n", why);
+			return 1;
+		}
+		valid++;
+	}
+	printf("verify: check-only: %" PRIu64 " valid blocks, %" PRIu64 " zero blocks\n",
+	       valid, zero);
+	return 0;
+}
+
+struct vfy_opts {
+	uint64_t bs, size, count, offset, seed;
+	unsigned int depth, flush_every;
+	const char *log;
+	bool check_only;
+};
+
+static void
+verify_usage(FILE *f)
+{
+	fprintf(f, "usage: blkfront-test verify [device options] [--bs SIZE] [--size SIZE]\n"
+		"         [--offset SIZE] [--count N] [--iodepth N] [--flush-every N]\n"
+		"         [--seed N] [--log FILE] [--check-only]\n%s", FT_COMMON_HELP);
+}
+
+static int
+verify_opt(void *ctx, int opt, const char *arg)
+{
+	struct vfy_opts *o = ctx;
+	uint64_t n;
+
+	switch (opt) {
+	case 'b': return ft_parse_size(arg, &o->bs) ? -1 : 1;
+	case 's': return ft_parse_size(arg, &o->size) ? -1 : 1;
+	case 'o': return ft_parse_size(arg, &o->offset) ? -1 : 1;
+	case 'c': return ft_parse_size(arg, &o->count) ? -1 : 1;
+	case 'S': return ft_parse_size(arg, &o->seed) ? -1 : 1;
+	case 'q':
+		if (ft_parse_size(arg, &n) || n == 0 || n > 1024)
+			return -1;
+		o->depth = (unsigned int)n;
+		return 1;
+	case 'f':
+		if (ft_parse_size(arg, &n) || n > 1000000)
+			return -1;
+		o->flush_every = (unsigned int)n;
+		return 1;
+	case 'l': o->log = arg; return 1;
+	case 'C': o->check_only = true; return 1;
+	}
+	return 0;
+}
+
+int
+ft_cmd_verify(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "bs", required_argument, NULL, 'b' },
+		{ "size", required_argument, NULL, 's' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "iodepth", required_argument, NULL, 'q' },
+		{ "flush-every", required_argument, NULL, 'f' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "check-only", no_argument, NULL, 'C' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct vfy_opts vo = { .bs = 4096, .depth = 8, .flush_every = 64, .seed = 1 };
+	const struct blkfront_info *in;
+	struct ft_common c;
+	struct vfy v;
+	blkfront_t *bf;
+	FILE *log = NULL;
+	unsigned int i;
+	uint64_t disk;
+	int r;
+
+	i = (unsigned int)ft_parse(argc, argv, &c, NULL, opts, verify_opt, &vo, verify_usage);
+	if (i != (unsigned int)argc) {
+		verify_usage(stderr);
+		return 2;
+	}
+	if (vo.bs < sizeof(struct vfy_hdr) || vo.bs % SECTOR_SIZE || vo.offset % SECTOR_SIZE) {
+		log_error("verify: --bs must be a multiple of 512 and --offset sector-aligned");
+		return 2;
+	}
+	if (vo.log) {
+		log = fopen(vo.log, "a");
+		if (!log) {
+			log_error("verify: --log %s: %m", vo.log);
+			return 1;
+		}
+		setvbuf(log, NULL, _IOLBF, 0);
+		fprintf(log, "%s %d\n", GUESTLOG_MAGIC, GUESTLOG_VERSION);
+		c.bcfg.guestlog = log;
+	}
+	ft_install_stop_signals();
+	bf = ft_common_open(&c);
+	if (!bf) {
+		if (log)
+			fclose(log);
+		return 1;
+	}
+	in = blkfront_info(bf);
+	disk = in->sectors * SECTOR_SIZE;
+	if (vo.bs > (uint64_t)blkfront_max_sectors(bf) * SECTOR_SIZE || vo.bs % in->sector_size) {
+		log_error("verify: --bs %" PRIu64 " must be a multiple of the sector size %u and at "
+			  "most %u bytes (one request)", vo.bs, in->sector_size,
+			  blkfront_max_sectors(bf) * SECTOR_SIZE);
+		r = 2;
+		goto out_close;
+	}
+	if (vo.offset >= disk) {
+		log_error("verify: --offset beyond the disk (%" PRIu64 " bytes)", disk);
+		r = 2;
+		goto out_close;
+	}
+	if (!vo.size)
+		vo.size = disk - vo.offset < (64u << 20) ? disk - vo.offset : (64u << 20);
+	if (vo.size > disk - vo.offset)
+		vo.size = disk - vo.offset;
+	memset(&v, 0, sizeof(v));
+	v.bf = bf;
+	v.bs = (uint32_t)vo.bs;
+	v.seed = vo.seed;
+	v.base_sector = vo.offset / SECTOR_SIZE;
+	v.nblocks = vo.size / vo.bs;
+	v.depth = vo.depth;
+	if (v.nblocks == 0) {
+		log_error("verify: region smaller than one block");
+		r = 2;
+		goto out_close;
+	}
+	pthread_mutex_init(&v.lock, NULL);
+	pthread_cond_init(&v.cond, NULL);
+	v.blk = calloc(v.nblocks, sizeof(*v.blk));
+	v.ops = calloc(v.depth, sizeof(*v.ops));
+	r = 1;
+	if (!v.blk || !v.ops)
+		goto out_free;
+	for (i = 0; i < v.depth; i++) {
+		v.ops[i].v = &v;
+		if (posix_memalign(&v.ops[i].buf, 4096, v.bs))
+			goto out_free;
+	}
+	if (vo.check_only) {
+		r = run_check_only(&v);
+	} else {
+		r = run_verify(&v, vo.count ? vo.count : 2 * v.nblocks, vo.flush_every);
+		if (r)
+			fprintf(stderr, "verify: FAILED: %s\n", v.failure);
+		else
+			printf("verify: ok: %" PRIu64 " writes acknowledged, %" PRIu64
+			       " reads checked, %" PRIu64 " flushes, %" PRIu64 " blocks of %u bytes\n",
+			       v.writes_acked, v.reads_checked, v.flushes, v.nblocks, v.bs);
+	}
+out_free:
+	for (i = 0; v.ops && i < v.depth; i++)
+		free(v.ops[i].buf);
+	free(v.ops);
+	free(v.blk);
+	pthread_mutex_destroy(&v.lock);
+	pthread_cond_destroy(&v.cond);
+out_close:
+	ft_common_close(&c, bf);
+	if (log && fclose(log)) {
+		log_error("verify: --log: %m");
+		r = 1;
+	}
+	return r;
+}

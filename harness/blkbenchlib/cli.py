@@ -1,0 +1,511 @@
+"""blkbench command line: run, demo, and the small helpers tests use."""
+
+import argparse
+import datetime
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import matrix, parsers, report
+from .stack import WHERES
+from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
+                     detect_memory_cgroup, dmesg_tail, find_tool, info,
+                     install_signal_handlers, kernel_release, run, tool_version,
+                     umount, warn)
+from .workloads import WORKLOADS, RunContext, generate_tree_tar
+
+# Defaults of "blkbench run"; a --config file and then the command line
+# override them.
+RUN_DEFAULTS = {
+    "where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
+    "fs": "ext3:data=journal", "mount-opts": "", "sched": "",
+    "workload": "bonnie", "runs": "3", "mem": "512", "size": "0", "files": "16",
+    "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
+    "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
+    "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
+}
+INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
+            "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
+            "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "timeout": 1}
+
+# "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
+# (block output + creates) on ext3 data=journal, sized for <= 10 minutes
+# on 2 cores: 64 MiB of guest memory, a 128 MiB bonnie++ file, 4k files.
+DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
+        "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
+        "mem": "64", "size": "128", "files": "4", "disk": "512", "timeout": "300"}
+
+
+class Tools:
+    """Where programs come from: the build tree first, then the install."""
+
+    def __init__(self, paths):
+        self.dirs = paths["search"]
+        self._cache = {}
+
+    def path(self, name):
+        if name not in self._cache:
+            hint = {"bonnie++": "apt-get install bonnie++",
+                    "gnuplot": "apt-get install gnuplot-nox",
+                    "mkfs.xfs": "apt-get install xfsprogs",
+                    "fusermount3": "apt-get install fuse3"}.get(name, "build the tree with make")
+            self._cache[name] = find_tool(name, self.dirs, hint)
+        return self._cache[name]
+
+    def optional(self, name):
+        try:
+            return self.path(name)
+        except BenchError:
+            return None
+
+
+def _add_run_options(p):
+    a = p.add_argument
+    a("--where", help="comma list of: %s (default dom0,domU)" % ", ".join(WHERES))
+    a("--wce", help="backing write cache: 0 write-through, 1 write-back (default 0,1)")
+    a("--barrier", help="guest barrier mount option and backend flush features (default 1,0)")
+    a("--fs", action="append",
+      help="FSTYPE[:MOUNTOPTS], repeatable: ext3:data=journal (default), ext4, xfs")
+    a("--mount-opts", help="extra mount options for every cell, e.g. noatime")
+    a("--sched", help="comma list of I/O schedulers for the loop device (default: leave)")
+    a("--workload", help="comma list of: %s (default bonnie)" % ", ".join(WORKLOADS))
+    a("--runs", help="runs per cell (default 3)")
+    a("--mem", help="memory cgroup limit of the workload, MiB (default 512)")
+    a("--size", help="bonnie++ -s and the fsync bigfile, MiB (default 2 x --mem)")
+    a("--files", help="bonnie++ -n, in units of 1024 files (default 16)")
+    a("--bonnie-perchar", help="1: also run bonnie++'s per-character tests (default 0: -f)")
+    a("--threads", help="fsmark -t (default 1)")
+    a("--fsmark-files", help="fsmark -n, files per thread per loop (default 1000)")
+    a("--fsmark-size", help="fsmark -s, bytes per file (default 65536)")
+    a("--fsmark-sync", help="fsmark -S sync method (default 1, fsync before close)")
+    a("--loops", help="fsmark -L (default 3)")
+    a("--fsync-count", help="fsync-tester -n, fsyncs per run (default 30)")
+    a("--scale", help="tar tree size: 1.0 = 28 000 files, 300 MB (default 1.0)")
+    a("--disk", help="backing file size, MiB (default: enough for the workload)")
+    a("--timeout", help="seconds a run's workload may take before it is stopped and the "
+      "run fails (default 3600)")
+    a("--config", help="a file of 'key = value' lines (keys: these long options)")
+    a("--out", help="results directory (default results/<timestamp>)")
+    a("--workdir", help="where backing files and mountpoints live (default $TMPDIR or /var/tmp)")
+
+
+def _resolve_options(ns, defaults):
+    """defaults < --config < command line -> an object with attributes."""
+    values = dict(defaults)
+    if getattr(ns, "config", None):
+        values.update(matrix.read_config(ns.config, set(RUN_DEFAULTS)))
+    for key in RUN_DEFAULTS:
+        v = getattr(ns, key.replace("-", "_"), None)
+        if v is not None:
+            values[key] = ";".join(v) if isinstance(v, list) else v
+
+    class Opts:
+        pass
+    o = Opts()
+    for key, v in values.items():
+        attr = key.replace("-", "_")
+        if key in INT_KEYS:
+            try:
+                iv = int(v)
+            except ValueError:
+                raise BenchError("--%s %s: not a whole number" % (key, v)) from None
+            if iv < INT_KEYS[key]:
+                raise BenchError("--%s %s: must be at least %d" % (key, v, INT_KEYS[key]))
+            setattr(o, attr, iv)
+        elif key == "scale":
+            try:
+                o.scale = float(v)
+            except ValueError:
+                raise BenchError("--scale %s: not a number" % v) from None
+            if not 0 < o.scale <= 10:
+                raise BenchError("--scale %s: must be in (0, 10]" % v)
+        else:
+            setattr(o, attr, v)
+    return o
+
+
+def _disk_mib(o, workloads):
+    need = 0
+    for w in workloads:
+        if w == "bonnie":
+            need = max(need, 2 * (o.size or 2 * o.mem) + o.files * 64)
+        elif w == "fsync":
+            need = max(need, 2 * (o.size or 2 * o.mem))
+        elif w == "tar":
+            need = max(need, int(700 * o.scale))
+        elif w == "fsmark":
+            need = max(need, o.fsmark_files * o.fsmark_size * o.threads * o.loops * 2 >> 20)
+    if o.disk:
+        if o.disk < need:
+            warn("--disk %d MiB is less than the %d MiB the workload may need"
+                 % (o.disk, need))
+        return o.disk
+    return max(512, need + 256)
+
+
+def _git_rev(srcdir):
+    try:
+        rev = subprocess.run(["git", "-C", srcdir, "rev-parse", "--short", "HEAD"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", srcdir, "status", "--porcelain", "-uno"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True).stdout.strip()
+        return (rev + ("-dirty" if dirty else "")) if rev else "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _fmt_secs(s):
+    s = int(s)
+    return "%d:%02d" % (s // 60, s % 60) if s < 3600 else "%d:%02d:%02d" % (
+        s // 3600, s // 60 % 60, s % 60)
+
+
+class Bench:
+    """One invocation of "blkbench run" (or demo): the matrix, its results."""
+
+    def __init__(self, opts, paths, argv, show_runs=True):
+        self.o, self.paths, self.argv = opts, paths, argv
+        self.show_runs = show_runs
+        self.tools = Tools(paths)
+        fs_specs = [f for f in opts.fs.split(";") if f.strip()]
+        opts.fs = ";".join(fs_specs)
+        self.cells = matrix.expand(opts, list(WHERES), list(WORKLOADS))
+        self.workloads = {c.workload: WORKLOADS[c.workload]() for c in self.cells}
+        self.wheres = {c.where: WHERES[c.where](self.tools) for c in self.cells}
+        self.disk_mib = _disk_mib(opts, self.workloads)
+        self.rows = []
+        self.runs_by_cell = {}
+        self.bonnie_lines = []
+
+    # -- checks before anything is touched ----------------------------------
+    def preflight(self):
+        if os.geteuid() != 0:
+            raise BenchError("blkbench run needs root (loop devices, mount, cgroups)")
+        needed = {"losetup", "mount", "umount"}
+        for c in self.cells:
+            needed.add(c.fs.mkfs_argv("x")[0])
+        for w in self.workloads.values():
+            needed.update(w.programs)
+        for w in self.wheres.values():
+            needed.update(w.programs)
+        for name in sorted(needed):
+            self.tools.path(name)
+        for w in self.wheres.values():
+            w.probe()
+        self.cgroup_kind = detect_memory_cgroup()
+
+    # -- one run of one cell ---------------------------------------------------
+    def run_one(self, k, cell, r, outdir, workdir):
+        tag = "%d-%d" % (k, r)
+        rundir = os.path.join(outdir, "raw", "%s-run%d" % (cell.name, r))
+        os.makedirs(rundir, exist_ok=True)
+        tmp = os.path.join(workdir, tag)
+        os.makedirs(tmp)
+        row = {"cell": cell.name, "run": r, "where": cell.where, "wce": cell.wce,
+               "barrier": cell.barrier, "fs": str(cell.fs),
+               "mount_opts": "", "sched": cell.sched, "workload": cell.workload,
+               "mem_mib": self.o.mem, "size_mib": self.o.size or 2 * self.o.mem,
+               "disk_mib": self.disk_mib}
+        t0 = time.monotonic()
+        with open(os.path.join(rundir, "commands.log"), "w") as log, Cleanup() as cl:
+            cl.push("remove %s" % tmp, shutil.rmtree, tmp, True)
+            backing = os.path.join(tmp, "backing.img")
+            with open(backing, "w") as f:
+                f.truncate(self.disk_mib << 20)
+            disk = self.wheres[cell.where].start(cell, tmp, backing, cl, log)
+
+            loop = LoopDevice(disk, log)
+            cl.push("detach %s" % loop.dev, loop.detach)
+            row["loop_dio"] = int(loop.dio)
+            if cell.sched:
+                loop.set_scheduler(cell.sched)
+            row["sched"] = loop.schedulers()[1] or ""
+            if self.cgroup_kind[0] == "v1":
+                row["loop_nr_requests"], row["loop_max_sectors_kb"] = \
+                    loop.limit_inflight((self.o.mem << 20) // 4)
+
+            run(cell.fs.mkfs_argv(loop.dev), log=log)
+            mnt = os.path.join(tmp, "mnt")
+            os.mkdir(mnt)
+            mopts = cell.fs.mount_options(cell.barrier, self.o.mount_opts)
+            row["mount_opts"] = mopts
+            argv = ["mount", "-t", cell.fs.fstype] + (["-o", mopts] if mopts else []) + [
+                loop.dev, mnt]
+            p = run(argv, log=log, check=False)
+            if p.returncode != 0:
+                why = " ".join(p.stderr.split()) or "exit %d" % p.returncode
+                raise BenchError("mount -t %s -o %s %s: refused by the kernel: %s (dmesg: %s)"
+                                 % (cell.fs.fstype, mopts, loop.dev, why, dmesg_tail(1)))
+            cg = MemCgroup(self.o.mem, tag)
+            cl.push("umount %s" % mnt, umount, mnt, cg)
+            cl.push("remove cgroup %s" % cg.path, cg.destroy)
+            row["cgroup"] = cg.version
+
+            ctx = RunContext(cell, self.o, self.tools, mnt, cg, rundir, log, workdir)
+            metrics, text, csvline = self.workloads[cell.workload].run(ctx)
+            row["cgroup_peak_mib"] = (cg.peak_bytes() or 0) >> 20
+        row["elapsed_s"] = round(time.monotonic() - t0, 3)
+        row.update(metrics)
+        if csvline:
+            self.bonnie_lines.append(csvline)
+        if self.show_runs:
+            print("== %s run %d (%s)" % (cell.name, r, cell.workload))
+            print(text, end="", flush=True)
+        return row
+
+    # -- the whole matrix --------------------------------------------------------
+    def execute(self):
+        self.preflight()
+        started = datetime.datetime.now()
+        outdir = self.o.out or os.path.join("results", started.strftime("%Y%m%d-%H%M%S"))
+        os.makedirs(os.path.join(outdir, "raw"), exist_ok=True)
+        self.outdir = outdir
+        base = self.o.workdir or os.environ.get("TMPDIR") or "/var/tmp"
+        workdir = tempfile.mkdtemp(prefix="blkbench.", dir=base)
+        self.meta = {
+            "command": " ".join(shlex.quote(a) for a in self.argv),
+            "started": started.isoformat(timespec="seconds"),
+            "kernel": kernel_release(), "git_rev": _git_rev(self.paths["srcdir"]),
+            "cgroup": self.cgroup_kind[0], "disk_mib": self.disk_mib,
+            "tools": self._tool_versions(),
+        }
+        if self.cgroup_kind[0] == "v1":
+            info("cgroup v1: no per-cgroup dirty throttling, so the loop device's queue "
+                 "is limited to %d KiB in flight (a quarter of --mem) in every cell"
+                 % ((self.o.mem << 10) // 4))
+        total = len(self.cells) * self.o.runs
+        done, t_start = 0, time.monotonic()
+        info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))
+        try:
+            for k, cell in enumerate(self.cells, 1):
+                for r in range(1, self.o.runs + 1):
+                    el = time.monotonic() - t_start
+                    eta = ("%s" % _fmt_secs(el / done * (total - done))) if done else "?"
+                    info("[cell %d/%d run %d/%d] %s: elapsed %s, ETA %s"
+                         % (k, len(self.cells), r, self.o.runs, cell.name, _fmt_secs(el), eta))
+                    row = self.run_one(k, cell, r, outdir, workdir)
+                    row.update({"kernel": self.meta["kernel"], "git_rev": self.meta["git_rev"]})
+                    row.update({"tool_" + t: v for t, v in self.meta["tools"].items()})
+                    self.rows.append(row)
+                    self.runs_by_cell.setdefault(cell.name, []).append(row)
+                    done += 1
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+            if self.rows:
+                self.meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
+                self.write_results()
+
+    def _tool_versions(self):
+        v = {}
+        progs = set()
+        for w in self.workloads.values():
+            progs.update(w.programs)
+        for w in self.wheres.values():
+            progs.update(w.programs)
+        for name in sorted(progs):
+            if name == "bonnie++":
+                p = run(["dpkg-query", "-W", "-f", "${Version}", "bonnie++"], check=False)
+                v[name] = p.stdout.strip() or "unknown"
+            elif name in ("dd", "rm", "sync", "tar"):
+                continue
+            elif name in ("fsmark", "fsync-tester"):
+                v[name] = self.paths["version"]
+            else:
+                v[name] = tool_version(self.tools.path(name))
+        for c in self.cells:
+            mk = c.fs.mkfs_argv("x")[0]
+            if mk not in v:
+                p = run([self.tools.path(mk), "-V"], check=False)
+                v[mk] = ((p.stdout + p.stderr).strip().splitlines() or ["unknown"])[0]
+        return v
+
+    def tables(self):
+        """The summary tables (one per workload) and the ratios, as text."""
+        out = []
+        for wname, w in self.workloads.items():
+            cells = [c for c in self.cells if c.workload == wname]
+            cols = w.metrics[:2]
+            if len(self.workloads) > 1:
+                out.append("# %s" % wname)
+            out.append(report.summary_table(cells, self.runs_by_cell, cols, w.formats))
+            rt = report.ratios(cells, self.runs_by_cell, cols)
+            if rt:
+                out.append("ratios of means:\n" + rt)
+        return "\n".join(out)
+
+    def write_results(self):
+        o = self.outdir
+        report.write_csv_json(o, self.rows, self.meta)
+        report.write_bonnie_csv(o, self.bonnie_lines)
+        metrics = []
+        for w in self.workloads.values():
+            metrics.extend(m for m in w.metrics if m not in metrics)
+        plots = report.plot_metrics(o, self.cells, self.runs_by_cell, metrics,
+                                    self.tools.optional("gnuplot"))
+        text = self.tables()
+        with open(os.path.join(o, "table.txt"), "w") as f:
+            f.write(text)
+        report.write_html(o, "blkbench results", text, plots, self.meta)
+
+
+def _print_error(e):
+    print("blkbench: error: %s" % e, file=sys.stderr, flush=True)
+
+
+def cmd_run(ns, paths, argv, defaults=None, show_runs=True):
+    o = _resolve_options(ns, defaults or RUN_DEFAULTS)
+    b = Bench(o, paths, argv, show_runs=show_runs)
+    b.execute()
+    print(b.tables(), end="", flush=True)
+    info("results: %s (index.html, results.csv, results.json%s)"
+         % (b.outdir, ", bonnie.csv" if b.bonnie_lines else ""))
+    return b
+
+
+def _crash_campaign(paths, outdir):
+    """The durability issue's short power-cut campaign (blkcrash run
+    --quick), when blkcrash is built; its one-line verdict on stdout, its
+    whole output in OUTDIR/crash.txt."""
+    blkcrash = None
+    for d in paths["search"]:
+        p = os.path.join(d, "blkcrash")
+        if os.access(p, os.X_OK):
+            blkcrash = p
+            break
+    blkcrash = blkcrash or shutil.which("blkcrash")
+    if not blkcrash:
+        print("power-cut check: not available (blkcrash is not built)")
+        return 0
+    p = subprocess.run([blkcrash, "run", "--help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0 or "--quick" not in p.stdout:
+        print("power-cut check: not available ('%s run --quick' is not offered: %s)"
+              % (blkcrash, (p.stdout.strip().splitlines() or ["no output"])[-1]))
+        return 0
+    info("power-cut campaign: %s run --quick (output in %s/crash.txt)" % (blkcrash, outdir))
+    with open(os.path.join(outdir, "crash.txt"), "w") as f:
+        p = subprocess.run([blkcrash, "run", "--quick"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        f.write(p.stdout)
+    lines = [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
+    last = lines[-1] if lines else "no output"
+    if p.returncode == 0:
+        print("power-cut check: %s" % last)
+        return 0
+    if p.returncode == 1:
+        print("power-cut check: FAILED: %s" % last)
+    else:
+        print("power-cut check: could not run (blkcrash exit %d): %s" % (p.returncode, last))
+    return 1
+
+
+def cmd_demo(ns, paths, argv):
+    defaults = dict(RUN_DEFAULTS)
+    defaults.update(DEMO)
+    b = cmd_run(ns, paths, argv, defaults, show_runs=False)
+    return _crash_campaign(paths, b.outdir)
+
+
+def cmd_parse(ns):
+    """Print what the parsers make of a recorded output (for tests)."""
+    with open(ns.file) as f:
+        text = f.read()
+    if ns.kind == "bonnie":
+        for rec in parsers.parse_bonnie_csv(text):
+            m = parsers.bonnie_metrics(rec)
+            print("format=%s version=%s name=%s size=%s " % (
+                rec["format_version"], rec["bonnie_version"], rec["name"], rec["file_size"]) +
+                " ".join("%s=%s" % (k, "none" if v is None else "%g" % v) for k, v in m.items()))
+            print(parsers.render_bonnie_table(rec), end="")
+    elif ns.kind == "fsmark":
+        rows = parsers.parse_fsmark(text)
+        for r in rows:
+            print(" ".join("%s=%g" % kv for kv in r.items()))
+        print(parsers.render_fsmark_table(rows), end="")
+    elif ns.kind == "fsync":
+        s = parsers.fsync_summary(parsers.parse_fsync(text))
+        print(" ".join("%s=%g" % kv for kv in s.items()))
+    elif ns.kind == "time":
+        for line in text.splitlines():
+            if line.strip():
+                t = parsers.parse_time_line(line)
+                print("command=%r user=%g system=%g cpu=%d real=%g" % (
+                    t["command"], t["user"], t["system"], t["cpu"], t["real"]))
+                print(parsers.format_time_line(t["command"], t["user"], t["system"], t["real"]))
+    return 0
+
+
+def cmd_probe(ns, paths):
+    """Exit 0 if every named where can run here, else 77 with the reason."""
+    tools = Tools(paths)
+    for name in ns.where.split(","):
+        if name not in WHERES:
+            raise BenchError("unknown where %r (known: %s)" % (name, ", ".join(WHERES)))
+        w = WHERES[name](tools)
+        try:
+            for prog in w.programs:
+                tools.path(prog)
+            w.probe()
+        except BenchError as e:
+            print("%s: not available: %s" % (name, e))
+            return 77
+        print("%s: available" % name)
+    return 0
+
+
+def main(argv, paths):
+    ap = argparse.ArgumentParser(
+        prog="blkbench",
+        description="dom0/domU block benchmark matrix (bonnie++, fs_mark, fsync, tar/rm).")
+    ap.add_argument("--version", action="version", version="blkbench " + paths["version"])
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+    p_run = sub.add_parser("run", help="run a benchmark matrix")
+    _add_run_options(p_run)
+    p_demo = sub.add_parser("demo", help="the main job: the seed's barrier table, then "
+                            "the power-cut check")
+    _add_run_options(p_demo)
+    p_parse = sub.add_parser("parse", help="parse a recorded tool output (tests)")
+    p_parse.add_argument("kind", choices=["bonnie", "fsmark", "fsync", "time"])
+    p_parse.add_argument("file")
+    p_probe = sub.add_parser("probe", help="can these wheres run here? (exit 0, or 77)")
+    p_probe.add_argument("where")
+    p_tree = sub.add_parser("gen-tree", help="write the tar/rm workload's tree as a tar")
+    p_tree.add_argument("--scale", type=float, default=1.0)
+    p_tree.add_argument("file")
+    ns = ap.parse_args(argv[1:])
+    if not ns.cmd:
+        ap.print_help(sys.stderr)
+        return 2
+
+    install_signal_handlers()
+    try:
+        if ns.cmd == "run":
+            cmd_run(ns, paths, argv)
+            return 0
+        if ns.cmd == "demo":
+            return cmd_demo(ns, paths, argv)
+        if ns.cmd == "parse":
+            return cmd_parse(ns)
+        if ns.cmd == "probe":
+            return cmd_probe(ns, paths)
+        if ns.cmd == "gen-tree":
+            f, d, b = generate_tree_tar(ns.file, ns.scale)
+            print("%d files %d dirs %d bytes" % (f, d, b))
+            return 0
+    except BenchError as e:
+        _print_error(e)
+        return 1
+    except parsers.ParseError as e:
+        _print_error(e)
+        return 1
+    except (KeyboardInterrupt, Interrupted) as e:
+        _print_error("interrupted (%s); everything blkbench set up was torn down"
+                     % (str(e) or "SIGINT"))
+        return 130
+    return 0

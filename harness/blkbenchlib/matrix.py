@@ -1,0 +1,138 @@
+"""The benchmark matrix: knobs, filesystems, cells, config files."""
+
+import itertools
+from dataclasses import dataclass
+
+from .system import BenchError, kernel_release, kernel_version_tuple
+
+FILESYSTEMS = {
+    # fstype: (mkfs argv prefix, barrier on, barrier off)
+    # Discard is off in mkfs so that every stack sees the same writes.
+    "ext3": (["mkfs.ext3", "-F", "-q", "-E", "nodiscard"], "barrier=1", "barrier=0"),
+    "ext4": (["mkfs.ext4", "-F", "-q", "-E", "nodiscard"], "barrier=1", "barrier=0"),
+    "xfs": (["mkfs.xfs", "-f", "-q", "-K"], None, "nobarrier"),
+}
+
+
+@dataclass(frozen=True)
+class FsSpec:
+    """"ext3:data=journal" -> fstype ext3, options ["data=journal"]."""
+
+    fstype: str
+    options: tuple
+
+    @classmethod
+    def parse(cls, text):
+        fstype, _, opts = text.partition(":")
+        if fstype not in FILESYSTEMS:
+            raise BenchError("unknown filesystem %r in --fs %s (known: %s)"
+                             % (fstype, text, ", ".join(FILESYSTEMS)))
+        return cls(fstype, tuple(o for o in opts.split(",") if o))
+
+    def __str__(self):
+        return self.fstype + (":" + ",".join(self.options) if self.options else "")
+
+    def barrier_option(self, barrier):
+        """The mount option for barrier 0/1, or None (the fs default).
+
+        XFS lost its barrier/nobarrier options in Linux 4.19: it always
+        flushes.  On such a kernel barrier 0 cannot be had, and blkbench
+        says so instead of measuring something else.
+        """
+        on, off = FILESYSTEMS[self.fstype][1:]
+        if self.fstype == "xfs" and not barrier and kernel_version_tuple() >= (4, 19):
+            raise BenchError("--fs xfs with barrier 0: this kernel (%s) has no XFS "
+                             "'nobarrier' mount option (removed in Linux 4.19); "
+                             "use ext3/ext4 for barrier 0 cells" % kernel_release())
+        return on if barrier else off
+
+    def mkfs_argv(self, dev):
+        return FILESYSTEMS[self.fstype][0] + [dev]
+
+    def mount_options(self, barrier, extra):
+        opts = list(self.options)
+        b = self.barrier_option(barrier)
+        if b:
+            opts.append(b)
+        opts.extend(o for o in extra.split(",") if o)
+        return ",".join(opts)
+
+
+@dataclass(frozen=True)
+class Cell:
+    where: str
+    wce: int
+    barrier: int
+    fs: FsSpec
+    sched: str
+    workload: str
+    name: str = ""
+
+
+def _int_list(opt, text, allowed):
+    out = []
+    for x in text.split(","):
+        x = x.strip()
+        if x not in {str(a) for a in allowed}:
+            raise BenchError("--%s %s: %r is not one of %s"
+                             % (opt, text, x, ", ".join(map(str, allowed))))
+        out.append(int(x))
+    return out
+
+
+def expand(opts, where_names, workload_names):
+    """Option values -> the list of cells, in the seed's order (where, wce,
+    barrier as given, so "1,0" prints barrier1 before barrier0)."""
+    wheres = [w.strip() for w in opts.where.split(",") if w.strip()]
+    for w in wheres:
+        if w not in where_names:
+            raise BenchError("--where %s: unknown where %r (known: %s)"
+                             % (opts.where, w, ", ".join(where_names)))
+    workloads = [w.strip() for w in opts.workload.split(",") if w.strip()]
+    for w in workloads:
+        if w not in workload_names:
+            raise BenchError("unknown workload %r in --workload %s (known: %s)"
+                             % (w, opts.workload, ", ".join(workload_names)))
+    wces = _int_list("wce", opts.wce, (0, 1))
+    barriers = _int_list("barrier", opts.barrier, (0, 1))
+    fss = [FsSpec.parse(f.strip()) for f in opts.fs.split(";") if f.strip()]
+    scheds = [s.strip() for s in opts.sched.split(",") if s.strip()] or [""]
+    if not (wheres and workloads and fss):
+        raise BenchError("empty matrix: give at least one where, fs and workload")
+
+    cells = []
+    for wl, fs, sched, where, wce, barrier in itertools.product(
+            workloads, fss, scheds, wheres, wces, barriers):
+        fs.mount_options(barrier, opts.mount_opts)  # fail early on refused options
+        name = "%s-wce%d-barrier%d" % (where, wce, barrier)
+        if len(fss) > 1:
+            name += "-" + fs.fstype
+        if len(scheds) > 1:
+            name += "-" + sched
+        if len(workloads) > 1:
+            name += "-" + wl
+        cells.append(Cell(where, wce, barrier, fs, sched, wl, name))
+    return cells
+
+
+def read_config(path, known_keys):
+    """A small config file: "key = value" lines ("#" comments), keys are the
+    long option names of "blkbench run".  Returns {key: value}."""
+    out = {}
+    try:
+        with open(path) as f:
+            lines = f.readlines()
+    except OSError as e:
+        raise BenchError("--config %s: %s" % (path, e.strerror)) from None
+    for n, line in enumerate(lines, 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, sep, value = line.partition("=")
+        key = key.strip().replace("_", "-")
+        if not sep or key not in known_keys:
+            raise BenchError("%s:%d: %s (known keys: %s)" % (
+                path, n, "unknown key %r" % key if sep else "expected key = value",
+                ", ".join(sorted(known_keys))))
+        out[key] = value.strip()
+    return out

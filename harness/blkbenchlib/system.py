@@ -1,0 +1,487 @@
+"""The host side of a benchmark run: commands, cleanup, cgroups, loop, mount.
+
+Every resource blkbench takes (a daemon, a FUSE mount, a loop device, a
+filesystem mount, a memory cgroup) is registered on a Cleanup stack the
+moment it exists, and released in reverse order on success, on error, on
+Ctrl-C and on SIGTERM/SIGHUP.  Nothing here falls back silently: a
+fallback logs one line saying what and why.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+
+class BenchError(Exception):
+    """A failure with a message for the user (names the path/option/tool)."""
+
+
+class Interrupted(BaseException):
+    """SIGTERM/SIGHUP: unwinds like KeyboardInterrupt, so cleanup runs."""
+
+
+# --------------------------------------------------------------------------
+# messages
+
+def info(msg):
+    print("blkbench: " + msg, file=sys.stderr, flush=True)
+
+
+def warn(msg):
+    print("blkbench: warning: " + msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# signals and cleanup
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def install_signal_handlers():
+    """SIGINT raises KeyboardInterrupt (even if inherited as ignored, as in a
+    shell's background job); SIGTERM/SIGHUP raise Interrupted: both unwind
+    the Cleanup stacks."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+    signal.signal(signal.SIGHUP, _raise_interrupted)
+
+
+class Cleanup:
+    """A LIFO stack of release actions.
+
+    push() as soon as a resource exists; close() runs every action even if
+    some fail (each failure is logged), with SIGINT/SIGTERM/SIGHUP blocked
+    so a second Ctrl-C cannot leave a half-released stack.
+    """
+
+    def __init__(self):
+        self._actions = []
+
+    def push(self, what, fn, *args, **kwargs):
+        self._actions.append((what, fn, args, kwargs))
+
+    def close(self):
+        sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+        ok = True
+        try:
+            while self._actions:
+                what, fn, args, kwargs = self._actions.pop()
+                try:
+                    fn(*args, **kwargs)
+                except Exception as e:  # keep releasing the rest
+                    ok = False
+                    warn("cleanup: %s: %s" % (what, e))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        return ok
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+# --------------------------------------------------------------------------
+# commands
+
+def cmdline(argv):
+    return " ".join(shlex.quote(str(a)) for a in argv)
+
+
+def run(argv, log=None, check=True, timeout=None, **kw):
+    """Run argv to completion; returns CompletedProcess with text stdout/stderr.
+
+    log: an open file that gets the command line and its output.
+    check: raise BenchError (naming the command and its stderr) on failure.
+    """
+    argv = [str(a) for a in argv]
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=timeout, **kw)
+    except FileNotFoundError:
+        raise BenchError("missing tool: %s (not found in PATH)" % argv[0]) from None
+    except subprocess.TimeoutExpired:
+        raise BenchError("%s: timed out after %s s" % (cmdline(argv), timeout)) from None
+    if log:
+        log.write("$ %s\n%s%s[exit %d]\n" % (cmdline(argv), p.stdout, p.stderr, p.returncode))
+        log.flush()
+    if check and p.returncode != 0:
+        err = (p.stderr or p.stdout).strip().splitlines()
+        raise BenchError("%s failed (exit %d)%s" % (
+            cmdline(argv), p.returncode, (": " + " / ".join(err[-3:])) if err else ""))
+    return p
+
+
+def find_tool(name, search_dirs=(), hint=None):
+    """Absolute path of a program: the build tree first, then PATH."""
+    for d in search_dirs:
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    p = shutil.which(name)
+    if p:
+        return p
+    raise BenchError("missing tool: %s%s" % (name, (" (" + hint + ")") if hint else ""))
+
+
+def tool_version(path, args=("--version",)):
+    """First line of a tool's version output, or "unknown"."""
+    try:
+        p = subprocess.run([path] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=10)
+        for line in p.stdout.splitlines():
+            if line.strip():
+                return line.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return "unknown"
+
+
+class Daemon:
+    """A background program in its own session (so the terminal's Ctrl-C
+    reaches blkbench only, and blkbench stops daemons in order).
+
+    stop(): SIGTERM, wait up to `grace` seconds, then SIGKILL with a
+    logged line (a daemon that needs SIGKILL is a bug worth seeing).
+    """
+
+    def __init__(self, name, argv, logpath, env=None):
+        self.name = name
+        self.argv = [str(a) for a in argv]
+        self.logpath = logpath
+        self._log = open(logpath, "a")
+        self._log.write("$ %s\n" % cmdline(self.argv))
+        self._log.flush()
+        try:
+            self.proc = subprocess.Popen(self.argv, stdout=self._log, stderr=self._log,
+                                         stdin=subprocess.DEVNULL, env=env,
+                                         start_new_session=True)
+        except FileNotFoundError:
+            self._log.close()
+            raise BenchError("missing tool: %s" % self.argv[0]) from None
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def check_alive(self):
+        if not self.alive():
+            raise BenchError("%s exited early (status %s); see %s: %s" % (
+                self.name, self.proc.returncode, self.logpath, self.tail()))
+
+    def tail(self, n=3):
+        try:
+            with open(self.logpath) as f:
+                lines = [ln.strip() for ln in f if ln.strip()]
+            return " / ".join(lines[-n:])
+        except OSError:
+            return ""
+
+    def stop(self, grace=20):
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                warn("%s (pid %d) ignored SIGTERM for %d s: SIGKILL"
+                     % (self.name, self.proc.pid, grace))
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def wait_until(what, cond, timeout, daemons=()):
+    """Poll cond() every 50 ms until true; fail naming `what` (and any
+    daemon that died meanwhile)."""
+    end = time.monotonic() + timeout
+    while True:
+        for d in daemons:
+            d.check_alive()
+        if cond():
+            return
+        if time.monotonic() > end:
+            raise BenchError("timed out after %d s waiting for %s" % (timeout, what))
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------
+# memory cgroup (v1 or v2)
+
+def _mountinfo():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, post = line.split(" - ", 1)
+            pre, post = pre.split(), post.split()
+            yield {"mountpoint": pre[4], "root": pre[3], "fstype": post[0],
+                   "super": post[2] if len(post) > 2 else ""}
+
+
+def _own_cgroups():
+    """/proc/self/cgroup -> {controller or "" for v2: path}."""
+    own = {}
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            hid, ctrls, path = line.rstrip("\n").split(":", 2)
+            if hid == "0":
+                own[""] = path
+            for c in ctrls.split(","):
+                if c:
+                    own[c] = path
+    return own
+
+
+def detect_memory_cgroup():
+    """("v2"|"v1", parent directory for our cgroups), or raise BenchError.
+
+    v2 is used when a cgroup2 mount offers the memory controller to our
+    cgroup; else a v1 hierarchy with the memory controller; else an error
+    that says what was found.
+    """
+    own = _own_cgroups()
+    mounts = list(_mountinfo())
+    for m in mounts:
+        if m["fstype"] == "cgroup2" and "" in own:
+            parent = os.path.normpath(m["mountpoint"] + "/" + os.path.relpath(own[""], m["root"]))
+            try:
+                with open(os.path.join(parent, "cgroup.controllers")) as f:
+                    if "memory" in f.read().split():
+                        return "v2", parent
+            except OSError:
+                pass
+    for m in mounts:
+        if m["fstype"] == "cgroup" and "memory" in m["super"].split(","):
+            path = own.get("memory", "/")
+            parent = os.path.normpath(m["mountpoint"] + "/" + os.path.relpath(path, m["root"]))
+            if os.path.isdir(parent):
+                return "v1", parent
+    raise BenchError("no memory cgroup controller: neither a cgroup2 mount offering "
+                     "'memory' nor a cgroup v1 'memory' hierarchy in /proc/self/mountinfo")
+
+
+class MemCgroup:
+    """A memory-limited cgroup that the workload (and only it) runs in.
+
+    The FUSE daemon, blkbackd and xensim are started by blkbench outside
+    it: a daemon serving the filesystem's writeback must never be made to
+    reclaim inside the limit it is helping to enforce (deadlock).
+    """
+
+    def __init__(self, mem_mib, tag):
+        self.version, parent = detect_memory_cgroup()
+        self.path = os.path.join(parent, "blkbench-%d-%s" % (os.getpid(), tag))
+        self.limit = mem_mib * 1024 * 1024
+        if self.version == "v2":
+            self._enable_v2_memory(parent)
+        try:
+            os.mkdir(self.path)
+        except OSError as e:
+            raise BenchError("cannot create cgroup %s: %s" % (self.path, e.strerror)) from None
+        try:
+            if self.version == "v2":
+                self._write("memory.max", str(self.limit))
+                if os.path.exists(os.path.join(self.path, "memory.swap.max")):
+                    self._write("memory.swap.max", "0")
+            else:
+                self._write("memory.limit_in_bytes", str(self.limit))
+        except BenchError:
+            self.destroy()
+            raise
+
+    @staticmethod
+    def _enable_v2_memory(parent):
+        ctl = os.path.join(parent, "cgroup.subtree_control")
+        with open(ctl) as f:
+            if "memory" in f.read().split():
+                return
+        try:
+            with open(ctl, "w") as f:
+                f.write("+memory")
+        except OSError as e:
+            raise BenchError("cannot enable the memory controller in %s: %s "
+                             "(cgroup v2 forbids it in a cgroup with processes; "
+                             "run blkbench from a leaf cgroup's parent)" % (ctl, e.strerror)) from None
+
+    def _write(self, name, value):
+        p = os.path.join(self.path, name)
+        try:
+            with open(p, "w") as f:
+                f.write(value)
+        except OSError as e:
+            raise BenchError("cannot write %s to %s: %s" % (value, p, e.strerror)) from None
+
+    def wrap(self, argv):
+        """argv that enters this cgroup, then execs argv."""
+        return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"',
+                self.path] + [str(a) for a in argv]
+
+    def pids(self):
+        try:
+            with open(os.path.join(self.path, "cgroup.procs")) as f:
+                return [int(x) for x in f.read().split()]
+        except FileNotFoundError:
+            return []
+
+    def peak_bytes(self):
+        name = "memory.peak" if self.version == "v2" else "memory.max_usage_in_bytes"
+        try:
+            with open(os.path.join(self.path, name)) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            return None
+
+    def kill_all(self, timeout=10):
+        end = time.monotonic() + timeout
+        while True:
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if time.monotonic() > end:
+                raise BenchError("processes %s in %s survive SIGKILL (stuck in I/O?)"
+                                 % (pids, self.path))
+            time.sleep(0.05)
+
+    def destroy(self):
+        if not os.path.isdir(self.path):
+            return
+        self.kill_all()
+        for _ in range(100):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise BenchError("cannot remove cgroup %s" % self.path)
+
+
+# --------------------------------------------------------------------------
+# loop devices
+
+class LoopDevice:
+    """losetup --direct-io=on FILE; detached by detach()."""
+
+    def __init__(self, path, log):
+        p = run(["losetup", "--find", "--show", "--direct-io=on", path], log=log)
+        self.dev = p.stdout.strip()
+        if not self.dev.startswith("/dev/loop"):
+            raise BenchError("losetup on %s printed %r, not a loop device" % (path, self.dev))
+        self.backing = path
+        self.name = os.path.basename(self.dev)
+        self.dio = self._read_sys("loop/dio") == "1"
+        if not self.dio:
+            warn("%s on %s: direct I/O refused by the backing file; the loop "
+                 "device caches in the page cache (results not comparable)"
+                 % (self.dev, path))
+
+    def _read_sys(self, rel):
+        try:
+            with open("/sys/block/%s/%s" % (self.name, rel)) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+
+    def schedulers(self):
+        text = self._read_sys("queue/scheduler") or ""
+        return [s.strip("[]") for s in text.split()], \
+            (re.search(r"\[([^\]]+)\]", text) or [None, None])[1]
+
+    def set_scheduler(self, sched):
+        avail, _ = self.schedulers()
+        if sched not in avail:
+            raise BenchError("I/O scheduler %r is not offered by %s (available: %s)"
+                             % (sched, self.dev, " ".join(avail) or "none"))
+        with open("/sys/block/%s/queue/scheduler" % self.name, "w") as f:
+            f.write(sched)
+
+    def limit_inflight(self, max_bytes):
+        """Bound the bytes this device can have in flight (under writeback).
+
+        cgroup v1 has no per-cgroup dirty throttling, and reclaim from
+        GFP_NOFS allocations (a journaling filesystem's) cannot wait for
+        writeback: a small memory cgroup whose pages are all under writeback
+        on a deep queue gets OOM-killed.  Keeping requests x request size
+        below a quarter of the limit avoids that; it applies to every
+        where alike.  Returns (nr_requests, max_sectors_kb).
+        """
+        kb = min(int(self._read_sys("queue/max_sectors_kb") or 512), 512)
+        nr = max(4, min(128, max_bytes // (kb * 1024)))
+        for rel, val in (("queue/max_sectors_kb", kb), ("queue/nr_requests", nr)):
+            path = "/sys/block/%s/%s" % (self.name, rel)
+            try:
+                with open(path, "w") as f:
+                    f.write(str(val))
+            except OSError as e:
+                raise BenchError("cannot write %d to %s: %s" % (val, path, e.strerror)) from None
+        return int(self._read_sys("queue/nr_requests")), int(self._read_sys("queue/max_sectors_kb"))
+
+    def detach(self):
+        for i in range(50):
+            p = run(["losetup", "-d", self.dev], check=False)
+            if p.returncode == 0 or not self.attached():
+                return
+            time.sleep(0.1)
+        raise BenchError("losetup -d %s failed: %s" % (self.dev, p.stderr.strip()))
+
+    def attached(self):
+        p = run(["losetup", "-j", self.backing], check=False)
+        return self.dev + ":" in p.stdout
+
+
+# --------------------------------------------------------------------------
+# mounts
+
+def is_mountpoint(path):
+    path = os.path.realpath(path)
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            mp = line.split()[1].replace("\\040", " ")
+            if mp == path:
+                return True
+    return False
+
+
+def umount(path, cgroup=None):
+    """umount path; if busy, kill the workload's cgroup and retry; as a last
+    resort a lazy umount, logged."""
+    if not is_mountpoint(path):
+        return
+    last = ""
+    for i in range(30):
+        p = run(["umount", path], check=False)
+        if p.returncode == 0 or not is_mountpoint(path):
+            return
+        last = p.stderr.strip()
+        if cgroup is not None:
+            cgroup.kill_all()
+        time.sleep(0.2)
+    warn("umount %s kept failing (%s): lazy umount" % (path, last))
+    run(["umount", "-l", path])
+
+
+def kernel_release():
+    return os.uname().release
+
+
+def kernel_version_tuple():
+    m = re.match(r"(\d+)\.(\d+)", kernel_release())
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def dmesg_tail(n=2):
+    p = run(["dmesg"], check=False)
+    lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
+    return " / ".join(lines[-n:])

@@ -1,0 +1,152 @@
+/*
+ * blkcrash.h: the pieces of blkcrash (private to harness/crash/).
+ *
+ *   cl_*     reading a crash log (include/crashlog.h) and deciding, for
+ *            every record, from which point on it is durable
+ *   img_*    building crash images: a working image file plus the seq
+ *            that last wrote each 512-byte sector, so records can be
+ *            applied in any order and the newest always wins
+ *   gl_*     reading a guest log (include/guestlog.h)
+ *   check_*  the durability contract between the two logs
+ *
+ * Units: bytes for offsets and lengths unless a name says sectors.
+ * All functions return 0 (or a count) / -errno, and log why on error
+ * (log_error names the file), unless a comment says otherwise.
+ */
+#ifndef BLKCRASH_H
+#define BLKCRASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crashlog.h"
+
+#define CL_NEVER	UINT64_MAX	/* durable_at of a record never made durable */
+
+/* One record of a crash log, decoded, with where its data is. */
+struct cl_entry {
+	struct crashlog_rec rec;
+	const unsigned char *data;	/* WRITE: rec.len bytes in the mapping */
+	/*
+	 * The seq of the record after which this WRITE/DISCARD is durable:
+	 * its own seq (FUA / writethrough), the seq of the first successful
+	 * FLUSH that covers it, or CL_NEVER.
+	 */
+	uint64_t durable_at;
+};
+
+struct cl_log {
+	struct crashlog_hdr hdr;
+	struct cl_entry *e;		/* e[i].rec.seq == i + 1 */
+	size_t n;
+	uint64_t nflush;		/* successful FLUSH records */
+	uint64_t valid_bytes;		/* header + every valid record */
+	uint64_t ignored_bytes;		/* torn or garbage tail */
+	void *map;
+	size_t map_len;
+};
+
+/*
+ * Map and validate the log at path.  Reading stops at the first record
+ * that is short, has a bad magic/CRC/data hash or a seq out of order: it
+ * and what follows are counted in ignored_bytes (a torn tail), never an
+ * error.  -EINVAL if the file header itself is bad.  Caller frees with
+ * cl_log_close().
+ */
+int cl_log_open(const char *path, struct cl_log **out);
+void cl_log_close(struct cl_log *log);
+
+/* "WRITE", "FLUSH", ... for printing. */
+const char *cl_type_name(unsigned int type);
+
+/*
+ * A crash point: the image as the disk could hold it if power was cut
+ * right after record upto: every record <= upto that is durable by then,
+ * plus those not yet durable that the subset picks.
+ */
+struct cl_point {
+	uint64_t upto;			/* record seq, 0 = before the first */
+	bool subset;			/* false: durable records only */
+	uint64_t seed;			/* subset: each pick has p = 1/2 */
+	bool all;			/* subset: pick every one (the host's view) */
+};
+
+/* Does the subset of point p include the (not yet durable) record seq? */
+bool cl_point_picks(const struct cl_point *p, uint64_t seq);
+
+/* ---- images ---- */
+
+struct img;
+
+/*
+ * Open path as the working image of log (creating it, sparse zeros of
+ * the log's device size, when it does not exist; it must be at least
+ * that big otherwise).  The image must hold what the store held when
+ * recording started.
+ */
+int img_open(const char *path, const struct cl_log *log, struct img **out);
+/* Close; 0 or -errno (fsync'ed first when sync is true). */
+int img_close(struct img *im, bool sync);
+
+/*
+ * Bring the image to point p.  Points must come in increasing upto
+ * order: durable records are applied for good, the subset of each point
+ * is applied with an undo log that img_undo() rolls back.  Returns the
+ * number of records the subset added (>= 0) or -errno.
+ */
+int img_goto(struct img *im, const struct cl_log *log, const struct cl_point *p);
+/* Roll the current subset back (the image is durable-only again). */
+int img_undo(struct img *im);
+/* Keep the current subset for good (forget its undo log). */
+void img_commit(struct img *im);
+
+/* ---- guest log ---- */
+
+enum gl_type { GL_WRITE, GL_FLUSH, GL_ERROR };
+
+struct gl_entry {
+	enum gl_type type;
+	uint64_t seq;
+	uint64_t sector, nr;		/* W, E: 512-byte sectors */
+	uint64_t hash;			/* W */
+	bool fua;			/* W: durable on acknowledgement */
+	uint64_t covers;		/* F */
+	/* W: seq of the last record logged before it was issued, or
+	 * GL_NO_ISSUE when the log does not say (optional 7th field) */
+	uint64_t issued_after;
+};
+#define GL_NO_ISSUE	UINT64_MAX
+
+struct gl_log {
+	struct gl_entry *e;		/* e[i].seq == i + 1 */
+	size_t n;
+	bool has_issue_order;		/* every W has issued_after */
+	uint64_t ignored_lines;		/* trailing partial line */
+};
+
+int gl_log_open(const char *path, struct gl_log **out);
+void gl_log_close(struct gl_log *gl);
+
+/* ---- the contract check ---- */
+
+struct check_result {
+	uint64_t writes_promised;	/* guest W covered by an acked flush/FUA */
+	uint64_t writes_lost;		/* ... not durable by the deadline */
+	uint64_t writes_superseded;	/* ... not, but overwritten in time */
+	uint64_t writes_unmatched;	/* acked W with no host record at all */
+	uint64_t host_unacked;		/* host writes no guest W matches */
+	uint64_t flushes;		/* guest F records */
+};
+
+/*
+ * Check that every guest write promised durable (covered by an
+ * acknowledged flush, or FUA) was durable on the host log before the
+ * guest could have been told so, printing one line per violation to
+ * stdout (at most max_report, 0 = all).  Returns 0 when the logs could be
+ * compared (look at *res for violations), -errno otherwise.
+ */
+int check_logs(const struct cl_log *log, const struct gl_log *gl,
+	       struct check_result *res, unsigned int max_report, bool verbose);
+
+#endif /* BLKCRASH_H */

@@ -1,0 +1,169 @@
+/*
+ * cllog.c: reading a crash log (include/crashlog.h); see blkcrash.h.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blkcrash.h"
+#include "compiler.h"
+#include "log.h"
+
+const char *
+cl_type_name(unsigned int type)
+{
+	switch (type) {
+	case CRASHLOG_WRITE:
+		return "WRITE";
+	case CRASHLOG_FLUSH:
+		return "FLUSH";
+	case CRASHLOG_DISCARD:
+		return "DISCARD";
+	case CRASHLOG_CUT:
+		return "CUT";
+	}
+	return "?";
+}
+
+/* Fill durable_at for every record (one pass, records in seq order). */
+static void
+cl_compute_durable(struct cl_log *log)
+{
+	size_t i, pending = 0;	/* e[pending..i) may still be waiting */
+
+	for (i = 0; i < log->n; i++) {
+		struct cl_entry *e = &log->e[i];
+		const struct crashlog_rec *r = &e->rec;
+
+		e->durable_at = CL_NEVER;
+		if ((r->type == CRASHLOG_WRITE || r->type == CRASHLOG_DISCARD) &&
+		    (r->flags & CRASHLOG_R_DURABLE) && !(r->flags & CRASHLOG_R_FAILED))
+			e->durable_at = r->seq;
+		if (r->type != CRASHLOG_FLUSH || (r->flags & CRASHLOG_R_FAILED))
+			continue;
+		log->nflush++;
+		/* everything with seq < covers that is still waiting */
+		for (; pending < i && log->e[pending].rec.seq < r->covers; pending++) {
+			struct cl_entry *w = &log->e[pending];
+
+			if ((w->rec.type == CRASHLOG_WRITE ||
+			     w->rec.type == CRASHLOG_DISCARD) &&
+			    !(w->rec.flags & CRASHLOG_R_FAILED) &&
+			    w->durable_at == CL_NEVER)
+				w->durable_at = r->seq;
+		}
+	}
+}
+
+int
+cl_log_open(const char *path, struct cl_log **out)
+{
+	struct cl_log *log;
+	struct stat st;
+	const unsigned char *p;
+	size_t cap = 0, off;
+	int fd, r;
+
+	log = calloc(1, sizeof(*log));
+	if (!log)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		log_error("%s: %m", path);
+		goto err;
+	}
+	if ((uint64_t)st.st_size < CRASHLOG_HDR_SIZE) {
+		log_error("%s: not a crash log (too short)", path);
+		r = -EINVAL;
+		goto err;
+	}
+	log->map_len = (size_t)st.st_size;
+	log->map = mmap(NULL, log->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (log->map == MAP_FAILED) {
+		r = -errno;
+		log->map = NULL;
+		log_error("%s: mmap: %m", path);
+		goto err;
+	}
+	close(fd);
+	fd = -1;
+	p = log->map;
+	r = crashlog_decode_hdr(p, &log->hdr);
+	if (r < 0) {
+		log_error("%s: %s", path, r == -ENOTSUP ?
+			  "crash log version not supported" :
+			  "not a crash log (bad magic or header checksum)");
+		goto err;
+	}
+	off = log->hdr.hdr_size;
+	while (off + CRASHLOG_REC_SIZE <= log->map_len) {
+		struct crashlog_rec rec;
+		uint64_t dlen;
+
+		if (crashlog_decode_rec(p + off, &rec) < 0 || rec.seq != log->n + 1)
+			break;
+		dlen = crashlog_data_len(&rec);
+		if (dlen > log->map_len - off - CRASHLOG_REC_SIZE)
+			break;
+		if (dlen && crashlog_hash(p + off + CRASHLOG_REC_SIZE, dlen) != rec.hash)
+			break;
+		if (log->n == cap) {
+			size_t ncap = cap ? 2 * cap : 1024;
+			void *ne = realloc(log->e, ncap * sizeof(*log->e));
+
+			if (!ne) {
+				r = -ENOMEM;
+				goto err;
+			}
+			log->e = ne;
+			cap = ncap;
+		}
+		log->e[log->n].rec = rec;
+		log->e[log->n].data = dlen ? p + off + CRASHLOG_REC_SIZE : NULL;
+		log->n++;
+		off += CRASHLOG_REC_SIZE + dlen;
+	}
+	log->valid_bytes = off;
+	log->ignored_bytes = log->map_len - off;
+	cl_compute_durable(log);
+	*out = log;
+	return 0;
+err:
+	if (fd >= 0)
+		close(fd);
+	cl_log_close(log);
+	return r;
+}
+
+void
+cl_log_close(struct cl_log *log)
+{
+	if (!log)
+		return;
+	if (log->map)
+		munmap(log->map, log->map_len);
+	free(log->e);
+	free(log);
+}
+
+bool
+cl_point_picks(const struct cl_point *p, uint64_t seq)
+{
+	uint64_t z = p->seed ^ (seq * 0x9e3779b97f4a7c15ull);
+
+	if (!p->subset)
+		return false;
+	if (p->all)
+		return true;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return z & 1;
+}

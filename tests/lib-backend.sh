@@ -1,0 +1,159 @@
+# lib-backend.sh: helpers for blkbackd's integration tests.
+# Source after functions.sh and start_xensim:
+#   . ./functions.sh; . "$abs_top_srcdir/tests/lib-backend.sh"
+#
+#   start_backend [ARGS...]   start blkbackd -f --transport=sim (+ ARGS) with
+#                             a pidfile, a log ($BACKEND_LOG) and a trace
+#                             ($BACKEND_TRACE) in $BK_TMP; killed quietly at
+#                             exit if the test did not stop it
+#   stop_backend              SIGTERM now; fail unless it exits 0 in 30 s
+#                             (every test ends with it: clean shutdown is
+#                             tested everywhere)
+#   bk_be FRONTID [DEVID]     the backend directory of a vbd
+#   add_vbd FRONTID DEVID PARAMS [KEY=VALUE...]
+#                             what the toolstack writes (one transaction):
+#                             backend keys + extra knobs, state=1
+#   xs_wait PATH VALUE [SECS] wait until PATH reads VALUE (default 10 s)
+#   xs_is PATH VALUE          fail unless PATH reads exactly VALUE
+#   xs_absent PATH            fail unless PATH does not exist
+#   need_frontend             skip (77) unless blkfront-test can run scripts
+
+BK_TMP=$(mktemp -d /tmp/bk-test.XXXXXX)
+[ -n "${BK_KEEP:-}" ] || cleanup_fn rm -rf "$BK_TMP"
+BACKEND_PIDFILE=$BK_TMP/blkbackd.pid
+BACKEND_LOG=$BK_TMP/blkbackd.log
+BACKEND_TRACE=$BK_TMP/trace
+_bk_show_log() {
+	if [ -s "$BACKEND_LOG" ]; then
+		echo "---- blkbackd log ----"
+		cat "$BACKEND_LOG"
+	fi
+}
+cleanup_fn _bk_show_log
+_backend_running=
+
+start_backend() {
+	requires test -x "$abs_top_builddir/sim/xensim"
+	start_daemon -P "$BACKEND_PIDFILE" blkbackd -f --transport=sim --pidfile="$BACKEND_PIDFILE" \
+		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" "$@" \
+		2>>"$BACKEND_LOG"
+	_backend_running=1
+}
+
+stop_backend() {
+	local pid rc=0
+	pid=$(cat "$BACKEND_PIDFILE") || fail "stop_backend: no pidfile"
+	_backend_running=
+	kill -TERM "$pid" 2>/dev/null || fail "blkbackd ($pid) is already gone"
+	# wait for our child and its exit status when we can, else poll
+	if wait "$pid" 2>/dev/null; then rc=0; else rc=$?; fi
+	for (( i=0; i<300; i++ )); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		fail "blkbackd did not exit within 30 s of SIGTERM"
+	fi
+	if [ "$rc" != 0 ] && [ "$rc" != 127 ]; then
+		echo "---- blkbackd log ----"; cat "$BACKEND_LOG"
+		fail "blkbackd exited with status $rc after SIGTERM"
+	fi
+}
+
+bk_be() {
+	echo "/local/domain/0/backend/vbd/$1/${2:-51712}"
+}
+
+add_vbd() {
+	local f=$1 d=$2 params=$3 be fe kv args=()
+	shift 3
+	be=$(bk_be "$f" "$d")
+	fe=/local/domain/$f/device/vbd/$d
+	for kv in "$@"; do
+		args+=("$be/${kv%%=*}" "${kv#*=}")
+	done
+	xenstore-write "$be/frontend" "$fe" "$be/frontend-id" "$f" \
+		"$be/params" "$params" "$be/mode" w "$be/online" 1 \
+		"${args[@]}" "$be/state" 1
+}
+
+xs_wait() {
+	local path=$1 want=$2 secs=${3:-10}
+	wait_for "$secs" _xs_eq "$path" "$want" ||
+		fail "$path is \"$(xenstore-read "$path" 2>/dev/null || echo '<absent>')\", expected \"$want\" (waited $secs s)"
+}
+
+_xs_eq() {
+	[ "$(xenstore-read "$1" 2>/dev/null)" = "$2" ]
+}
+
+xs_is() {
+	local got
+	got=$(xenstore-read "$1" 2>/dev/null) || fail "$1 is absent, expected \"$2\""
+	[ "$got" = "$2" ] || fail "$1 is \"$got\", expected \"$2\""
+}
+
+xs_absent() {
+	if xenstore-read "$1" >/dev/null 2>&1; then
+		fail "$1 exists (\"$(xenstore-read "$1")\"), expected absent"
+	fi
+}
+
+need_frontend() {
+	requires test -x "$abs_top_builddir/frontend-test/blkfront-test"
+	if ! blkfront-test --help 2>&1 | grep -q script; then
+		echo "$0: skipped: blkfront-test has no script mode yet"
+		exit 77
+	fi
+}
+
+# new_guest: create a simulated domU; sets DOM.
+new_guest() {
+	DOM=$(create_domain "guest$RANDOM")
+	[ -n "$DOM" ] || fail "xensim-ctl create-domain failed"
+}
+
+# add_disk DOMID PARAMS [--be-key K=V]... : a vbd as xl creates it (xvda).
+add_disk() {
+	local dom=$1 params=$2
+	shift 2
+	blkfront-test xl-add --domid "$dom" --params "$params" "$@" >/dev/null ||
+		fail "blkfront-test xl-add failed"
+}
+
+# run_script DOMID FILE [blkfront-test options]: fail unless it passes.
+# (--max-indirect 16 keeps the frontend's shared data pool at 512 pages;
+# raw requests may still carry more segments.)
+run_script() {
+	local dom=$1 file=$2
+	shift 2
+	blkfront-test script --domid "$dom" --max-indirect 16 "$@" "$file" ||
+		fail "script $file failed (exit $?)"
+}
+
+# trace_of ID: the trace lines of request ID, without the vbd/ring prefix.
+trace_of() {
+	grep -E " id=$1( |$)" "$BACKEND_TRACE" | sed -E 's/^vbd=[^ ]+ ring=[0-9]+ //'
+}
+
+# trace_expect ID LINE...: the trace lines of ID are exactly LINE...
+trace_expect() {
+	local id=$1 want got
+	shift
+	want=$(printf '%s\n' "$@")
+	got=$(trace_of "$id")
+	[ "$got" = "$want" ] || {
+		echo "---- expected trace of id=$id ----"; echo "$want"
+		echo "---- got ----"; echo "$got"
+		fail "trace of request $id differs"
+	}
+}
+
+# no_host_io ID: the trace shows no host step issued for request ID.
+no_host_io() {
+	if trace_of "$1" | grep -q "issue="; then
+		trace_of "$1"
+		fail "request $1 reached the host"
+	fi
+}

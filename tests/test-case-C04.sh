@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# C04: FLUSH_DISKCACHE with 2 data segments: the backing is flushed, then
+# the data is written, OKAY only after both; the data is on the backing
+# byte for byte.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires test -x "$abs_top_builddir/sim/xensim"
+need_frontend
+start_xensim
+start_backend
+img=$BK_TMP/disk.img
+truncate -s 4M "$img"
+new_guest
+add_disk $DOM "$img"
+cat > "$BK_TMP/s" <<EOS
+fill p0 seed:1
+fill p1 seed:2
+send op=flush id=5 sector=16 seg=p0 seg=p1 expect=OKAY
+send op=read id=6 sector=16 seg=p2 seg=p3 expect=OKAY
+check p2 seed:1
+check p3 seed:2
+dump p0 $BK_TMP/p0
+dump p1 $BK_TMP/p1
+EOS
+run_script $DOM "$BK_TMP/s"
+trace_expect 5 "id=5 issue=flush sector=0 nr=0" "id=5 host=fdatasync result=0" \
+	"id=5 issue=write sector=16 nr=16" "id=5 host=pwritev result=8192" \
+	"op=flush id=5 sector=16 nr=16 segs=2 fua=0 -> host=fdatasync,pwritev status=0"
+cmp <(cat "$BK_TMP/p0" "$BK_TMP/p1") <(dd if="$img" bs=512 skip=16 count=16 status=none) ||
+	fail "the flush's data is not on the backing byte for byte"
+stop_backend
+exit 0

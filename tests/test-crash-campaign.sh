@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The short end-to-end campaign (blkcrash run --quick: ext4, 60 crash
+# points) over xensim + blkbackd --record + blkfront-test export:
+# 0 violations with honest flushes, violations detected with
+# blkbackd --unsafe-ignore-flush (the checker can fail).
+. ./functions.sh
+PATH="$abs_top_builddir/harness/crash:$PATH"
+requires_root
+requires blkcrash --help
+requires mkfs.ext4 -V
+requires e2fsck -V
+requires losetup --version
+requires test -e /dev/fuse
+requires test -x "$abs_top_builddir/sim/xensim"
+# the other parts must be real, not the stubs they started as
+if ! blkbackd --help 2>&1 | grep -q -- '--unsafe-ignore-flush' ||
+   ! blkbackd --help 2>&1 | grep -q -- '--record'; then
+	echo "$0: skipped: blkbackd has no --record/--unsafe-ignore-flush yet"
+	exit 77
+fi
+if ! blkfront-test export --help 2>&1 | grep -q -- '--log'; then
+	echo "$0: skipped: blkfront-test export has no --log yet"
+	exit 77
+fi
+
+d=$(mktemp -d /tmp/crash-campaign.XXXXXX)
+cleanup_fn rm -rf "$d"
+
+set +e
+blkcrash run --quick --seed 1 > "$d/honest.out" 2>&1
+rc=$?
+set -e
+cat "$d/honest.out"
+[ $rc = 0 ] || fail "honest flushes: exit $rc, expected 0"
+grep -q '^blkcrash: PASS: ext4, flushes honoured: 60 crash points, all fsck clean, 0 of [1-9][0-9]* acknowledged writes lost$' \
+	"$d/honest.out" || fail "honest flushes: verdict line"
+
+set +e
+blkcrash run --quick --seed 1 --unsafe-ignore-flush > "$d/ignored.out" 2>&1
+rc=$?
+set -e
+cat "$d/ignored.out"
+[ $rc = 1 ] || fail "ignored flushes: exit $rc, expected 1 (violations)"
+grep -q '^blkcrash: VIOLATIONS: ext4, flushes IGNORED' "$d/ignored.out" ||
+	fail "ignored flushes: verdict line"
+echo OK

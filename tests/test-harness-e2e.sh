@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The tiny matrix through the real stack: one domU cell (xensim + blkbackd
+# + blkfront-test export: real bonnie++ on ext4 whose blocks go through
+# blkbackd's ring) and one dom0 cell (the direct FUSE export), 1 run each,
+# small sizes.  Everything torn down after: no mount, no loop device, no
+# daemon left.
+. ./functions.sh
+. "$top_srcdir/tests/harness-common.sh"
+requires_root
+requires python3 --version
+requires command -v bonnie++
+requires command -v fusermount3
+if ! out=$(blkbench probe dom0,domU); then
+	echo "$0: skipped: the stack is not functional yet: $out"
+	exit 77
+fi
+tmp=$(mktemp -d /tmp/harness-e2e.XXXXXX)
+cleanup_fn rm -rf "$tmp"
+cleanup_fn force_clean "$tmp"
+res=$tmp/res
+
+blkbench run --out "$res" --workdir "$tmp" --runs 1 --where domU,dom0 --wce 1 --barrier 1 \
+	--fs ext4 $SMALL_BONNIE > "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err"; fail "run failed"; }
+assert_clean "$tmp"
+if pgrep -f "$tmp/" >/dev/null; then
+	pgrep -af "$tmp/"
+	fail "processes of the stack left running (above)"
+fi
+grep -qE '^domU-wce1-barrier1 +([0-9]+|-) +([0-9]+|-)$' "$tmp/out" || fail "no domU row"
+grep -qE '^dom0-wce1-barrier1 +([0-9]+|-) +([0-9]+|-)$' "$tmp/out" || fail "no dom0 row"
+python3 - "$res/results.json" <<'PY' || fail "results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [r["where"] for r in runs] == ["domU", "dom0"], runs
+for r in runs:
+    assert r["loop_dio"] == 1, r
+    assert r["tool_blkfront-test"] != "unknown", r
+PY
+[ -s "$res/raw/domU-wce1-barrier1-run1/blkbackd.log" ] || true
+echo ok

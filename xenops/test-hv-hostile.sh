@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Hostile clients of hv.sock: see test-hv-hostile.c.
+. ../tests/functions.sh
+. "$abs_top_srcdir/xenops/hv-functions.sh"
+start_hv
+dom=$(hv_create_domain) && [ -n "$dom" ] || fail "cannot create a domain"
+$(valgrind_prefix) ./test-hv-hostile "$dom"
