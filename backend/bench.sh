@@ -1,2 +1,79 @@
-#!/bin/sh
-echo "bench: not yet"
+#!/usr/bin/env bash
+# bench.sh: blkbackd through the ring vs fio on the same file, same run
+# ("make -C backend bench"; see BENCHMARKS.md).  Never part of make check.
+#
+#   4 KiB random read, QD32  (blkfront-test io vs fio libaio O_DIRECT)
+#   1 MiB sequential write   (same)
+#
+# Output: one line per measurement, key=value, then the ratios.
+# Knobs (environment): BENCH_SIZE (backing file, default 512M),
+# BENCH_SECONDS (per job, default 10), BENCH_DIR (default /var/tmp; the
+# file system to test), BENCH_SEQ_QD (1 MiB I/Os in flight, default 4),
+# BENCH_BACKEND_ARGS / BENCH_FRONT_ARGS (extra options).  The ring: order 2
+# (128 slots), 256 indirect segments (a 1 MiB write is one request).
+set -euo pipefail
+top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
+size=${BENCH_SIZE:-512M}
+secs=${BENCH_SECONDS:-10}
+seq_qd=${BENCH_SEQ_QD:-4}
+dir=$(mktemp -d "${BENCH_DIR:-/var/tmp}/bk-bench.XXXXXX")
+sim=$dir/sim
+mkdir -p "$sim"
+pids=()
+cleanup() {
+	local p
+	for (( i=${#pids[@]}-1; i>=0; i-- )); do
+		kill "${pids[$i]}" 2>/dev/null && wait "${pids[$i]}" 2>/dev/null || true
+	done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+command -v fio >/dev/null || { echo "bench: fio not installed"; exit 1; }
+if grep -q -- '-fsanitize' "$top_builddir/config.log" 2>/dev/null; then
+	echo "bench: WARNING: this build uses sanitizers; numbers are not representative" >&2
+fi
+img=$dir/disk.img
+# a fully written file, so reads hit real blocks
+fio --name=prep --filename="$img" --size="$size" --rw=write --bs=1M --direct=1 \
+	--ioengine=libaio --iodepth=8 --output=/dev/null
+sync
+
+export XENSTORED_PATH=$sim/xenstore.sock
+"$top_builddir/sim/xensim" --dir "$sim" --pidfile "$sim/xensim.pid" 2>/dev/null &
+pids+=($!)
+for (( i=0; i<100; i++ )); do [ -s "$sim/xensim.pid" ] && break; sleep 0.1; done
+"$top_builddir/backend/blkbackd" -f --transport=sim --sim-dir="$sim" \
+	--max-indirect-segments=256 ${BENCH_BACKEND_ARGS:-} \
+	--pidfile="$dir/bk.pid" 2>"$dir/bk.log" &
+pids+=($!)
+for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
+dom=$("$top_builddir/sim/xensim-ctl" --dir "$sim" create-domain bench)
+front="$top_builddir/frontend-test/blkfront-test"
+"$front" xl-add --domid "$dom" --params "$img" >/dev/null
+
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+ring() { # name rw bs iodepth
+	"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect 256 \
+		${BENCH_FRONT_ARGS:-} --rw "$2" --bs "$3" \
+		--iodepth "$4" --size "$size" --runtime "$secs" --output-format json > "$dir/$1.json"
+	echo "bench=$1 path=ring rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.json" "round(d['iops'])") MBps=$(jget "$dir/$1.json" "round(d['mbps'],1)")"
+}
+fiorun() { # name rw bs iodepth
+	fio --name="$1" --filename="$img" --size="$size" --rw="$2" --bs="$3" --iodepth="$4" \
+		--direct=1 --ioengine=libaio --runtime="$secs" --time_based \
+		--output-format=json > "$dir/$1.fio.json"
+	local k=read; [ "$2" = write ] || [ "$2" = randwrite ] && k=write
+	echo "bench=$1 path=fio rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)")"
+}
+
+rev=$(git -C "$top_builddir" rev-parse --short HEAD 2>/dev/null || echo unknown)
+echo "# blkbackd bench, git $rev, $(nproc) CPUs, file $size on $(df --output=fstype "$dir" | tail -1), $secs s per job"
+r1=$(ring randread-4k randread 4k 32); echo "$r1"
+f1=$(fiorun randread-4k randread 4k 32); echo "$f1"
+r2=$(ring seqwrite-1m write 1m "$seq_qd"); echo "$r2"
+f2=$(fiorun seqwrite-1m write 1m "$seq_qd"); echo "$f2"
+val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
+echo "ratio randread-4k-qd32 iops ring/fio = $(python3 -c "print(round($(val "$r1" iops)/$(val "$f1" iops),3))") (goal >= 0.9)"
+echo "ratio seqwrite-1m MBps ring/fio = $(python3 -c "print(round($(val "$r2" MBps)/$(val "$f2" MBps),3))") (goal >= 0.95)"

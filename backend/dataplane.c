@@ -69,6 +69,8 @@ struct bk_queue {
 
 	unsigned int max_segs;		/* per request: 11, or the indirect maximum */
 	struct xenops_copy_seg *copy;	/* max_segs entries */
+	grant_ref_t *grefs;		/* max_segs entries, for mapping */
+	uint64_t map_threshold;		/* bytes; 0: always grant copy */
 
 	struct bk_stats stats;
 };
@@ -81,10 +83,15 @@ bk_dataplane_stats(const struct bk_queue *q)
 	return &q->stats;
 }
 
+/* Record a host action for the request's trace line (only when tracing). */
 static void
 host_append(struct bk_req *req, const char *action)
 {
-	size_t n = strlen(req->host);
+	size_t n;
+
+	if (!bk_tracing(req->q->trace))
+		return;
+	n = strlen(req->host);
 
 	snprintf(req->host + n, sizeof(req->host) - n, "%s%s", n ? "," : "", action);
 }
@@ -129,6 +136,10 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 			 plan_has(req, BK_STEP_WRITE_FUA),
 			 req->host[0] ? req->host : "none", status,
 			 reason ? " reason=" : "", reason ? reason : "");
+	if (req->map) {
+		xenops_unmap(q->xops, req->map, br->nr_segments);
+		req->map = NULL;
+	}
 	q->inflight--;
 	bk_pool_put(&q->pool, req);
 
@@ -142,6 +153,35 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 		w->step++;
 		req_advance(q, w);
 	}
+}
+
+/*
+ * Zero-copy for large requests: map the segments' grants (writable for a
+ * READ, whose data goes into the guest's pages) for the duration of the
+ * host I/O, one iovec per segment.  All or nothing (xenops_map_grefs),
+ * so a bad gref fails the whole request before any I/O, like a failed
+ * grant copy.  Unmapped in complete().
+ */
+static int
+map_data(struct bk_queue *q, struct bk_req *req, bool writable)
+{
+	const struct blkreq *br = &req->br;
+	unsigned int i, n = br->nr_segments;
+
+	for (i = 0; i < n; i++)
+		q->grefs[i] = br->seg[i].gref;
+	req->map = xenops_map_grefs(q->xops, q->domid, n, q->grefs, writable);
+	if (!req->map)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		unsigned int first = br->seg[i].first_sect, last = br->seg[i].last_sect;
+
+		req->iovs[i].iov_base = (char *)req->map + (size_t)i * XEN_PAGE_SIZE +
+					(first << SECTOR_SHIFT);
+		req->iovs[i].iov_len = (last - first + 1) << SECTOR_SHIFT;
+	}
+	host_append(req, "map");
+	return 0;
 }
 
 /* Grant-copy the request's segments between the guest and req->buf,
@@ -275,7 +315,7 @@ io_done(struct bk_queue *q, struct bk_io *io)
 		complete(q, req, status, "host error");
 		return;
 	}
-	if (step == BK_STEP_READ && copy_data(q, req, true) < 0) {
+	if (step == BK_STEP_READ && !req->map && copy_data(q, req, true) < 0) {
 		complete(q, req, BLKIF_RSP_ERROR, "grant copy to guest failed");
 		return;
 	}
@@ -363,7 +403,14 @@ dispatch(struct bk_queue *q, struct bk_req *req)
 		req->secure = br->discard_secure && q->feat->discard_secure;
 		break;
 	}
-	if (plan_has_write(req) && copy_data(q, req, false) < 0) {
+	if (q->map_threshold && br->nr_segments &&
+	    (br->op == BLKIF_OP_READ || plan_has_write(req)) &&
+	    (br->nr_sectors << SECTOR_SHIFT) >= q->map_threshold) {
+		if (map_data(q, req, br->op == BLKIF_OP_READ) < 0) {
+			complete(q, req, BLKIF_RSP_ERROR, "cannot map the guest's grants");
+			return;
+		}
+	} else if (plan_has_write(req) && copy_data(q, req, false) < 0) {
 		complete(q, req, BLKIF_RSP_ERROR, "grant copy from guest failed");
 		return;
 	}
@@ -568,8 +615,10 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	size = blkring_size(q->ring);
 	q->max_segs = d->opt.max_indirect > BLKIF_MAX_SEGMENTS_PER_REQUEST ?
 		      d->opt.max_indirect : BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	q->map_threshold = d->opt.map_threshold;
 	q->copy = calloc(q->max_segs, sizeof(*q->copy));
-	err = q->copy ? 0 : ENOMEM;
+	q->grefs = calloc(q->max_segs, sizeof(*q->grefs));
+	err = q->copy && q->grefs ? 0 : ENOMEM;
 	if (!err)
 		err = -bk_pool_init(&q->pool, size, q->max_segs,
 				    (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
@@ -671,6 +720,7 @@ bk_dataplane_destroy(struct bk_queue *q)
 		close(q->stop_efd);
 	free(q->submit_q);
 	free(q->copy);
+	free(q->grefs);
 	bk_pool_fini(&q->pool);
 	if (q->ring)
 		blkring_free(q->ring);

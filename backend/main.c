@@ -21,6 +21,7 @@
 
 #include "log.h"
 #include "private.h"
+#include "store-util.h"
 
 enum {
 	OPT_TRANSPORT = 256,
@@ -31,6 +32,7 @@ enum {
 	OPT_MAX_QUEUES,
 	OPT_MAX_RING_ORDER,
 	OPT_MAX_INDIRECT,
+	OPT_MAP_THRESHOLD,
 	OPT_RECORD,
 	OPT_CACHE,
 };
@@ -48,6 +50,7 @@ static const struct option long_options[] = {
 	{ "max-queues", required_argument, NULL, OPT_MAX_QUEUES },
 	{ "max-ring-page-order", required_argument, NULL, OPT_MAX_RING_ORDER },
 	{ "max-indirect-segments", required_argument, NULL, OPT_MAX_INDIRECT },
+	{ "map-threshold", required_argument, NULL, OPT_MAP_THRESHOLD },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "help", no_argument, NULL, 'h' },
@@ -73,6 +76,8 @@ usage(FILE *fp)
 "      --max-queues=N           multi-queue-max-queues to offer (default 4)\n"
 "      --max-ring-page-order=N  max-ring-page-order to offer, 0..4 (default 4)\n"
 "      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 16)\n"
+"      --map-threshold=BYTES    map (zero-copy) requests of at least BYTES; 0 = always copy\n"
+"                               (default 65536)\n"
 "      --record=FILE            blkcrash: record every host write/flush to FILE\n"
 "      --cache=volatile         blkcrash: model a volatile disk cache (power cut on SIGUSR2)\n"
 "      --unsafe-ignore-flush    TEST ONLY: acknowledge flushes/barriers without flushing\n"
@@ -125,6 +130,7 @@ main(int argc, char **argv)
 			.max_queues = 4,
 			.max_ring_order = BLKRING_MAX_PAGE_ORDER,
 			.max_indirect = 16,
+			.map_threshold = 65536,
 		},
 		.report_efd = -1,
 	};
@@ -194,6 +200,12 @@ main(int argc, char **argv)
 			if (parse_uint(optarg, BLKRING_MAX_INDIRECT_SEGMENTS, &d.opt.max_indirect) < 0) {
 				log_error("--max-indirect-segments: \"%s\" is not in 0..%u", optarg,
 					  BLKRING_MAX_INDIRECT_SEGMENTS);
+				return 1;
+			}
+			break;
+		case OPT_MAP_THRESHOLD:
+			if (bk_parse_size(optarg, &d.opt.map_threshold) < 0) {
+				log_error("--map-threshold: \"%s\" is not a size in bytes", optarg);
 				return 1;
 			}
 			break;

@@ -82,6 +82,13 @@ struct bk_req {
 	struct bk_io io;
 	struct iovec iov;
 	void *buf;			/* 4096-aligned, one page per segment (max) */
+	/*
+	 * Zero-copy (requests of at least --map-threshold bytes): the
+	 * guest's pages mapped for the duration of the host I/O, one iovec
+	 * per segment; NULL when the data goes through buf (grant copy).
+	 */
+	void *map;
+	struct iovec *iovs;		/* max_segs entries (the pool's) */
 	void *ind;			/* 4096-aligned: copies of the indirect pages */
 	char host[96];			/* host actions so far, for the trace */
 	struct bk_req *next;		/* freelist / submit list */
@@ -94,6 +101,7 @@ struct bk_pool {
 	unsigned int nr_free;
 	void *bufs;			/* mmap'ed; nr * (max_segs + ind_pages) pages */
 	size_t bufs_len;
+	struct iovec *iovs;		/* nr * max_segs */
 };
 
 /*
@@ -185,6 +193,7 @@ struct bk_options {
 	unsigned int max_queues;	/* multi-queue-max-queues */
 	unsigned int max_ring_order;	/* max-ring-page-order */
 	unsigned int max_indirect;	/* feature-max-indirect-segments, 0 = off */
+	uint64_t map_threshold;		/* map grants for requests >= this; 0 never */
 	bool ignore_flush;		/* --unsafe-ignore-flush */
 	const char *record_path;	/* --record: crash engineer's wrapper */
 	bool volatile_cache;		/* --cache=volatile */

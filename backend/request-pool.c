@@ -24,8 +24,14 @@ bk_pool_init(struct bk_pool *p, unsigned int nr, unsigned int max_segs,
 
 	memset(p, 0, sizeof(*p));
 	p->reqs = calloc(nr, sizeof(*p->reqs));
-	if (!p->reqs)
+	p->iovs = calloc((size_t)nr * max_segs, sizeof(*p->iovs));
+	if (!p->reqs || !p->iovs) {
+		free(p->reqs);
+		free(p->iovs);
+		p->reqs = NULL;
+		p->iovs = NULL;
 		return -ENOMEM;
+	}
 	p->bufs_len = (size_t)nr * per;
 	p->bufs = mmap(NULL, p->bufs_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -33,7 +39,9 @@ bk_pool_init(struct bk_pool *p, unsigned int nr, unsigned int max_segs,
 		int err = -errno;
 
 		free(p->reqs);
+		free(p->iovs);
 		p->reqs = NULL;
+		p->iovs = NULL;
 		p->bufs = NULL;
 		return err;
 	}
@@ -43,6 +51,7 @@ bk_pool_init(struct bk_pool *p, unsigned int nr, unsigned int max_segs,
 
 		r->buf = (char *)p->bufs + (size_t)i * per;
 		r->ind = (char *)r->buf + (size_t)max_segs * 4096;
+		r->iovs = p->iovs + (size_t)i * max_segs;
 		r->next = p->free;
 		p->free = r;
 	}
@@ -56,6 +65,7 @@ bk_pool_fini(struct bk_pool *p)
 	if (p->bufs)
 		munmap(p->bufs, p->bufs_len);
 	free(p->reqs);
+	free(p->iovs);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -73,6 +83,7 @@ bk_pool_get(struct bk_pool *p)
 	r->status = BLKIF_RSP_OKAY;
 	r->secure = false;
 	r->host[0] = '\0';
+	r->map = NULL;
 	return r;
 }
 

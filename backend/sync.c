@@ -125,10 +125,16 @@ bk_sync_prepare_io(struct bk_req *req, enum bk_step step)
 		io->flags = step == BK_STEP_WRITE_FUA ? BK_IO_FUA : 0;
 		io->offset = req->br.sector << SECTOR_SHIFT;
 		io->len = req->br.nr_sectors << SECTOR_SHIFT;
-		req->iov.iov_base = req->buf;
-		req->iov.iov_len = io->len;
-		io->iov = &req->iov;
-		io->iovcnt = 1;
+		if (req->map) {
+			/* zero-copy: one iovec per segment of the mapped pages */
+			io->iov = req->iovs;
+			io->iovcnt = req->br.nr_segments;
+		} else {
+			req->iov.iov_base = req->buf;
+			req->iov.iov_len = io->len;
+			io->iov = &req->iov;
+			io->iovcnt = 1;
+		}
 		break;
 	case BK_STEP_DISCARD:
 		io->op = BK_IO_DISCARD;

@@ -569,6 +569,10 @@ dev_connect(struct bk_dev *dev)
 	int r;
 
 	disconnect(dev);	/* a stale connection never leaks */
+	/* Knobs may have been written after InitWait (by the hotplug
+	 * script, like Linux's physical-device): read them again now. */
+	if (config_read(dev) < 0)
+		return;
 	r = xs_get_uint(d, dev->fe, "ring-page-order", 0, &order);
 	if (r == -EINVAL || order > d->opt.max_ring_order) {
 		dev_fatal(dev, "ring-page-order", "%s (max-ring-page-order is %u)",
@@ -787,8 +791,9 @@ dev_update(struct bk_dev *dev)
 	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
 	if (online == 0 ||
 	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
-		if (dev->state != XenbusStateClosed) {
+		if (be_state != XenbusStateClosed || dev->state != XenbusStateClosed) {
 			disconnect(dev);
+			dev->state = (int)be_state;	/* what the node says now */
 			set_state(dev, XenbusStateClosed);
 		}
 		return;

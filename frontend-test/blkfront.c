@@ -23,6 +23,7 @@
 #include <xen/io/xenbus.h>
 
 #include "compiler.h"
+#include "barrier.h"
 #include "log.h"
 #include "guestlog.h"
 #include "ft-xs.h"
@@ -85,6 +86,7 @@ struct blkfront {
 	int stop_fd;			/* eventfd */
 
 	bool broken;			/* atomic */
+	bool notify_failed;		/* atomic: logged once */
 	pthread_mutex_t stats_lock;
 	struct blkfront_stats stats;
 
@@ -394,23 +396,34 @@ drain_queue(blkfront_t *bf, struct ft_queue *q)
 static bool
 check_timeouts(blkfront_t *bf, char *msg, size_t len)
 {
-	uint64_t now = ft_now_ns();
 	uint64_t lim = (uint64_t)bf->cfg.timeout_ms * 1000000ull;
 	unsigned int i, j;
 	bool late = false;
 
 	for (i = 0; i < bf->nq && !late; i++) {
 		struct ft_queue *q = &bf->q[i];
+		uint64_t now;
 
 		pthread_mutex_lock(&q->lock);
+		/* read the clock under the lock: a request submitted after it
+		 * would otherwise look 2^64 ns old */
+		now = ft_now_ns();
 		for (j = 0; j < q->nr_slots; j++) {
 			struct ft_slot *s = &q->slots[j];
 
-			if (s->busy && now - s->t_submit > lim) {
+			if (s->busy && now > s->t_submit && now - s->t_submit > lim) {
+				blkif_sring_t *sr = q->sring;
+
+				/* the shared indexes tell a dead backend from a
+				 * lost notification (same header in every ABI) */
 				snprintf(msg, len, "queue %u: no response to %s id %#" PRIx64
-					 " sector %" PRIu64 " within %u ms (backend dead?)",
+					 " sector %" PRIu64 " within %u ms (backend dead?) "
+					 "[req_prod %u req_event %u rsp_prod %u rsp_event %u]",
 					 i, opname(s->op), (uint64_t)s->gen << 32 | j,
-					 s->req->sector, bf->cfg.timeout_ms);
+					 s->req->sector, bf->cfg.timeout_ms,
+					 READ_ONCE(sr->req_prod), READ_ONCE(sr->req_event),
+					 READ_ONCE(sr->rsp_prod),
+					 READ_ONCE(sr->rsp_event));
 				late = true;
 				break;
 			}
@@ -633,6 +646,19 @@ write_ring_nodes(blkfront_t *bf, xs_transaction_t t, const char *dir, struct ft_
 	return r;
 }
 
+static const char *const stale_keys[] = {
+	"ring-ref", "event-channel", "ring-page-order", "multi-queue-num-queues",
+};
+
+static void
+stale_rm(blkfront_t *bf, xs_transaction_t t, const char *key)
+{
+	char path[192];
+
+	snprintf(path, sizeof(path), "%s/%s", bf->fe, key);
+	xs_rm(bf->xs, t, path);		/* ENOENT is the common case */
+}
+
 static int
 publish(blkfront_t *bf, unsigned int order)
 {
@@ -644,6 +670,18 @@ again:
 	t = xs_transaction_start(bf->xs);
 	if (t == XBT_NULL)
 		return -errno;
+	/* Drop an earlier session's layout (it may have had other queues or
+	 * pages): the backend must see only this one. */
+	for (i = 0; i < ARRAY_SIZE(stale_keys); i++)
+		stale_rm(bf, t, stale_keys[i]);
+	for (i = 0; i < BLKRING_MAX_PAGES; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "ring-ref%u", i);
+		stale_rm(bf, t, key);
+		snprintf(key, sizeof(key), "queue-%u", i);
+		stale_rm(bf, t, key);
+	}
 	r = 0;
 	if (bf->q[0].nr_ring_pages > 1)
 		r = ft_xs_printf(bf->xs, t, bf->fe, "ring-page-order", "%u", order);
@@ -1203,7 +1241,8 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 	if (blkring_front_push_requests(q->ring)) {
 		r = xenops_evtchn_notify(q->evtchn, (uint32_t)q->port);
 		if (r)
-			bk_dbg(BK_DBG_FRONT, "vbd %s: notify: %s", bf->fe, strerror(-r));
+			if (!__atomic_exchange_n(&bf->notify_failed, true, __ATOMIC_RELAXED))
+				log_error("vbd %s: queue %u: notify: %s", bf->fe, q->idx, strerror(-r));
 	}
 	pthread_mutex_unlock(&q->lock);
 	free(wire);

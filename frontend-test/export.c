@@ -498,7 +498,8 @@ ft_cmd_export(int argc, char **argv)
 	fuse_loop_cfg_set_clone_fd(lc, 0);
 	fuse_loop_cfg_set_max_threads(lc, o.threads);
 	fuse_loop_cfg_set_idle_threads(lc, o.threads < 10 ? o.threads : 10);
-	rc = fuse_loop_mt(fuse, lc) ? 1 : 0;
+	/* > 0: the signal that ended the loop (a clean stop) */
+	rc = fuse_loop_mt(fuse, lc) < 0 ? 1 : 0;
 	fuse_loop_cfg_destroy(lc);
 	if (e.bf && blkfront_broken(e.bf))
 		rc = 1;

@@ -75,7 +75,7 @@ struct io_ctx {
 	const struct io_job *job;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct io_unit *done;		/* completed stages, LIFO */
+	struct io_unit *done, **done_tail;	/* completed stages, FIFO */
 	struct io_unit *units;
 	unsigned int nunits;
 	uint64_t *lat;			/* ns, one per unit completed */
@@ -94,6 +94,16 @@ rnd(uint64_t *s)
 	return *s;
 }
 
+/* Queue a unit whose stage completed (c->lock held).  FIFO: a LIFO here
+ * starved the oldest completions while new ones kept arriving. */
+static void
+push_done(struct io_ctx *c, struct io_unit *u)
+{
+	u->next_done = NULL;
+	*c->done_tail = u;
+	c->done_tail = &u->next_done;
+}
+
 static void
 part_done(struct blkfront_req *req)
 {
@@ -104,24 +114,22 @@ part_done(struct blkfront_req *req)
 	if (req->result && !u->err)
 		u->err = req->result;
 	if (--u->pending == 0) {
-		u->next_done = c->done;
-		c->done = u;
+		push_done(c, u);
 		pthread_cond_signal(&c->cond);
 	}
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Submit stage op of u: nothing locked. */
+/* Submit stage op of u (with the unit's data, or an empty flush when
+ * !data): nothing locked. */
 static int
-submit_stage(struct io_ctx *c, struct io_unit *u, enum blkfront_op op)
+submit_stage(struct io_ctx *c, struct io_unit *u, enum blkfront_op op, bool data)
 {
 	size_t max = (size_t)blkfront_max_sectors(c->bf) * SECTOR_SIZE;
-	uint64_t len = c->job->bs;
+	uint64_t len = data ? c->job->bs : 0;
 	unsigned int i, n;
 	int r;
 
-	if (op == BLKFRONT_FLUSH_DISKCACHE || op == BLKFRONT_WRITE_BARRIER)
-		len = 0;
 	n = len ? (unsigned int)((len + max - 1) / max) : 1;
 	pthread_mutex_lock(&c->lock);
 	u->pending = n;
@@ -145,10 +153,8 @@ submit_stage(struct io_ctx *c, struct io_unit *u, enum blkfront_op op)
 			if (!u->err)
 				u->err = r;
 			u->pending -= n - i;
-			if (u->pending == 0) {
-				u->next_done = c->done;
-				c->done = u;
-			}
+			if (u->pending == 0)
+				push_done(c, u);
 			pthread_mutex_unlock(&c->lock);
 			return r;
 		}
@@ -224,7 +230,8 @@ advance(struct io_ctx *c, struct io_unit *u)
 		}
 		if (again) {
 			u->stage = 1;
-			if (submit_stage(c, u, op == BLKFRONT_WRITE ? write_op(c) : op))
+			if (submit_stage(c, u, op == BLKFRONT_WRITE ? write_op(c) : op,
+					 op == BLKFRONT_WRITE))
 				return false;	/* error: comes back via done */
 			return false;
 		}
@@ -257,6 +264,8 @@ wait_done(struct io_ctx *c)
 		pthread_cond_wait(&c->cond, &c->lock);
 	u = c->done;
 	c->done = u->next_done;
+	if (!c->done)
+		c->done_tail = &c->done;
 	pthread_mutex_unlock(&c->lock);
 	return u;
 }
@@ -278,6 +287,7 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	c.bf = bf;
 	c.job = job;
 	c.rs = job->seed | 1;
+	c.done_tail = &c.done;
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.cond, NULL);
 	c.nunits = job->depth + 1;		/* +1: a flush unit */
@@ -298,21 +308,22 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	if (job->runtime > 0)
 		deadline = t_start + (uint64_t)(job->runtime * 1e9);
 
-	while (!stop || inflight) {
+	while (!stop || inflight || flushing) {
 		/* fill the queue */
 		while (!stop && !flushing && inflight < job->depth) {
 			struct io_unit *u = NULL;
 			uint64_t blk;
 			bool rd;
 
+			/* a due flush first, also after the last write (fio's fsync=N) */
+			if (job->flush_every && writes_since_flush >= job->flush_every &&
+			    in->feature_flush && !blkfront_broken(bf)) {
+				flushing = true;	/* wait for the queue to drain */
+				break;
+			}
 			if (issued >= target || ft_stop || blkfront_broken(bf) ||
 			    (deadline && ft_now_ns() >= deadline)) {
 				stop = true;
-				break;
-			}
-			if (job->flush_every && writes_since_flush >= job->flush_every &&
-			    in->feature_flush) {
-				flushing = true;	/* wait for the queue to drain */
 				break;
 			}
 			for (i = 0; i < job->depth; i++)
@@ -343,7 +354,11 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 			issued++;
 			if (u->kind == U_WRITE)
 				writes_since_flush++;
-			submit_stage(&c, u, u->kind == U_WRITE ? write_op(&c) : BLKFRONT_READ);
+			submit_stage(&c, u, u->kind == U_WRITE ? write_op(&c) : BLKFRONT_READ, true);
+		}
+		if (flushing && blkfront_broken(bf)) {
+			flushing = false;
+			stop = true;
 		}
 		if (flushing && inflight == 0) {
 			struct io_unit *u = &c.units[job->depth];
@@ -356,7 +371,7 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 			inflight++;
 			writes_since_flush = 0;
 			flushing = false;
-			submit_stage(&c, u, flush_op(in));
+			submit_stage(&c, u, flush_op(in), false);
 		}
 		if (!inflight)
 			continue;

@@ -355,14 +355,15 @@ ft_parse(int argc, char **argv, struct ft_common *c, const char *shortopts,
 
 /* ---- attach ---- */
 
-static bool attach_hold, attach_json;
+static bool attach_hold, attach_json, attach_reconnect;
 
 static void
 attach_usage(FILE *f)
 {
-	fprintf(f, "usage: blkfront-test attach [device options] [--hold] [--json]\n"
+	fprintf(f, "usage: blkfront-test attach [device options] [--hold] [--json] [--reconnect]\n"
 		"  Connect, print what was negotiated, close cleanly (--hold: stay\n"
-		"  connected until SIGINT/SIGTERM).\n%s", FT_COMMON_HELP);
+		"  connected until SIGINT/SIGTERM; --reconnect: close and connect\n"
+		"  again in the same process, print again, then close).\n%s", FT_COMMON_HELP);
 }
 
 static int
@@ -371,6 +372,7 @@ attach_opt(void *ctx, int opt, const char *arg)
 	switch (opt) {
 	case 'H': attach_hold = true; return 1;
 	case 'j': attach_json = true; return 1;
+	case 'R': attach_reconnect = true; return 1;
 	}
 	return 0;
 }
@@ -381,11 +383,12 @@ ft_cmd_attach(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "hold", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "reconnect", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ft_common c;
 	blkfront_t *bf;
-	int i;
+	int i, r;
 
 	i = ft_parse(argc, argv, &c, NULL, opts, attach_opt, NULL, attach_usage);
 	if (i != argc) {
@@ -398,6 +401,16 @@ ft_cmd_attach(int argc, char **argv)
 		return 1;
 	ft_print_info(stdout, bf, attach_json);
 	fflush(stdout);
+	if (attach_reconnect) {
+		r = blkfront_reconnect(bf);
+		if (r) {
+			log_error("vbd %u: reconnect: %s", c.bcfg.devid, strerror(-r));
+			ft_common_close(&c, bf);
+			return 1;
+		}
+		ft_print_info(stdout, bf, attach_json);
+		fflush(stdout);
+	}
 	while (attach_hold && !ft_stop && !blkfront_broken(bf))
 		pause();
 	i = blkfront_broken(bf) ? 1 : 0;

@@ -65,6 +65,7 @@ struct sc {
 };
 
 static int resolve_gref_page(struct sc *s, grant_ref_t gref, void **page);
+static int sc_notify(struct sc *s);
 
 static int ATTRIBUTE_FORMAT_PRINTF(2, 3)
 sc_fail(struct sc *s, const char *fmt, ...)
@@ -464,11 +465,9 @@ badval:
 		s->next_id++;
 	if (push) {
 		blkring_front_push_requests(s->ring);
-		r = blkfront_raw_notify(s->bf);
-		if (r) {
-			r = sc_fail(s, "notify: %s", strerror(-r));
+		r = sc_notify(s);
+		if (r)
 			goto out;
-		}
 	}
 	if (have_expect && expect_none) {
 		r = collect(s, timeout, false);
@@ -504,6 +503,25 @@ resolve_gref_page(struct sc *s, grant_ref_t gref, void **page)
 		}
 	*page = NULL;
 	return -1;
+}
+
+/*
+ * Notify the backend.  -ENOTCONN (the backend closed its end, e.g. after
+ * declaring the ring broken) is a fact the next steps check, not a
+ * script failure; anything else is.
+ */
+static int
+sc_notify(struct sc *s)
+{
+	int r = blkfront_raw_notify(s->bf);
+
+	if (r == -ENOTCONN) {
+		if (log_verbose)
+			fprintf(stderr, "%s:%u: notify: the backend closed the event channel\n",
+				s->file, s->line);
+		return 0;
+	}
+	return r ? sc_fail(s, "notify failed: %s", strerror(-r)) : 0;
 }
 
 static int
@@ -623,7 +641,7 @@ cmd_req_prod(struct sc *s, int argc, char **argv)
 	/* relative to what we have produced so far (private prod) */
 	prod = v[0] == '+' ? s->nput + (uint32_t)n : (uint32_t)n;
 	blkring_front_set_shared_req_prod(s->ring, prod);
-	return blkfront_raw_notify(s->bf) ? sc_fail(s, "notify failed") : 0;
+	return sc_notify(s);
 }
 
 static int
@@ -783,10 +801,10 @@ run_line(struct sc *s, char *line)
 		return cmd_send(s, argc, argv);
 	if (strcmp(argv[0], "push") == 0) {
 		blkring_front_push_requests(s->ring);
-		return blkfront_raw_notify(s->bf) ? sc_fail(s, "notify failed") : 0;
+		return sc_notify(s);
 	}
 	if (strcmp(argv[0], "notify") == 0)
-		return blkfront_raw_notify(s->bf) ? sc_fail(s, "notify failed") : 0;
+		return sc_notify(s);
 	if (strcmp(argv[0], "wait") == 0)
 		return cmd_wait(s, argc, argv);
 	if (strcmp(argv[0], "wait-all") == 0)

@@ -17,9 +17,10 @@
  * plus what the hotplug script would add (hotplug-status=connected,
  * unless --no-hotplug) and any --be-key/--fe-key KEY=VALUE.
  *
- * Removal (libxl__initiate_device_generic_remove): backend online=0 and
- * state=5 in one transaction, wait (10 s, libxl's LIBXL_DESTROY_TIMEOUT)
- * for the backend's state 6, then remove the three directories.
+ * Removal (libxl__initiate_device_generic_remove): if the backend is
+ * Connected, online=0 and state=5 in one transaction and wait (10 s,
+ * libxl's LIBXL_DESTROY_TIMEOUT) for its state 6; then remove the three
+ * directories.
  */
 #include <config.h>
 
@@ -330,6 +331,10 @@ ft_cmd_xl_remove(int argc, char **argv)
 		log_error("xl-remove: cannot connect to xenstore: %m");
 		return 1;
 	}
+	/* libxl__initiate_device_generic_remove: only a Connected backend
+	 * is asked to close; anything else is removed directly. */
+	if (ft_xs_read_uint(xs, be, "state", 0, &st) < 0 || st != XenbusStateConnected)
+		a.force = true;
 	if (!a.force) {
 again:
 		t = xs_transaction_start(xs);

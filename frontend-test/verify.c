@@ -138,10 +138,15 @@ check_block(const struct vfy *v, void *buf, uint64_t sector, uint64_t want,
 		}
 		return false;
 	}
+	if (h.bs != v->bs) {
+		snprintf(why, len, "sector %" PRIu64 ": block written with --bs %u, checked with %u",
+			 sector, h.bs, v->bs);
+		return false;
+	}
 	csum = h.csum;
 	h.csum = 0;
 	memcpy(buf, &h, sizeof(h));
-	if (guestlog_hash(buf, v->bs) != csum || h.bs != v->bs) {
+	if (guestlog_hash(buf, v->bs) != csum) {
 		snprintf(why, len, "sector %" PRIu64 ": torn write: checksum mismatch (header says "
 			 "sector %" PRIu64 " generation %" PRIu64 ")", sector, h.sector, h.gen);
 		return false;
@@ -366,7 +371,7 @@ run_check_only(struct vfy *v)
 		}
 		valid++;
 	}
-	printf("verify: check-only: %" PRIu64 " valid blocks, %" PRIu64 " zero blocks\n",
+	printf("verify: ok: check-only: %" PRIu64 " valid blocks, %" PRIu64 " zero blocks\n",
 	       valid, zero);
 	return 0;
 }

@@ -31,6 +31,9 @@ BACKEND_SH_TESTS = \
 	test-case-C15.sh \
 	test-backend-sigterm.sh \
 	test-backend-cycles.sh \
+	test-backend-stats.sh \
+	test-backend-domain-gone.sh \
+	test-backend-hotplug.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

@@ -12,6 +12,10 @@
  *   --fault wrong-op     answers with another operation
  *   --fault silent       never answers (a hung backend: timeout -> EIO)
  *
+ * --refuse flush|barrier|discard answers that operation EOPNOTSUPP
+ * (while advertising it), to check Linux blkfront's withdrawal rules; the
+ * number of such requests received is printed at exit.
+ *
  * Usage: front-bad-backend --domid N [--devid D] [--fault F] [--after K]
  *        [--sectors S] [--features flush|barrier|both|none] [--pidfile F]
  * XENSTORED_PATH and XENSIM_DIR must point at xensim (dom0).
@@ -91,10 +95,13 @@ main(int argc, char **argv)
 		{ "sectors", required_argument, NULL, 's' },
 		{ "features", required_argument, NULL, 'F' },
 		{ "pidfile", required_argument, NULL, 'P' },
+		{ "refuse", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int domid = 0, devid = 51712, after = 0, sectors = 8192, st, ref, port;
-	const char *fault = "none", *features = "flush", *pidfile = NULL;
+	const char *fault = "none", *features = "flush", *pidfile = NULL, *refuse = NULL;
+	unsigned int refused = 0;
+	uint8_t refuse_op = 0xff;
 	struct xenops_config xc = { .transport = XENOPS_SIM, .domid = 0 };
 	struct blkreq *req = calloc(1, sizeof(*req));
 	unsigned char *disk;
@@ -104,7 +111,7 @@ main(int argc, char **argv)
 	void *sring;
 	unsigned int good = 0;
 	uint64_t last_id = 0;
-	bool faulted = false;
+	bool faulted = false, wedged = false;
 	int c, lport, rc = 1;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -116,9 +123,13 @@ main(int argc, char **argv)
 		case 's': sectors = (unsigned int)atoi(optarg); break;
 		case 'F': features = optarg; break;
 		case 'P': pidfile = optarg; break;
+		case 'R': refuse = optarg; break;
 		default: return 2;
 		}
 	}
+	if (refuse)
+		refuse_op = !strcmp(refuse, "flush") ? BLKIF_OP_FLUSH_DISKCACHE :
+			!strcmp(refuse, "barrier") ? BLKIF_OP_WRITE_BARRIER : BLKIF_OP_DISCARD;
 	disk = calloc(sectors, 512);
 	x = xenops_open(&xc);
 	xs = xs_open(0);
@@ -128,6 +139,19 @@ main(int argc, char **argv)
 	}
 	snprintf(fe, sizeof(fe), "/local/domain/%u/device/vbd/%u", domid, devid);
 	snprintf(be, sizeof(be), "/local/domain/0/backend/vbd/%u/%u", domid, devid);
+	{
+		/* a previous double's features must not linger */
+		static const char *const old[] = {
+			"feature-flush-cache", "feature-barrier", "feature-discard",
+		};
+		char path[256];
+		unsigned int k;
+
+		for (k = 0; k < ARRAY_SIZE(old); k++) {
+			snprintf(path, sizeof(path), "%s/%s", be, old[k]);
+			xs_rm(xs, XBT_NULL, path);
+		}
+	}
 	wr("sectors", "%u", sectors);
 	wr("info", "0");
 	wr("sector-size", "512");
@@ -137,6 +161,8 @@ main(int argc, char **argv)
 	if (!strcmp(features, "barrier") || !strcmp(features, "both"))
 		wr("feature-barrier", "1");
 	wr("feature-max-indirect-segments", "64");
+	if (refuse && !strcmp(refuse, "discard"))
+		wr("feature-discard", "1");
 	wr("state", "%d", XenbusStateInitWait);
 	if (pidfile) {
 		FILE *f = fopen(pidfile, "w");
@@ -177,6 +203,10 @@ main(int argc, char **argv)
 
 		if (fe_state() >= XenbusStateClosing)
 			break;
+		if (wedged) {
+			usleep(10000);	/* events unconsumed on purpose */
+			continue;
+		}
 		n = poll(&pfd, 1, 100);
 		if (n <= 0)
 			continue;
@@ -232,6 +262,10 @@ again:
 						      req->nr_segments, seg) < 0)
 					status = BLKIF_RSP_ERROR;
 			}
+			if (req->op == refuse_op) {
+				status = BLKIF_RSP_EOPNOTSUPP;
+				refused++;
+			}
 			if (good >= after && strcmp(fault, "none") && !faulted) {
 				faulted = true;
 				if (!strcmp(fault, "wrong-id"))
@@ -242,16 +276,10 @@ again:
 					id = last_id;	/* answer an answered request again */
 				else if (!strcmp(fault, "silent"))
 					continue;
-				else if (!strcmp(fault, "overflow")) {
-					blkif_sring_t *sr = sring;
-
-					/* Pairs with the frontend's acquire of rsp_prod. */
-					smp_store_release(&sr->rsp_prod, sr->rsp_prod + 1000);
-					xenops_evtchn_notify(ev, (uint32_t)lport);
-					continue;
-				}
+				else if (!strcmp(fault, "overflow"))
+					continue;	/* after the push, below */
 			}
-			if (faulted && !strcmp(fault, "silent"))
+			if (faulted && (!strcmp(fault, "silent") || !strcmp(fault, "overflow")))
 				continue;
 			blkring_back_put_response(ring, id, op, status);
 			last_id = id;
@@ -259,10 +287,23 @@ again:
 		}
 		if (blkring_back_push_responses(ring))
 			xenops_evtchn_notify(ev, (uint32_t)lport);
+		if (faulted && !strcmp(fault, "overflow")) {
+			blkif_sring_t *sr = sring;
+
+			/* Pairs with the frontend's acquire of rsp_prod; never
+			 * pushed again, so the bogus value stays. */
+			if (!wedged)
+				smp_store_release(&sr->rsp_prod, sr->rsp_prod + 1000);
+			wedged = true;
+			xenops_evtchn_notify(ev, (uint32_t)lport);
+			continue;
+		}
 		if (blkring_back_final_check(ring))
 			goto again;
 	}
 	rc = 0;
+	if (refuse)
+		printf("bad-backend: %u %s requests refused\n", refused, refuse);
 	wr("state", "%d", XenbusStateClosing);
 	xenops_evtchn_close(ev);
 	blkring_free(ring);

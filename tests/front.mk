@@ -1,12 +1,20 @@
 # tests/front.mk: front integration tests (included by tests/Makefile.am).
 # blkfront-test (frontend-test/) against xensim + blkbackd.
 
-TESTS += \
+FRONT_TESTS = \
 	test-front-synopsis.sh \
+	test-front-handshake.sh \
+	test-front-badbackend.sh \
+	test-front-verify.sh \
+	test-front-fuse.sh \
+	test-front-bonnie.sh \
+	test-front-death.sh \
+	test-front-direct.sh \
+	test-front-io.sh \
+	test-front-eopnotsupp.sh \
 	$(NULL)
-EXTRA_DIST += \
-	test-front-synopsis.sh \
-	$(NULL)
+TESTS += $(FRONT_TESTS)
+EXTRA_DIST += front-lib.sh $(FRONT_TESTS)
 
 # The backend test double: serves one vbd from RAM, misbehaves on demand.
 check_PROGRAMS += front-bad-backend

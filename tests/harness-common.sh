@@ -31,4 +31,4 @@ force_clean() {
 }
 
 # Small sizes for a quick bonnie++ run (-s 64 -r 32 -n 1).
-SMALL_BONNIE="--mem 32 --size 64 --files 1 --disk 300"
+SMALL_BONNIE="--mem 32 --size 64 --files 1 --disk 300 --timeout 300"

@@ -43,6 +43,9 @@ xs_wait $B/state 6
 blkfront-test attach --domid $DOM > "$BK_TMP/attach2.out" ||
 	fail "reconnect failed: $(cat "$BK_TMP/attach2.out")"
 xs_wait $B/state 6
+# xl destroy after the guest closed: online=0 and Closing -> Closed again
+xenstore-write $B/online 0 $B/state 5
+xs_wait $B/state 6
 
 # ---- knobs: read-only, writethrough, memory store, both flush features ----
 new_guest

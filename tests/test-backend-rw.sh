@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Read/write round trips through the ring for 1..11 segments, byte-exact,
 # on a file store (bytes checked on the backing file too) and on a memory
-# store; plus segments that cover part of a page (first_sect/last_sect).
+# store; plus segments that cover part of a page (first_sect/last_sect)
+# and a 16-segment indirect request; once with every request grant-copied
+# (--map-threshold=0) and once with every request mapped (zero-copy).
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
 need_frontend
 start_xensim
-start_backend
 
 img=$BK_TMP/disk.img
 truncate -s 16M "$img"
@@ -61,6 +62,9 @@ gen_script() { # out
 }
 gen_script "$BK_TMP/rw.script"
 
+for thr in 0 512; do
+start_backend --map-threshold=$thr
+: > "$BACKEND_TRACE"
 for store in file memory; do
 	new_guest
 	if [ $store = file ]; then params=$img; else params=memory:16M; fi
@@ -87,8 +91,10 @@ for store in file memory; do
 	cmp "$BK_TMP/partial.want" <(dd if="$img" bs=512 skip=20000 count=12 status=none) ||
 		fail "file: partial-page write not on the backing byte for byte"
 	# every request went to the host once, as one pwritev/preadv
-	[ "$(grep -c "op=write .* -> host=pwritev status=0" "$BACKEND_TRACE")" = 13 ] ||
-		fail "expected 13 writes (12 direct, 1 indirect) with host=pwritev in the trace"
+	if [ $thr = 0 ]; then host=pwritev; else host=map,pwritev; fi
+	[ "$(grep -c "op=write .* -> host=$host status=0" "$BACKEND_TRACE")" = 13 ] ||
+		fail "expected 13 writes (12 direct, 1 indirect) with host=$host in the trace"
 done
 stop_backend
+done
 exit 0

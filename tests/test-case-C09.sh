@@ -39,4 +39,17 @@ done
 trace_of 1 | grep -q "^op=write id=1 " || fail "response 1 has the wrong operation"
 trace_of 3 | grep -q "^op=read id=3 " || fail "response 3 has the wrong operation"
 stop_backend
+
+# zero-copy (every request mapped): the mapping is all-or-nothing, so
+# even the read into a read-only grant fails before any host I/O
+start_backend --map-threshold=512
+new_guest
+add_disk $DOM "$img"
+run_script $DOM "$BK_TMP/s"
+for id in 1 2 3; do
+	no_host_io $id
+	[ "$(trace_of $id | grep -c status=)" = 1 ] || fail "mapped: request $id: not exactly one response"
+	trace_of $id | grep -q "status=-1 reason=cannot map" || fail "mapped: request $id was not refused"
+done
+stop_backend
 exit 0

@@ -27,7 +27,10 @@ no_host_io 2
 cmp -n 4096 "$img" /dev/zero || fail "a refused barrier wrote data"
 
 new_guest
-add_disk $DOM "$img" --be-key flush-mode=none
+add_disk $DOM "$img"
+# written after InitWait, as the hotplug script does: read at connect
+xs_wait "$(bk_be $DOM)/state" 2
+xenstore-write "$(bk_be $DOM)/flush-mode" none
 cat > "$BK_TMP/n" <<'EOS'
 xs-expect be feature-barrier 0
 xs-expect be feature-flush-cache 0

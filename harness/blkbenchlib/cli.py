@@ -2,6 +2,7 @@
 
 import argparse
 import datetime
+import glob
 import os
 import shlex
 import shutil
@@ -34,10 +35,11 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
-# on 2 cores: 64 MiB of guest memory, a 128 MiB bonnie++ file, 4k files.
+# on 2 cores: 64 MiB of guest memory, a 128 MiB bonnie++ file, 32k files
+# (fewer are created too fast for bonnie++ to time: "+++++").
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
-        "mem": "64", "size": "128", "files": "4", "disk": "512", "timeout": "300"}
+        "mem": "64", "size": "128", "files": "32", "disk": "512", "timeout": "300"}
 
 
 class Tools:
@@ -218,7 +220,7 @@ class Bench:
             backing = os.path.join(tmp, "backing.img")
             with open(backing, "w") as f:
                 f.truncate(self.disk_mib << 20)
-            disk = self.wheres[cell.where].start(cell, tmp, backing, cl, log)
+            disk = self.wheres[cell.where].start(cell, tmp, backing, cl, log, rundir)
 
             loop = LoopDevice(disk, log)
             cl.push("detach %s" % loop.dev, loop.detach)
@@ -230,7 +232,9 @@ class Bench:
                 row["loop_nr_requests"], row["loop_max_sectors_kb"] = \
                     loop.limit_inflight((self.o.mem << 20) // 4)
 
-            run(cell.fs.mkfs_argv(loop.dev), log=log)
+            # bonnie++ -n N makes N*1024 files at once: room for them all
+            inodes = self.o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
+            run(cell.fs.mkfs_argv(loop.dev, inodes), log=log)
             mnt = os.path.join(tmp, "mnt")
             os.mkdir(mnt)
             mopts = cell.fs.mount_options(cell.barrier, self.o.mount_opts)
@@ -442,7 +446,10 @@ def cmd_parse(ns):
 
 
 def cmd_probe(ns, paths):
-    """Exit 0 if every named where can run here, else 77 with the reason."""
+    """Exit 0 if every named where can run here, else 77 with the reason.
+
+    --io also runs the stack: ext4, dd 64 MiB + sync through it within
+    60 s; a stack that starts but loses I/O is not usable either."""
     tools = Tools(paths)
     for name in ns.where.split(","):
         if name not in WHERES:
@@ -452,11 +459,43 @@ def cmd_probe(ns, paths):
             for prog in w.programs:
                 tools.path(prog)
             w.probe()
+            if ns.io:
+                _probe_io(name, paths)
         except BenchError as e:
             print("%s: not available: %s" % (name, e))
             return 77
-        print("%s: available" % name)
+        print("%s: available%s" % (name, " (I/O through it works)" if ns.io else ""))
     return 0
+
+
+def _probe_io(where, paths):
+    defaults = dict(RUN_DEFAULTS)
+    defaults.update({"where": where, "wce": "1", "barrier": "1", "fs": "ext4",
+                     "workload": "dd", "runs": "1", "mem": "64", "size": "64",
+                     "disk": "300", "timeout": "60"})
+    base = os.environ.get("TMPDIR") or "/var/tmp"
+    out = tempfile.mkdtemp(prefix="blkbench-probe.", dir=base)
+    try:
+        class NS:
+            config = None
+        ns = NS()
+        for key in RUN_DEFAULTS:
+            setattr(ns, key.replace("-", "_"), None)
+        ns.out, ns.workdir = out + "/res", out
+        o = _resolve_options(ns, defaults)
+        b = Bench(o, paths, ["blkbench", "probe", "--io", where], show_runs=False)
+        try:
+            b.execute()
+        except BenchError as e:
+            # the stack's own complaint says more than the workload's
+            for log in sorted(glob.glob(os.path.join(out, "res", "raw", "*", "*.log"))):
+                with open(log) as f:
+                    errs = [ln.strip() for ln in f if "error" in ln and not ln.startswith("$")]
+                if errs:
+                    raise BenchError("%s; %s says: %s" % (e, os.path.basename(log), errs[0])) from None
+            raise
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def main(argv, paths):
@@ -474,6 +513,8 @@ def main(argv, paths):
     p_parse.add_argument("kind", choices=["bonnie", "fsmark", "fsync", "time"])
     p_parse.add_argument("file")
     p_probe = sub.add_parser("probe", help="can these wheres run here? (exit 0, or 77)")
+    p_probe.add_argument("--io", action="store_true",
+                         help="also write 64 MiB through the stack (ext4, dd + sync)")
     p_probe.add_argument("where")
     p_tree = sub.add_parser("gen-tree", help="write the tar/rm workload's tree as a tar")
     p_tree.add_argument("--scale", type=float, default=1.0)

@@ -46,8 +46,11 @@ class FsSpec:
                              "use ext3/ext4 for barrier 0 cells" % kernel_release())
         return on if barrier else off
 
-    def mkfs_argv(self, dev):
-        return FILESYSTEMS[self.fstype][0] + [dev]
+    def mkfs_argv(self, dev, inodes=0):
+        """mkfs for this fs on dev; inodes: at least that many (ext3/ext4
+        have a fixed inode table; XFS allocates inodes dynamically)."""
+        extra = ["-N", str(inodes)] if inodes and self.fstype.startswith("ext") else []
+        return FILESYSTEMS[self.fstype][0] + extra + [dev]
 
     def mount_options(self, barrier, extra):
         opts = list(self.options)

@@ -291,7 +291,7 @@ def render_seed_table(rows, columns=("blkout", "create"), formats=None):
     formats = formats or {}
     # The seed's widths (11, 9) unless a column name needs more.
     widths = [max(w, len(c) + 2) for w, c in zip([11] + [9] * (len(columns) - 1), columns)]
-    nw = max([18] + [len(name) + 1 for name, _ in rows])
+    nw = max([18] + [len(name) for name, _ in rows])
     head = "%-*s" % (nw, "name") + "".join("%*s" % (w, c) for w, c in zip(widths, columns))
     out = [head, "-" * (len(head) + 1)]
     for name, runs in rows:

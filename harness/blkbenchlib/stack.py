@@ -56,9 +56,11 @@ class Where:
     def probe(self):
         """Raise BenchError saying why this where cannot run here."""
 
-    def start(self, cell, rundir, backing, cleanup, log):
+    def start(self, cell, rundir, backing, cleanup, log, logdir):
         """Start the stack for one run; register its teardown on cleanup.
 
+        rundir: private scratch (sockets, mountpoints; removed after the
+        run); logdir: where daemon logs go (kept with the results).
         Returns the path of the disk image file to attach to a loop device.
         """
         raise NotImplementedError
@@ -70,7 +72,7 @@ class RawWhere(Where):
     def probe(self):
         pass
 
-    def start(self, cell, rundir, backing, cleanup, log):
+    def start(self, cell, rundir, backing, cleanup, log, logdir):
         if cell.wce == 0:
             raise BenchError("where=raw cannot model wce=0 (the host file has no "
                              "write-through mode through a loop device); use dom0/domU")
@@ -119,16 +121,16 @@ class Dom0Where(Where):
     def probe(self):
         _probe_export(self.tools, "where=dom0")
 
-    def start(self, cell, rundir, backing, cleanup, log):
+    def start(self, cell, rundir, backing, cleanup, log, logdir):
         mnt = os.path.join(rundir, "export")
         pidfile = os.path.join(rundir, "export.pid")
         os.makedirs(mnt, exist_ok=True)
         d = Daemon("blkfront-test export --direct",
                    [self.tools.path("blkfront-test"), "export", "--direct", backing,
                     "--cache", "writeback" if cell.wce else "writethrough",
-                    "--pidfile", pidfile, "--stats", os.path.join(rundir, "export.stats"),
+                    "--pidfile", pidfile, "--stats", os.path.join(logdir, "export.stats"),
                     mnt],
-                   os.path.join(rundir, "blkfront-test.log"))
+                   os.path.join(logdir, "blkfront-test.log"))
         cleanup.push("stop blkfront-test export %s" % mnt, _stop_export, d, mnt)
         return _wait_export(mnt, pidfile, d)
 
@@ -149,7 +151,7 @@ class DomUWhere(Where):
         _require_help(self.tools.path("blkbackd"), ["--sim-dir", "--pidfile"], "where=domU")
         _probe_export(self.tools, "where=domU")
 
-    def start(self, cell, rundir, backing, cleanup, log):
+    def start(self, cell, rundir, backing, cleanup, log, logdir):
         simdir = os.path.join(rundir, "xensim")
         os.makedirs(simdir, exist_ok=True)
         env = dict(os.environ, XENSIM_DIR=simdir,
@@ -158,7 +160,7 @@ class DomUWhere(Where):
         pidfile = os.path.join(rundir, "xensim.pid")
         sim = Daemon("xensim", [self.tools.path("xensim"), "--dir", simdir,
                                 "--pidfile", pidfile],
-                     os.path.join(rundir, "xensim.log"), env=env)
+                     os.path.join(logdir, "xensim.log"), env=env)
         cleanup.push("stop xensim", sim.stop)
         wait_until("xensim's pidfile %s" % pidfile, lambda: os.path.exists(pidfile),
                    30, daemons=[sim])
@@ -172,7 +174,7 @@ class DomUWhere(Where):
         bpid = os.path.join(rundir, "blkbackd.pid")
         back = Daemon("blkbackd", [self.tools.path("blkbackd"), "-f", "--transport=sim",
                                    "--sim-dir", simdir, "--pidfile", bpid],
-                      os.path.join(rundir, "blkbackd.log"), env=env)
+                      os.path.join(logdir, "blkbackd.log"), env=env)
         cleanup.push("stop blkbackd", back.stop)
         wait_until("blkbackd's pidfile %s" % bpid, lambda: os.path.exists(bpid),
                    30, daemons=[back])
@@ -190,9 +192,9 @@ class DomUWhere(Where):
         os.makedirs(mnt, exist_ok=True)
         front = Daemon("blkfront-test export",
                        [bft, "export", "--sim-dir", simdir, "--domid", domid,
-                        "--pidfile", epid, "--stats", os.path.join(rundir, "export.stats"),
+                        "--pidfile", epid, "--stats", os.path.join(logdir, "export.stats"),
                         mnt],
-                       os.path.join(rundir, "blkfront-test.log"), env=env)
+                       os.path.join(logdir, "blkfront-test.log"), env=env)
         cleanup.push("stop blkfront-test export %s" % mnt, _stop_export, front, mnt)
         return _wait_export(mnt, epid, front)
 

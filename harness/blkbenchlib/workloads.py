@@ -64,7 +64,9 @@ class RunContext:
             rc, ru = self.wait(p, what)
             real = time.monotonic() - t0
         if rc != 0:
-            raise BenchError("%s failed (exit %d); see %s" % (what, rc, out_path))
+            with open(out_path) as f:
+                tail = " / ".join(f.read().strip().splitlines()[-4:])
+            raise BenchError("%s failed (exit %d): %s (see %s)" % (what, rc, tail, out_path))
         return ru.ru_utime, ru.ru_stime, real
 
     def run_to_file(self, argv, what, out_path):
@@ -256,4 +258,30 @@ class TarRm(Workload):
         return metrics, "\n".join(lines) + "\n", None
 
 
-WORKLOADS = {w.name: w for w in (Bonnie, FsMark, Fsync, TarRm)}
+class DdSync(Workload):
+    """dd --size MiB of zeroes, sync, then read it back with O_DIRECT,
+    timed: a smoke test of the stack (what "blkbench probe --io" runs) and
+    quick streaming numbers."""
+
+    name = "dd"
+    programs = ("dd", "sync")
+    metrics = ("write_mbps", "read_mbps")
+    formats = {"write_mbps": "%.1f", "read_mbps": "%.1f"}
+
+    def run(self, ctx):
+        size = ctx.opts.size or 2 * ctx.opts.mem
+        out_path = ctx.raw("dd.out")
+        t0 = time.monotonic()
+        user, system, _ = ctx.timed(["dd", "if=/dev/zero", "of=ddfile", "bs=1M",
+                                     "count=%d" % size], "dd", out_path)
+        u2, s2, _ = ctx.timed(["sync"], "sync", out_path)
+        real = time.monotonic() - t0
+        line = parsers.format_time_line("dd bs=1M count=%d; sync" % size,
+                                        user + u2, system + s2, real)
+        u3, s3, rreal = ctx.timed(["dd", "if=ddfile", "of=/dev/null", "bs=1M",
+                                   "iflag=direct"], "dd (read back)", out_path)
+        line += "\n" + parsers.format_time_line("dd iflag=direct bs=1M", u3, s3, rreal)
+        return {"write_mbps": size / real, "read_mbps": size / rreal}, line + "\n", None
+
+
+WORKLOADS = {w.name: w for w in (Bonnie, FsMark, Fsync, TarRm, DdSync)}

@@ -102,6 +102,12 @@ cl_log_open(const char *path, struct cl_log **out)
 			  "not a crash log (bad magic or header checksum)");
 		goto err;
 	}
+	if (log->hdr.hdr_size > log->map_len) {
+		log_error("%s: header size %u is past the end of the file", path,
+			  log->hdr.hdr_size);
+		r = -EINVAL;
+		goto err;
+	}
 	off = log->hdr.hdr_size;
 	while (off + CRASHLOG_REC_SIZE <= log->map_len) {
 		struct crashlog_rec rec;

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The frontend's domain dies while connected (xensim-ctl destroy-domain,
+# @releaseDomain): blkbackd notices, disconnects (unmaps the ring, unbinds
+# the event channel) and writes Closed; other devices go on; SIGTERM exits 0.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires test -x "$abs_top_builddir/sim/xensim"
+need_frontend
+start_xensim
+start_backend
+new_guest; victim=$DOM
+add_disk $victim memory:4M
+blkfront-test attach --domid $victim --hold > "$BK_TMP/attach.out" 2>&1 &
+front=$!
+cleanup_fn kill $front
+xs_wait "$(bk_be $victim)/state" 4
+xensim-ctl --dir "$XENSIM_DIR" destroy-domain $victim
+xs_wait "$(bk_be $victim)/state" 6
+grep -q "vbd $victim/51712: frontend domain $victim is gone" "$BACKEND_LOG" ||
+	grep -q "vbd $victim/51712: disconnected" "$BACKEND_LOG" || fail "no disconnect logged"
+kill $front 2>/dev/null || true
+wait $front 2>/dev/null || true
+new_guest
+add_disk $DOM memory:4M
+cat > "$BK_TMP/s" <<'EOS'
+fill p0 seed:3
+send op=write sector=0 seg=p0 expect=OKAY
+send op=read sector=0 seg=p1 expect=OKAY
+check p1 seed:3
+EOS
+run_script $DOM "$BK_TMP/s"
+stop_backend
+exit 0

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# backend/block-blkbackd, the xl hotplug script: "add" checks params and
+# writes hotplug-status=connected; a missing backing gets
+# hotplug-status=error and a hotplug-error naming it.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires test -x "$abs_top_builddir/sim/xensim"
+start_xensim
+script=$abs_top_srcdir/backend/block-blkbackd
+img=$BK_TMP/disk.img
+truncate -s 1M "$img"
+B=/local/domain/0/backend/vbd/7/51712
+xenstore-write $B/params "$img" $B/mode w
+XENBUS_PATH=$B "$script" add || fail "add failed on a good params"
+xs_is $B/hotplug-status connected
+XENBUS_PATH=$B "$script" remove || fail "remove failed"
+
+B2=/local/domain/0/backend/vbd/7/51728
+xenstore-write $B2/params "$BK_TMP/nosuch.img" $B2/mode w
+if XENBUS_PATH=$B2 "$script" add 2>/dev/null; then fail "add accepted a missing backing"; fi
+xs_is $B2/hotplug-status error
+case "$(xenstore-read $B2/hotplug-error)" in
+"params: $BK_TMP/nosuch.img does not exist") ;;
+*) fail "hotplug-error: $(xenstore-read $B2/hotplug-error)" ;;
+esac
+
+# knobs from xl's environment
+BLKBACKD_FLUSH_MODE=barrier BLKBACKD_CACHE=writethrough XENBUS_PATH=$B "$script" add ||
+	fail "add with knobs failed"
+xs_is $B/flush-mode barrier
+xs_is $B/cache writethrough
+
+B3=/local/domain/0/backend/vbd/7/51744
+xenstore-write $B3/params memory:64M
+XENBUS_PATH=$B3 "$script" add || fail "add failed on memory:"
+xs_is $B3/hotplug-status connected
+exit 0

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SIGUSR1 logs exact per-vbd counters; --stats=1 logs them every second.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires test -x "$abs_top_builddir/sim/xensim"
+need_frontend
+start_xensim
+start_backend --stats=1
+new_guest
+add_disk $DOM memory:4M --be-key flush-mode=both
+cat > "$BK_TMP/s" <<'EOS'
+send op=write sector=0 seg=p0 seg=p1 expect=OKAY
+send op=write sector=16 seg=p0 expect=OKAY
+send op=write sector=24 seg=p0 expect=OKAY
+send op=read sector=0 seg=p2 expect=OKAY
+send op=read sector=8 seg=p2 expect=OKAY
+send op=flush nr_segments=0 expect=OKAY
+send op=barrier nr_segments=0 expect=OKAY
+send op=discard sector=0 nr_sectors=8 expect=OKAY
+send op=read sector=99999999 seg=p2 expect=ERROR
+send op=7 sector=0 seg=p2 expect=EOPNOTSUPP
+EOS
+run_script $DOM "$BK_TMP/s" --no-close
+kill -USR1 "$(cat "$BACKEND_PIDFILE")"
+want="stats vbd=$DOM/51712 rd_req=2 wr_req=3 flush_req=1 barrier_req=1 discard_req=1 rd_sect=16 wr_sect=32 discard_sect=8 oo_req=0 errors=1 eopnotsupp=1"
+wait_for 5 grep -q "$want" "$BACKEND_LOG" || { grep stats "$BACKEND_LOG"; fail "no exact stats line after SIGUSR1"; }
+# --stats=1: the periodic line appears again within 3 s
+n=$(grep -c "$want" "$BACKEND_LOG")
+more_lines() { [ "$(grep -c "$want" "$BACKEND_LOG")" -gt "$n" ]; }
+wait_for 3 more_lines || fail "--stats=1 did not log periodically"
+stop_backend
+exit 0

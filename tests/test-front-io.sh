@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# blkfront-test io through blkbackd: the JSON report adds up, --flush-every
+# and --fua send exactly the requests they promise (counted in blkbackd's
+# trace: FLUSH_DISKCACHE with flush-mode=flush, WRITE_BARRIER with data
+# with flush-mode=barrier), and --bonnie runs its four phases.
+. ./functions.sh
+. "$abs_top_srcdir/tests/front-lib.sh"
+front_sim
+start_backend
+
+blkfront-test xl-add --domid $DOM --params memory:64M >/dev/null || fail "xl-add"
+blkfront-test io --domid $DOM --rw randread --bs 4k --iodepth 32 --runtime 1 \
+	--output-format json >"$FT/j" || fail "io randread"
+cat "$FT/j"
+python3 - "$FT/j" <<'PY' || fail "randread JSON does not add up"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["rw"] == "randread" and j["bs"] == 4096 and j["iodepth"] == 32, j
+assert j["ios"] > 0 and j["errors"] == 0, j
+assert j["bytes"] == j["ios"] * 4096, j
+assert abs(j["iops"] - j["ios"] / j["runtime_s"]) <= 0.005 * j["iops"] + 1, j
+l = j["lat_us"]
+assert 0 < l["min"] <= l["p50"] <= l["p99"] <= l["max"], l
+PY
+
+# sequential writes over exactly 2 MiB, a flush after every 8 writes
+n0=$(grep -c ' op=flush .* status=0$' "$BACKEND_TRACE" || true)
+blkfront-test io --domid $DOM --rw write --bs 64k --iodepth 4 --size 2M \
+	--flush-every 8 --output-format json >"$FT/j" || fail "io write --flush-every"
+n1=$(grep -c ' op=flush .* status=0$' "$BACKEND_TRACE" || true)
+grep -q '"ios":32,' "$FT/j" || fail "2 MiB / 64 KiB is 32 writes: $(cat "$FT/j")"
+grep -q '"flushes":4,' "$FT/j" || fail "32 writes, a flush every 8: $(cat "$FT/j")"
+[ $((n1 - n0)) = 4 ] || fail "blkbackd saw $((n1 - n0)) flushes, expected 4"
+
+# --fua with barriers only: each write is a WRITE_BARRIER with data
+blkfront-test xl-remove --domid $DOM >/dev/null
+blkfront-test xl-add --domid $DOM --params memory:64M --be-key flush-mode=barrier >/dev/null
+b0=$(grep -c ' op=barrier .* segs=[1-9].* status=0$' "$BACKEND_TRACE" || true)
+blkfront-test io --domid $DOM --rw write --bs 4k --iodepth 2 --size 64k --fua \
+	--output-format json >"$FT/j" || fail "io --fua"
+b1=$(grep -c ' op=barrier .* segs=[1-9].* status=0$' "$BACKEND_TRACE" || true)
+[ $((b1 - b0)) = 16 ] || fail "--fua with barriers: $((b1 - b0)) barrier writes, expected 16"
+
+# bonnie-style phases
+blkfront-test io --domid $DOM --bonnie --bs 8k --size 4M >"$FT/b" || fail "io --bonnie"
+cat "$FT/b"
+for p in seq-output-block seq-rewrite seq-input-block random-seeks; do
+	grep -q "^$p .*(.* 0 errors)" "$FT/b" || fail "bonnie phase $p missing or failed"
+done
+blkfront-test xl-remove --domid $DOM >/dev/null
+stop_backend
+exit 0
