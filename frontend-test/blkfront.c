@@ -263,17 +263,20 @@ complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
 	/* Linux blkif_interrupt's feature withdrawal rules. */
 	if (have_rsp && (op == BLKIF_OP_FLUSH_DISKCACHE || op == BLKIF_OP_WRITE_BARRIER) &&
 	    (status == BLKIF_RSP_EOPNOTSUPP || (status == BLKIF_RSP_ERROR && empty))) {
-		if (bf->info.feature_flush || bf->info.feature_fua)
+		/* racing readers see the old or the new value; both are safe */
+		bool had_flush = __atomic_exchange_n(&bf->info.feature_flush, false,
+						     __ATOMIC_RELAXED);
+		bool had_fua = __atomic_exchange_n(&bf->info.feature_fua, false,
+						   __ATOMIC_RELAXED);
+
+		if (had_flush || had_fua)
 			log_info("vbd %s: %s%s op failed (status %d): flush and FUA withdrawn",
 				 bf->fe, empty ? "empty " : "", opname(op), status);
-		bf->info.feature_flush = false;
-		bf->info.feature_fua = false;
 	}
 	if (have_rsp && op == BLKIF_OP_DISCARD && status == BLKIF_RSP_EOPNOTSUPP) {
-		if (bf->info.feature_discard)
+		if (__atomic_exchange_n(&bf->info.feature_discard, false, __ATOMIC_RELAXED))
 			log_info("vbd %s: discard op failed: discard withdrawn", bf->fe);
-		bf->info.feature_discard = false;
-		bf->info.feature_secdiscard = false;
+		WRITE_ONCE(bf->info.feature_secdiscard, false);
 	}
 
 	if (s && req->result == 0 && req->op == BLKFRONT_READ)
@@ -1126,15 +1129,17 @@ check_req(blkfront_t *bf, const struct blkfront_req *req)
 	case BLKFRONT_DISCARD:
 		if (req->len == 0 || req->len % SECTOR_SIZE)
 			return -EINVAL;
-		if (!in->feature_discard)
+		if (!READ_ONCE(in->feature_discard))
 			return -EOPNOTSUPP;
 		break;
 	default:
 		return -EINVAL;
 	}
-	if (req->op == BLKFRONT_FLUSH_DISKCACHE && (!in->feature_flush || !bf->adv_flush_cache))
+	if (req->op == BLKFRONT_FLUSH_DISKCACHE &&
+	    (!READ_ONCE(in->feature_flush) || !bf->adv_flush_cache))
 		return -EOPNOTSUPP;
-	if (req->op == BLKFRONT_WRITE_BARRIER && (!in->feature_flush || !bf->adv_barrier))
+	if (req->op == BLKFRONT_WRITE_BARRIER &&
+	    (!READ_ONCE(in->feature_flush) || !bf->adv_barrier))
 		return -EOPNOTSUPP;
 	if (req->op != BLKFRONT_READ && in->read_only)
 		return -EROFS;
@@ -1347,7 +1352,7 @@ blkfront_flush(blkfront_t *bf)
 
 	if (blkfront_broken(bf))
 		return -EIO;
-	if (!bf->info.feature_flush)
+	if (!READ_ONCE(bf->info.feature_flush))
 		return 0;
 	req.op = bf->info.feature_barrier ? BLKFRONT_WRITE_BARRIER : BLKFRONT_FLUSH_DISKCACHE;
 	return run_sync(bf, &req, 1);
@@ -1358,7 +1363,7 @@ blkfront_pwrite(blkfront_t *bf, const void *buf, size_t len, uint64_t sector, bo
 {
 	int r;
 
-	if (fua && bf->info.feature_fua && bf->info.feature_barrier)
+	if (fua && READ_ONCE(bf->info.feature_fua) && bf->info.feature_barrier)
 		return rw_sync(bf, BLKFRONT_WRITE_BARRIER, (void *)buf, len, sector);
 	r = rw_sync(bf, BLKFRONT_WRITE, (void *)buf, len, sector);
 	if (r == 0 && fua)

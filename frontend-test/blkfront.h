@@ -95,7 +95,12 @@ struct blkfront_config {
 	unsigned int nr_fe_keys;
 };
 
-/* What was negotiated, fixed at connect (except the withdrawn features). */
+/*
+ * What was negotiated, fixed at connect, except that feature_flush,
+ * feature_fua, feature_discard and feature_secdiscard may turn false at
+ * any time (EOPNOTSUPP withdrawal, on the completion thread): read them
+ * with READ_ONCE() when other threads do I/O.
+ */
 struct blkfront_info {
 	uint32_t backend_domid;
 	char backend_path[128];
