@@ -850,6 +850,14 @@ dev_update(struct bk_dev *dev)
 	case XenbusStateClosed:
 	case XenbusStateUnknown:
 	default:
+		/*
+		 * A frontend that is Closed when we (re)probe has not started
+		 * yet (blkbackd restarted, or the guest closed earlier): keep
+		 * waiting in InitWait for it, as Linux blkfront reconnects from
+		 * Closed when it sees InitWait.
+		 */
+		if (dev->state == XenbusStateInitWait)
+			break;
 		disconnect(dev);
 		if (dev->state != -1)
 			set_state(dev, XenbusStateClosed);

@@ -34,6 +34,8 @@ BACKEND_SH_TESTS = \
 	test-backend-stats.sh \
 	test-backend-domain-gone.sh \
 	test-backend-hotplug.sh \
+	test-backend-restart.sh \
+	test-backend-abi.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

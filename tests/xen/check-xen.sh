@@ -19,7 +19,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
 PHASES=${PHASES:-bb,bar,cmp}
-export TIMEOUT=${TIMEOUT:-540}
+export TIMEOUT=${TIMEOUT:-720}
 
 mkdir -p "$XDIR" "$B"
 rm -f "$XDIR"/*.trs "$XDIR"/*.log "$XDIR/bench.txt"
@@ -72,7 +72,7 @@ case ",$PHASES," in *,bb,*) EXPECTED="$EXPECTED
 	domu-bb-bench-blkbackd bb-destroy bb-sigterm" ;;
 esac
 case ",$PHASES," in *,bar,*) EXPECTED="$EXPECTED
-	bar-daemon-start bar-xl-create bar-connect domu-bar-xvda-size domu-bar-xvda-ext4
+	bar-daemon-start bar-xl-create bar-connect bar-features domu-bar-xvda-size domu-bar-xvda-ext4
 	bar-trace-barrier bar-sigterm" ;;
 esac
 case ",$PHASES," in *,cmp,*) EXPECTED="$EXPECTED

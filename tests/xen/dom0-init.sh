@@ -71,7 +71,9 @@ wait_guest() {
 	say "timeout: guest $1 did not print /$2/ in $3 s"
 	return 1
 }
-guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1; }
+# guest_line NAME REGEX: the guest's last console line matching REGEX
+# (xenconsoled keeps the guest's CR LF: drop the CR)
+guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1 | tr -d '\r'; }
 # mkcfg NAME RUN SIZES DISK...: an xl config for one PV guest of ours
 mkcfg() {
 	local name=$1 run=$2 sz=$3 d disks=""
@@ -89,14 +91,17 @@ disk = [ $disks ]
 on_crash = "preserve"
 EOF
 }
-xl_create() { # NAME: xl create with the verbose log in /tmp, timed
-	local t0 rc
+# xl_create NAME [VAR=VALUE...]: xl create with the verbose log in /tmp,
+# timed; the variables reach the hotplug scripts (xl's environment)
+xl_create() {
+	local n=$1 t0 rc
+	shift
 	t0=$(now)
-	relay $1
-	xl -vvv create /etc/xen/$1.cfg > /tmp/xl-create-$1.log 2>&1; rc=$?
-	say "xl create $1: rc=$rc in $(echo "$(now) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
+	relay $n
+	env "$@" xl -vvv create /etc/xen/$n.cfg > /tmp/xl-create-$n.log 2>&1; rc=$?
+	say "xl create $n: rc=$rc in $(echo "$(now) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
 	if [ $rc != 0 ]; then
-		grep -iE 'error|fail|timed out|timeout|hotplug|script' /tmp/xl-create-$1.log | tail -n 30
+		grep -iE 'error|fail|timed out|timeout|hotplug|script' /tmp/xl-create-$n.log | tail -n 30
 		[ -s /var/log/xen/xen-hotplug.log ] && tail -n 30 /var/log/xen/xen-hotplug.log
 	fi
 	return $rc
@@ -124,6 +129,15 @@ backend_connected() {
 	xenstore-ls -f $be | grep -E '/(params|state|feature-[a-z-]*|sectors|sector-size|info|discard-[a-z]*|hotplug-status|max-ring-page-order)' | sed 's/^/  /'
 }
 
+# xs_features BACKEND FLUSH BARRIER: the advertised flush features
+xs_features() {
+	local f b
+	f=$(xenstore-read $1/feature-flush-cache 2>/dev/null)
+	b=$(xenstore-read $1/feature-barrier 2>/dev/null)
+	say "feature-flush-cache=$f feature-barrier=$b flush-mode=$(xenstore-read $1/flush-mode 2>&1)"
+	[ "$f" = "$2" ] && [ "$b" = "$3" ]
+}
+
 # ---------------- blkbackd ----------------
 BB=/usr/local/sbin/blkbackd
 BB_PID=/run/blkbackd.pid
@@ -139,7 +153,7 @@ bb_start() { # ARGS...: start the daemon in the foreground-mode background
 	say "blkbackd pid $(cat $BB_PID): $*"
 }
 bb_alive() { [ -s $BB_PID ] && kill -0 "$(cat $BB_PID)" 2>/dev/null; }
-bb_fds() { ls /proc/"$(cat $BB_PID)"/fd | wc -l; }
+bb_fd_list() { ls -l /proc/"$(cat $BB_PID)"/fd | sed -n 's/.* \([0-9]*\) -> /\1 -> /p'; }
 bb_stop() { # SIGTERM; clean exit (0) within 30 s
 	local pid i=0
 	pid=$(cat $BB_PID) || return 1
@@ -170,14 +184,14 @@ if [ -n "${ok:-}" ]; then result dom0-boot PASS; else result dom0-boot FAIL "xen
 
 # ---------------- phase bb: blkbackd ----------------
 phase_bb() {
-	local dom fds0 fds1 a=/tmp/bb-a.img b=/tmp/bb-b.img l
+	local dom a=/tmp/bb-a.img b=/tmp/bb-b.img l
 	mkimg $a 384M
 	mkimg $b 64M
 	check bb-daemon-start bb_start || return
-	fds0=$(bb_fds)
+	bb_fd_list > /tmp/bb-fds0
 	mkcfg domu-bb "size:xvda,pattern:xvda,ext4:xvda,xfs:xvda,discard:xvda,attach:xvdb,bench:xvda:blkbackd,idle" \
 		"xvda:$(sectors_of $a),xvdb:$(sectors_of $b)" \
-		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
 	mark BB-CREATE
 	check bb-xl-create xl_create domu-bb || return
 	dom=$(xl domid domu-bb)
@@ -186,7 +200,7 @@ phase_bb() {
 	# the guest's own tests run now; dom0 checks what it can see
 	wait_guest domu-bb '@@T domu-bb-xvda-ext4 ' 400
 	start bb-trace-flush
-	l=$(trace_count 'op=flush')
+	l=$(trace_count 'op=flush .*status=0')
 	say "trace: $l FLUSH_DISKCACHE requests, $(wc -l < $BB_TRACE) lines"
 	if [ "${l:-0}" -gt 0 ]; then result bb-trace-flush PASS; else result bb-trace-flush FAIL "no flush in the trace"; fi
 
@@ -201,15 +215,28 @@ phase_bb() {
 		result bb-discard-holes FAIL "the guest did not discard"
 	fi
 
-	# hot-plug a second disk, then unplug it
+	# hot-plug a second disk, then unplug it: the daemon's fds come back
 	if wait_guest domu-bb '@@U WAIT-ATTACH xvdb' 300; then
-		check bb-block-attach xl block-attach domu-bb "vdev=xvdb, format=raw, access=rw, target=$b, script=block-blkbackd"
+		bb_fd_list > /tmp/bb-fds1
+		check bb-block-attach xl block-attach domu-bb "vdev=xvdb, format=raw, access=rw, script=block-blkbackd, target=$b"
 		start bb-block-detach
 		if wait_guest domu-bb '@@U ATTACHED-MD5 xvdb|@@T domu-bb-xvdb-attach ' 200 &&
 		   l=$(guest_line domu-bb '@@U ATTACHED-MD5 xvdb') && [ -n "$l" ]; then
 			set -- $l
-			xl block-detach domu-bb xvdb && xs_wait /local/domain/0/backend/vbd/$dom/51728/state "" 30 &&
-				result bb-block-detach PASS || result bb-block-detach FAIL
+			if ! xl block-detach domu-bb xvdb; then
+				result bb-block-detach FAIL "xl block-detach failed"
+			elif ! xs_wait /local/domain/0/backend/vbd/$dom/51728/state "" 30; then
+				result bb-block-detach FAIL "the backend directory is still there"
+			else
+				sleep 1
+				bb_fd_list | diff /tmp/bb-fds1 - | sed -n 's/^\([-+][0-9].*\)/  \1/p' > /tmp/bb-fds-diff
+				cat /tmp/bb-fds-diff
+				if [ -s /tmp/bb-fds-diff ]; then
+					result bb-block-detach FAIL "blkbackd's fds differ after the detach"
+				else
+					result bb-block-detach PASS
+				fi
+			fi
 			start bb-xvdb-backing
 			m=$($G/dd if=$b bs=1M skip=$(($4 / 1048576)) count=$(($5 / 1048576)) 2>/dev/null | $G/md5sum | cut -d' ' -f1)
 			say "guest md5 $6, backing md5 $m"
@@ -219,14 +246,20 @@ phase_bb() {
 		fi
 	fi
 
-	# destroy: blkbackd keeps running, returns every fd
+	# destroy: blkbackd keeps running and holds no more fds than before the
+	# guest, apart from xenops' daemon-lifetime handles (/dev/xen/*, opened
+	# on first use)
 	start bb-destroy
 	if wait_guest domu-bb '@@U IDLE' 400; then :; fi
 	xl destroy domu-bb
 	if xs_wait /local/domain/0/backend/vbd/$dom "" 30 && sleep 1 && bb_alive; then
-		fds1=$(bb_fds)
-		say "blkbackd fds: $fds0 before the guest, $fds1 after xl destroy"
-		if [ "$fds1" = "$fds0" ]; then result bb-destroy PASS; else result bb-destroy FAIL "fd leak"; fi
+		bb_fd_list | diff /tmp/bb-fds0 - | sed -n 's/^\([-+][0-9].*\)/  \1/p' > /tmp/bb-fds-diff
+		cat /tmp/bb-fds-diff
+		if grep -qvE '^  \+[0-9]+ -> /dev/xen/[a-z_]+$' /tmp/bb-fds-diff; then
+			result bb-destroy FAIL "fd leak"
+		else
+			result bb-destroy PASS
+		fi
 	else
 		result bb-destroy FAIL "backend left behind or blkbackd gone"
 	fi
@@ -239,16 +272,17 @@ phase_bar() {
 	local dom a=/tmp/bar.img nb0 nbd
 	mkimg $a 128M
 	rm -f $BB_TRACE
-	check bar-daemon-start bb_start --flush-mode=barrier || return
+	check bar-daemon-start bb_start || return
 	mkcfg domu-bar "size:xvda,ext4:xvda" "xvda:$(sectors_of $a)" \
-		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
-	check bar-xl-create xl_create domu-bar || return
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
+	check bar-xl-create xl_create domu-bar BLKBACKD_FLUSH_MODE=barrier || return
 	dom=$(xl domid domu-bar)
-	check bar-connect backend_connected $dom 51712
+	check bar-connect backend_connected $dom 51712 &&
+		check bar-features xs_features /local/domain/0/backend/vbd/$dom/51712 0 1
 	wait_guest domu-bar '@@U DOMU-DONE' 300
 	start bar-trace-barrier
-	nb0=$(trace_count 'op=barrier.* nr=0 ')
-	nbd=$(trace_count 'op=barrier.* nr=[1-9]')
+	nb0=$(trace_count 'op=barrier .* segs=0 .*status=0')
+	nbd=$(trace_count 'op=barrier .* segs=[1-9][0-9]* .*status=0')
 	say "trace: WRITE_BARRIER without data: $nb0, with data: $nbd; FLUSH_DISKCACHE: $(trace_count 'op=flush')"
 	if [ "${nb0:-0}" -gt 0 ] && [ "${nbd:-0}" -gt 0 ]; then result bar-trace-barrier PASS; else result bar-trace-barrier FAIL; fi
 	xl destroy domu-bar 2>/dev/null
@@ -284,7 +318,7 @@ phase_cmd() {
 	mkimg $a "$(arg xt.disk)"
 	check cmd-daemon-start bb_start || return
 	mkcfg domu-cmd "cmd:xvda" "xvda:$(sectors_of $a)" \
-		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
 	check cmd-xl-create xl_create domu-cmd || return
 	wait_guest domu-cmd '@@U DOMU-DONE' "$(arg xt.timeout)"
 	xl destroy domu-cmd 2>/dev/null

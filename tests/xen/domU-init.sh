@@ -79,9 +79,9 @@ do_pattern() {
 	say "pattern md5 $($G/md5sum < /tmp/pat | cut -d' ' -f1)"
 }
 
-bonnie() { # DIR [MiB]: small bonnie++ (default 16 MiB; 1024 files), CSV on stdout
+bonnie() { # DIR [MiB [OPT]]: small bonnie++ (default 16 MiB; 1024 files), CSV on stdout
 	local s=${2:-16}
-	$G/bonnie++ -d "$1" -s $s -r $((s / 2)) -n 1 -u 0:0 -m "$TAG" -q -f > /tmp/bonnie.csv 2> /tmp/bonnie.err ||
+	$G/bonnie++ -d "$1" -s $s -r $((s / 2)) -n 1 -u 0:0 -m "$TAG" -q -f ${3:-} > /tmp/bonnie.csv 2> /tmp/bonnie.err ||
 		{ cat /tmp/bonnie.err; return 1; }
 	tail -1 /tmp/bonnie.csv
 }
@@ -162,7 +162,7 @@ do_bench() {
 	echo "@@B $l dd-read-MBps $r"
 	$G/mke2fs -q -F -t ext4 /dev/$d || die "mke2fs failed"
 	mount -t ext4 /dev/$d /mnt || die "mount failed"
-	csv=$(bonnie /mnt 64)
+	csv=$(bonnie /mnt 32 -D)	# -D: O_DIRECT bulk I/O (the file is smaller than RAM)
 	umount /mnt
 	say "bonnie++ $csv"
 	# bonnie++ 1.98 CSV: 12 put_block, 14 rewrite, 18 get_block (K/s), 27 seq_create (/s)
