@@ -358,9 +358,12 @@ open_direct(struct ex *e, const char *path, bool wt)
 	struct stat st;
 
 	e->fd = open(path, flags | O_DIRECT);
+	/* O_DIRECT: align to 4096, safe for 512e and 4Kn devices alike */
+	e->align = 4096;
 	if (e->fd < 0 && errno == EINVAL) {
 		log_info("export --direct %s: O_DIRECT not supported here; using the page cache", path);
 		e->fd = open(path, flags);
+		e->align = 512;
 	}
 	if (e->fd < 0) {
 		log_error("export --direct %s: %m", path);
@@ -370,9 +373,8 @@ open_direct(struct ex *e, const char *path, bool wt)
 		log_error("export --direct %s: fstat: %m", path);
 		return -1;
 	}
-	e->size = (uint64_t)st.st_size & ~511ull;
+	e->size = (uint64_t)st.st_size & ~((uint64_t)e->align - 1);
 	e->wt = wt;
-	e->align = 512;
 	return 0;
 }
 
