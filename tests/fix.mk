@@ -3,6 +3,7 @@
 
 FIX_TESTS = \
 	test-fix-second-daemon.sh \
+	test-fix-export-eio.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
