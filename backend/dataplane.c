@@ -486,11 +486,12 @@ queue_reap(struct bk_queue *q)
 	struct bk_io *done[64];
 	int n, i;
 
+	/* fewer than asked: nothing else is ready (store.h reap contract) */
 	do {
 		n = q->sops->reap(q->sq, done, ARRAY_SIZE(done));
 		for (i = 0; i < n; i++)
 			io_done(q, done[i]);
-	} while (n > 0);
+	} while (n == (int)ARRAY_SIZE(done));
 }
 
 static void

@@ -135,8 +135,9 @@ struct bk_store_ops {
 	 * Required.  Hand back up to max completed I/Os into done[] without
 	 * blocking.  Returns the count (0 = none ready) or -errno.
 	 * queue_fd is level-agnostic: after it polls readable the caller
-	 * calls reap until it returns 0 (a driver may clear the fd's
-	 * readiness on the first call).
+	 * calls reap until it returns fewer than max (a driver may clear the
+	 * fd's readiness on the first call, and returns fewer than max only
+	 * when nothing else is ready at that moment).
 	 */
 	int (*reap)(struct bk_store_queue *q, struct bk_io **done, unsigned int max);
 

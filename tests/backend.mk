@@ -35,6 +35,7 @@ BACKEND_SH_TESTS = \
 	test-backend-domain-gone.sh \
 	test-backend-hotplug.sh \
 	test-backend-restart.sh \
+	test-backend-abi.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The short end-to-end campaign (blkcrash run --quick: ext4, 60 crash
 # points) over xensim + blkbackd --record + blkfront-test export:
-# 0 violations with honest flushes, violations detected with
-# blkbackd --unsafe-ignore-flush (the checker can fail).
+# 0 violations with honest flushes (FLUSH_DISKCACHE, and WRITE_BARRIER),
+# violations detected with blkbackd --unsafe-ignore-flush (the checker
+# can fail).
 . ./functions.sh
 PATH="$abs_top_builddir/harness/crash:$PATH"
 requires_root
@@ -10,6 +11,7 @@ requires blkcrash --help
 requires mkfs.ext4 -V
 requires e2fsck -V
 requires losetup --version
+requires losetup -f
 requires test -e /dev/fuse
 requires test -x "$abs_top_builddir/sim/xensim"
 # the other parts must be real, not the stubs they started as
@@ -34,6 +36,16 @@ cat "$d/honest.out"
 [ $rc = 0 ] || fail "honest flushes: exit $rc, expected 0"
 grep -q '^blkcrash: PASS: ext4, flushes honoured: 60 crash points, all fsck clean, 0 of [1-9][0-9]* acknowledged writes lost$' \
 	"$d/honest.out" || fail "honest flushes: verdict line"
+
+# the same with WRITE_BARRIER on the ring instead of FLUSH_DISKCACHE
+set +e
+blkcrash run --quick --seed 2 --flush-mode barrier > "$d/barrier.out" 2>&1
+rc=$?
+set -e
+cat "$d/barrier.out"
+[ $rc = 0 ] || fail "barriers: exit $rc, expected 0"
+grep -q '^blkcrash: PASS: ext4, flushes honoured, flush-mode=barrier: 60 crash points' \
+	"$d/barrier.out" || fail "barriers: verdict line"
 
 set +e
 blkcrash run --quick --seed 1 --unsafe-ignore-flush > "$d/ignored.out" 2>&1

@@ -354,7 +354,8 @@ fsck_image(const char *fs, const char *path, const char *copy, const char *mnt,
 		else
 			r = r == 0 ? 0 : 1;
 	} else {
-		char *mount[] = { "mount", "-o", "loop", (char *)copy, (char *)mnt, NULL };
+		char *mount[] = { "mount", "-t", "xfs", "-o", "loop,nouuid",
+				  (char *)copy, (char *)mnt, NULL };
 		char *umount[] = { "umount", (char *)mnt, NULL };
 		char *chk[] = { "xfs_repair", "-n", "-f", (char *)copy, NULL };
 
