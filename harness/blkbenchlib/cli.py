@@ -400,6 +400,9 @@ def _crash_campaign(paths, outdir):
         f.write(p.stdout)
     lines = [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
     last = lines[-1] if lines else "no output"
+    report.append_html(outdir, "Power-cut check (blkcrash run --quick)",
+                       "%s\n(exit %d; full output: crash.txt)" % (last, p.returncode),
+                       "crash.txt")
     if p.returncode == 0:
         print("power-cut check: %s" % last)
         return 0

@@ -66,6 +66,9 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$missing /boot/vmlinuz-*"
 EXPECTED="xen-build xen-boot dom0-boot"
 case ",$PHASES," in *,bb,*) EXPECTED="$EXPECTED
 	bb-daemon-start bb-xl-create bb-connect
+	ht-xl-create domu-ht-hostile-C01 domu-ht-hostile-C02 domu-ht-hostile-C04
+	domu-ht-hostile-C05 domu-ht-hostile-C06 domu-ht-hostile-C09 domu-ht-hostile-C13
+	domu-ht-hostile-C03 ht-isolation ht-destroy
 	domu-bb-xvda-size domu-bb-xvda-pattern domu-bb-xvda-ext4 bb-trace-flush domu-bb-xvda-xfs
 	domu-bb-xvda-discard bb-discard-holes
 	bb-block-attach domu-bb-xvdb-attach bb-block-detach bb-xvdb-backing

@@ -75,6 +75,7 @@ wait_guest() {
 # (xenconsoled keeps the guest's CR LF: drop the CR)
 guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1 | tr -d '\r'; }
 # mkcfg NAME RUN SIZES DISK...: an xl config for one PV guest of ours
+# (XT_EXTRA: more for the guest's command line; GUEST_MEM: MiB)
 mkcfg() {
 	local name=$1 run=$2 sz=$3 d disks=""
 	shift 3
@@ -84,7 +85,7 @@ name = "$name"
 type = "pv"
 kernel = "/boot/vmlinuz"
 ramdisk = "/boot/domu.cpio"
-extra = "console=hvc0 rdinit=/init loglevel=4 xt.tag=$name xt.run=$run xt.sz=$sz"
+extra = "console=hvc0 rdinit=/init loglevel=4 xt.tag=$name xt.run=$run xt.sz=$sz ${XT_EXTRA:-}"
 memory = ${GUEST_MEM:-256}
 vcpus = 1
 disk = [ $disks ]
@@ -197,6 +198,9 @@ phase_bb() {
 	dom=$(xl domid domu-bb)
 	check bb-connect backend_connected $dom 51712
 
+	# a hostile second guest on the same daemon, while domu-bb works
+	ht_create
+
 	# the guest's own tests run now; dom0 checks what it can see
 	wait_guest domu-bb '@@T domu-bb-xvda-ext4 ' 400
 	start bb-trace-flush
@@ -214,6 +218,8 @@ phase_bb() {
 	else
 		result bb-discard-holes FAIL "the guest did not discard"
 	fi
+
+	ht_finish
 
 	# hot-plug a second disk, then unplug it: the daemon's fds come back
 	if wait_guest domu-bb '@@U WAIT-ATTACH xvdb' 300; then
@@ -265,6 +271,46 @@ phase_bb() {
 	fi
 	say "trace: $(wc -l < $BB_TRACE) lines; ops: $(sed -n 's/.*op=\([a-z_]*\).*/\1/p' $BB_TRACE | sort | uniq -c | tr '\n' ' ')"
 	check bb-sigterm bb_stop
+}
+
+# ---------------- the hostile guest (part of phase bb) ----------------
+# No xen-blkfront in this guest: blkfront-test is its disk's frontend and
+# sends the requests of tests/xen/hostile/*.script as written.  Its vbd
+# asks for flush-mode=both (C01 needs barriers).  C03 comes last: it breaks
+# the ring, and blkbackd must close that device only.
+HOSTILE=C01+C02+C04+C05+C06+C09+C13+C03
+ht_create() {
+	local h=/tmp/ht.img
+	if [ ! -e /etc/xt-has-blkfront-test ]; then
+		echo "@@SKIPALL ht- blkfront-test is not built (frontend-test/blkfront-test)"
+		return
+	fi
+	mkimg $h 64M
+	XT_EXTRA=xt.noblkfront=1 mkcfg domu-ht "hostile:xvda:$HOSTILE,idle" "xvda:$(sectors_of $h)" \
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$h"
+	check ht-xl-create xl_create domu-ht BLKBACKD_FLUSH_MODE=both || return
+	HT_DOM=$(xl domid domu-ht)
+}
+ht_finish() {
+	local be
+	[ -n "${HT_DOM:-}" ] || return
+	be=/local/domain/0/backend/vbd/$HT_DOM/51712
+	start ht-isolation
+	wait_guest domu-ht '@@U IDLE' 300
+	say "hostile guest's vbd: state $(xenstore-read $be/state 2>&1), error '$(xenstore-read $be/error 2>&1)'"
+	say "domu-bb's vbd: state $(xenstore-read /local/domain/0/backend/vbd/$(xl domid domu-bb)/51712/state 2>&1)"
+	if bb_alive && [ "$(xenstore-read /local/domain/0/backend/vbd/$(xl domid domu-bb)/51712/state)" = 4 ]; then
+		result ht-isolation PASS
+	else
+		result ht-isolation FAIL "blkbackd gone or domu-bb's disk disconnected"
+	fi
+	start ht-destroy
+	xl destroy domu-ht
+	if xs_wait /local/domain/0/backend/vbd/$HT_DOM "" 30 && bb_alive; then
+		result ht-destroy PASS
+	else
+		result ht-destroy FAIL "backend left behind or blkbackd gone"
+	fi
 }
 
 # ---------------- phase bar: feature-barrier only ----------------
@@ -331,8 +377,10 @@ for p in $(echo "$PHASES" | tr ',' ' '); do
 	bb|bar|cmd)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
+			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"
 		elif [ ! -x /etc/xen/scripts/block-blkbackd ]; then
 			echo "@@SKIPALL $p- the hotplug script backend/block-blkbackd is missing"
+			[ $p = bb ] && echo "@@SKIPALL ht- the hotplug script backend/block-blkbackd is missing"
 		else
 			phase_$p
 		fi

@@ -15,8 +15,13 @@
 #     bench:D:LABEL     dd O_DIRECT seq write/read + bonnie++ on ext4
 #     cmd:D             run-in-domu.sh: sh /xt-cmd with XT_DISK=/dev/D, its
 #                       output between @@CMD-BEGIN and @@CMD-END rc=N
+#     hostile:D:C01+C02 blkfront-test (a userspace frontend over gntalloc,
+#                       evtchn and xenbus) runs /xt-hostile/C01.script, ...
+#                       against D's backend, one test per script, in order
 #     idle              stay up (dom0 destroys the guest)
 #   xt.sz=D:SECTORS,... expected sizes in 512-byte sectors
+#   xt.noblkfront=1     do not load xen-blkfront (the disks are left to
+#                       blkfront-test)
 # Output (hvc0; dom0 relays it from xenconsoled's log to the serial line):
 #   @@S NAME            a step starts       @@T NAME RESULT DETAIL  its result
 #   @@U WORD ...        progress dom0 waits for
@@ -170,8 +175,18 @@ do_bench() {
 	[ -n "$csv" ] || die "bonnie++ failed"
 }
 
+# a hostile frontend: blkfront-test sends the script's requests as written
+do_hostile() { # DISK CASE
+	/usr/local/bin/blkfront-test script --transport xen --vdev $1 --max-indirect 16 \
+		--timeout 20000 /xt-hostile/$2.script
+}
+
 echo "@@U DOMU-INIT-START tag=$TAG kernel=$(uname -r) run=$RUN"
-while read -r m; do insmod "$m" 2>/dev/null; done < /modules.list
+NOBLKFRONT=$(arg xt.noblkfront)
+while read -r m; do
+	case $m in */xen-blkfront.ko) [ "$NOBLKFRONT" = 1 ] && continue ;; esac
+	insmod "$m" 2>/dev/null
+done < /modules.list
 for item in $(echo "$RUN" | tr ',' ' '); do
 	s=${item%%:*}; rest=${item#*:}; d=${rest%%:*}; l=${rest#*:}
 	case $s in
@@ -187,6 +202,7 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 		XT_DISK=/dev/$d sh /xt-cmd 2>&1
 		echo "@@CMD-END rc=$?"
 		;;
+	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
 	idle) mark IDLE; while :; do sleep 3600; done ;;
 	*) echo "@@U unknown step $item" ;;
 	esac
