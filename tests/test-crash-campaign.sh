@@ -11,6 +11,7 @@ requires blkcrash --help
 requires mkfs.ext4 -V
 requires e2fsck -V
 requires losetup --version
+requires losetup -f
 requires test -e /dev/fuse
 requires test -x "$abs_top_builddir/sim/xensim"
 # the other parts must be real, not the stubs they started as

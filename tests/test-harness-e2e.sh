@@ -38,5 +38,34 @@ for r in runs:
     assert r["loop_dio"] == 1, r
     assert r["tool_blkfront-test"] != "unknown", r
 PY
-[ -s "$res/raw/domU-wce1-barrier1-run1/blkbackd.log" ] || true
+[ -s "$res/raw/domU-wce1-barrier1-run1/blkbackd.log" ] || fail "blkbackd's log not kept"
+[ -s "$res/raw/domU-wce1-barrier1-run1/export.stats" ] || fail "the export's counters not kept"
+
+no_stack_left() {
+	assert_clean "$tmp" "${1:-}"
+	if pgrep -f "$tmp/" >/dev/null; then
+		pgrep -af "$tmp/"
+		fail "processes of the stack left running (above)"
+	fi
+}
+
+# A mount option the kernel refuses, through the ring: named, and the
+# whole stack (export, blkbackd, xensim) gone.
+rc=0
+blkbench run --out "$tmp/res-bad" --workdir "$tmp" --runs 1 --where domU --wce 1 --barrier 1 \
+	--fs ext4 --mount-opts bogus_opt_blkbench $SMALL_BONNIE > "$tmp/out" 2> "$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -qF "mount -t ext4 -o barrier=1,bogus_opt_blkbench" "$tmp/err" ||
+	{ cat "$tmp/err"; fail "domU bad mount option: rc $rc"; }
+no_stack_left
+
+# Ctrl-C while bonnie++ runs through the ring.
+blkbench run --out "$tmp/res-int" --workdir "$tmp" --runs 1 --where domU --wce 1 --barrier 1 \
+	--fs ext4 $SMALL_BONNIE --size 512 --disk 700 > "$tmp/out" 2> "$tmp/err" &
+pid=$!
+wait_for 60 grep -qF "$tmp/blkbench." /proc/mounts || { kill $pid; fail "no mount within 60 s"; }
+wait_for 30 pgrep -f "bonnie.*$tmp/" >/dev/null || { kill $pid; fail "bonnie++ did not start"; }
+kill -INT $pid
+rc=0; wait $pid || rc=$?
+[ "$rc" = 130 ] || { cat "$tmp/err"; fail "SIGINT: exit $rc, want 130"; }
+no_stack_left "$pid"
 echo ok

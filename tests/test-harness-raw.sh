@@ -49,9 +49,24 @@ grep -q 'results.csv' "$res/index.html" || fail "index.html does not link result
 [ -s "$res/raw/raw-wce1-barrier1-run1/bonnie.csv" ] || fail "raw bonnie++ output missing"
 
 # fsmark and tar on one cell.
-blkbench run --out "$tmp/res2" --workdir "$tmp" --runs 1 --where raw --wce 1 --barrier 1 \
-	--fs ext3:data=journal --mount-opts noatime --workload fsmark,tar --fsmark-files 20 \
-	--loops 2 --scale 0.005 --mem 32 --disk 300 > "$tmp/out2" 2> "$tmp/err2" ||
+# (from a config file; the command line overrides it: --runs)
+cat > "$tmp/bench.conf" <<'CONF'
+# blkbench config: keys are the long options
+where = raw
+wce = 1
+barrier = 1
+fs = ext3:data=journal
+mount-opts = noatime
+workload = fsmark,tar
+fsmark_files = 20   # underscores work too
+loops = 2
+scale = 0.005
+mem = 32
+disk = 300
+runs = 5
+CONF
+blkbench run --config "$tmp/bench.conf" --runs 1 --out "$tmp/res2" --workdir "$tmp" \
+	> "$tmp/out2" 2> "$tmp/err2" ||
 	{ cat "$tmp/err2"; fail "fsmark,tar run failed"; }
 assert_clean "$tmp"
 grep -qE '^ +[0-9]+ +40 +65536 +[0-9.]+ +[0-9]+$' "$tmp/out2" || fail "no fs_mark row for Count 40"

@@ -13,6 +13,14 @@ XEN_TEST_FILES = \
 	xen/domU-init.sh \
 	xen/run-in-domu.sh \
 	xen/xt-holes.c \
+	xen/hostile/C01.script \
+	xen/hostile/C02.script \
+	xen/hostile/C03.script \
+	xen/hostile/C04.script \
+	xen/hostile/C05.script \
+	xen/hostile/C06.script \
+	xen/hostile/C09.script \
+	xen/hostile/C13.script \
 	$(NULL)
 EXTRA_DIST += $(XEN_TEST_FILES)
 

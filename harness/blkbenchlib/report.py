@@ -201,3 +201,16 @@ def ratios(cells, runs_by_cell, metrics):
                 if a and b:
                     lines.append("domU/dom0 %-8s wce%d-barrier%d %.2f" % (m, wce, bar, a / b))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def append_html(outdir, heading, text, link=None):
+    """Add a section (heading, preformatted text, optional link) to an
+    existing index.html, before </body>."""
+    path = os.path.join(outdir, "index.html")
+    e = html.escape
+    section = "<h2>%s</h2><pre>%s</pre>%s\n" % (
+        e(heading), e(text), "<p><a href='%s'>%s</a></p>" % (e(link), e(link)) if link else "")
+    with open(path) as f:
+        page = f.read()
+    with open(path, "w") as f:
+        f.write(page.replace("</body></html>", section + "</body></html>"))

@@ -138,6 +138,8 @@ def tool_version(path, args=("--version",)):
     try:
         p = subprocess.run([path] + list(args), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, timeout=10)
+        if p.returncode != 0:
+            return "unknown (no %s)" % " ".join(args)
         for line in p.stdout.splitlines():
             if line.strip():
                 return line.strip()

@@ -85,10 +85,19 @@ U=$B/rootU
 base_root "$U"
 install -m755 "$SRCDIR/domU-init.sh" "$U/init"
 # crc32c_generic: ext4 and xfs only soft-depend on it; no modprobe here
-copy_mods "$U" modules.list xen-blkfront crc32c_generic ext4 xfs
+copy_mods "$U" modules.list xen-blkfront crc32c_generic ext4 xfs xen-evtchn xen-gntalloc
 copy_gnu "$U" /bin/dd /usr/bin/cmp /usr/bin/md5sum /sbin/mke2fs /sbin/e2fsck \
 	/sbin/mkfs.xfs /sbin/xfs_repair /usr/sbin/bonnie++ /sbin/blkdiscard /sbin/fstrim /bin/sync
 cp /etc/mke2fs.conf "$U/etc/"
+# this project's userspace frontend, for the hostile-request scripts
+if [ -x "$TOP_BUILDDIR/frontend-test/blkfront-test" ]; then
+	copy_bin "$U" "$TOP_BUILDDIR/frontend-test/blkfront-test"
+	mv "$U$TOP_BUILDDIR/frontend-test/blkfront-test" "$U/usr/local/bin/blkfront-test"
+	mkdir -p "$U/xt-hostile"
+	cp "$SRCDIR"/hostile/*.script "$U/xt-hostile/"
+else
+	echo "build-initramfs: $TOP_BUILDDIR/frontend-test/blkfront-test not built: hostile steps will be skipped"
+fi
 mkcpio "$U" "$B/domu.cpio"
 
 # ---------------- dom0 ----------------
@@ -119,6 +128,9 @@ if [ -x "$TOP_BUILDDIR/backend/blkbackd" ]; then
 	copy_bin "$R" "$TOP_BUILDDIR/backend/blkbackd"
 	mkdir -p "$R/usr/local/sbin"
 	mv "$R$TOP_BUILDDIR/backend/blkbackd" "$R/usr/local/sbin/blkbackd"
+	if [ -x "$U/usr/local/bin/blkfront-test" ]; then
+		touch "$R/etc/xt-has-blkfront-test"
+	fi
 else
 	echo "build-initramfs: $TOP_BUILDDIR/backend/blkbackd not built: blkbackd steps will be skipped"
 fi

@@ -19,7 +19,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
 PHASES=${PHASES:-bb,bar,cmp}
-export TIMEOUT=${TIMEOUT:-540}
+export TIMEOUT=${TIMEOUT:-720}
 
 mkdir -p "$XDIR" "$B"
 rm -f "$XDIR"/*.trs "$XDIR"/*.log "$XDIR/bench.txt"
@@ -66,13 +66,16 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$missing /boot/vmlinuz-*"
 EXPECTED="xen-build xen-boot dom0-boot"
 case ",$PHASES," in *,bb,*) EXPECTED="$EXPECTED
 	bb-daemon-start bb-xl-create bb-connect
+	ht-xl-create domu-ht-hostile-C01 domu-ht-hostile-C02 domu-ht-hostile-C04
+	domu-ht-hostile-C05 domu-ht-hostile-C06 domu-ht-hostile-C09 domu-ht-hostile-C13
+	domu-ht-hostile-C03 ht-isolation ht-destroy
 	domu-bb-xvda-size domu-bb-xvda-pattern domu-bb-xvda-ext4 bb-trace-flush domu-bb-xvda-xfs
 	domu-bb-xvda-discard bb-discard-holes
 	bb-block-attach domu-bb-xvdb-attach bb-block-detach bb-xvdb-backing
 	domu-bb-bench-blkbackd bb-destroy bb-sigterm" ;;
 esac
 case ",$PHASES," in *,bar,*) EXPECTED="$EXPECTED
-	bar-daemon-start bar-xl-create bar-connect domu-bar-xvda-size domu-bar-xvda-ext4
+	bar-daemon-start bar-xl-create bar-connect bar-features domu-bar-xvda-size domu-bar-xvda-ext4
 	bar-trace-barrier bar-sigterm" ;;
 esac
 case ",$PHASES," in *,cmp,*) EXPECTED="$EXPECTED

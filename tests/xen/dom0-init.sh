@@ -71,8 +71,11 @@ wait_guest() {
 	say "timeout: guest $1 did not print /$2/ in $3 s"
 	return 1
 }
-guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1; }
+# guest_line NAME REGEX: the guest's last console line matching REGEX
+# (xenconsoled keeps the guest's CR LF: drop the CR)
+guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1 | tr -d '\r'; }
 # mkcfg NAME RUN SIZES DISK...: an xl config for one PV guest of ours
+# (XT_EXTRA: more for the guest's command line; GUEST_MEM: MiB)
 mkcfg() {
 	local name=$1 run=$2 sz=$3 d disks=""
 	shift 3
@@ -82,21 +85,24 @@ name = "$name"
 type = "pv"
 kernel = "/boot/vmlinuz"
 ramdisk = "/boot/domu.cpio"
-extra = "console=hvc0 rdinit=/init loglevel=4 xt.tag=$name xt.run=$run xt.sz=$sz"
+extra = "console=hvc0 rdinit=/init loglevel=4 xt.tag=$name xt.run=$run xt.sz=$sz ${XT_EXTRA:-}"
 memory = ${GUEST_MEM:-256}
 vcpus = 1
 disk = [ $disks ]
 on_crash = "preserve"
 EOF
 }
-xl_create() { # NAME: xl create with the verbose log in /tmp, timed
-	local t0 rc
+# xl_create NAME [VAR=VALUE...]: xl create with the verbose log in /tmp,
+# timed; the variables reach the hotplug scripts (xl's environment)
+xl_create() {
+	local n=$1 t0 rc
+	shift
 	t0=$(now)
-	relay $1
-	xl -vvv create /etc/xen/$1.cfg > /tmp/xl-create-$1.log 2>&1; rc=$?
-	say "xl create $1: rc=$rc in $(echo "$(now) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
+	relay $n
+	env "$@" xl -vvv create /etc/xen/$n.cfg > /tmp/xl-create-$n.log 2>&1; rc=$?
+	say "xl create $n: rc=$rc in $(echo "$(now) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
 	if [ $rc != 0 ]; then
-		grep -iE 'error|fail|timed out|timeout|hotplug|script' /tmp/xl-create-$1.log | tail -n 30
+		grep -iE 'error|fail|timed out|timeout|hotplug|script' /tmp/xl-create-$n.log | tail -n 30
 		[ -s /var/log/xen/xen-hotplug.log ] && tail -n 30 /var/log/xen/xen-hotplug.log
 	fi
 	return $rc
@@ -124,6 +130,15 @@ backend_connected() {
 	xenstore-ls -f $be | grep -E '/(params|state|feature-[a-z-]*|sectors|sector-size|info|discard-[a-z]*|hotplug-status|max-ring-page-order)' | sed 's/^/  /'
 }
 
+# xs_features BACKEND FLUSH BARRIER: the advertised flush features
+xs_features() {
+	local f b
+	f=$(xenstore-read $1/feature-flush-cache 2>/dev/null)
+	b=$(xenstore-read $1/feature-barrier 2>/dev/null)
+	say "feature-flush-cache=$f feature-barrier=$b flush-mode=$(xenstore-read $1/flush-mode 2>&1)"
+	[ "$f" = "$2" ] && [ "$b" = "$3" ]
+}
+
 # ---------------- blkbackd ----------------
 BB=/usr/local/sbin/blkbackd
 BB_PID=/run/blkbackd.pid
@@ -139,7 +154,7 @@ bb_start() { # ARGS...: start the daemon in the foreground-mode background
 	say "blkbackd pid $(cat $BB_PID): $*"
 }
 bb_alive() { [ -s $BB_PID ] && kill -0 "$(cat $BB_PID)" 2>/dev/null; }
-bb_fds() { ls /proc/"$(cat $BB_PID)"/fd | wc -l; }
+bb_fd_list() { ls -l /proc/"$(cat $BB_PID)"/fd | sed -n 's/.* \([0-9]*\) -> /\1 -> /p'; }
 bb_stop() { # SIGTERM; clean exit (0) within 30 s
 	local pid i=0
 	pid=$(cat $BB_PID) || return 1
@@ -170,23 +185,26 @@ if [ -n "${ok:-}" ]; then result dom0-boot PASS; else result dom0-boot FAIL "xen
 
 # ---------------- phase bb: blkbackd ----------------
 phase_bb() {
-	local dom fds0 fds1 a=/tmp/bb-a.img b=/tmp/bb-b.img l
+	local dom a=/tmp/bb-a.img b=/tmp/bb-b.img l
 	mkimg $a 384M
 	mkimg $b 64M
 	check bb-daemon-start bb_start || return
-	fds0=$(bb_fds)
+	bb_fd_list > /tmp/bb-fds0
 	mkcfg domu-bb "size:xvda,pattern:xvda,ext4:xvda,xfs:xvda,discard:xvda,attach:xvdb,bench:xvda:blkbackd,idle" \
 		"xvda:$(sectors_of $a),xvdb:$(sectors_of $b)" \
-		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
 	mark BB-CREATE
 	check bb-xl-create xl_create domu-bb || return
 	dom=$(xl domid domu-bb)
 	check bb-connect backend_connected $dom 51712
 
+	# a hostile second guest on the same daemon, while domu-bb works
+	ht_create
+
 	# the guest's own tests run now; dom0 checks what it can see
 	wait_guest domu-bb '@@T domu-bb-xvda-ext4 ' 400
 	start bb-trace-flush
-	l=$(trace_count 'op=flush')
+	l=$(trace_count 'op=flush .*status=0')
 	say "trace: $l FLUSH_DISKCACHE requests, $(wc -l < $BB_TRACE) lines"
 	if [ "${l:-0}" -gt 0 ]; then result bb-trace-flush PASS; else result bb-trace-flush FAIL "no flush in the trace"; fi
 
@@ -201,15 +219,30 @@ phase_bb() {
 		result bb-discard-holes FAIL "the guest did not discard"
 	fi
 
-	# hot-plug a second disk, then unplug it
+	ht_finish
+
+	# hot-plug a second disk, then unplug it: the daemon's fds come back
 	if wait_guest domu-bb '@@U WAIT-ATTACH xvdb' 300; then
-		check bb-block-attach xl block-attach domu-bb "vdev=xvdb, format=raw, access=rw, target=$b, script=block-blkbackd"
+		bb_fd_list > /tmp/bb-fds1
+		check bb-block-attach xl block-attach domu-bb "vdev=xvdb, format=raw, access=rw, script=block-blkbackd, target=$b"
 		start bb-block-detach
 		if wait_guest domu-bb '@@U ATTACHED-MD5 xvdb|@@T domu-bb-xvdb-attach ' 200 &&
 		   l=$(guest_line domu-bb '@@U ATTACHED-MD5 xvdb') && [ -n "$l" ]; then
 			set -- $l
-			xl block-detach domu-bb xvdb && xs_wait /local/domain/0/backend/vbd/$dom/51728/state "" 30 &&
-				result bb-block-detach PASS || result bb-block-detach FAIL
+			if ! xl block-detach domu-bb xvdb; then
+				result bb-block-detach FAIL "xl block-detach failed"
+			elif ! xs_wait /local/domain/0/backend/vbd/$dom/51728/state "" 30; then
+				result bb-block-detach FAIL "the backend directory is still there"
+			else
+				sleep 1
+				bb_fd_list | diff /tmp/bb-fds1 - | sed -n 's/^\([-+][0-9].*\)/  \1/p' > /tmp/bb-fds-diff
+				cat /tmp/bb-fds-diff
+				if [ -s /tmp/bb-fds-diff ]; then
+					result bb-block-detach FAIL "blkbackd's fds differ after the detach"
+				else
+					result bb-block-detach PASS
+				fi
+			fi
 			start bb-xvdb-backing
 			m=$($G/dd if=$b bs=1M skip=$(($4 / 1048576)) count=$(($5 / 1048576)) 2>/dev/null | $G/md5sum | cut -d' ' -f1)
 			say "guest md5 $6, backing md5 $m"
@@ -219,14 +252,20 @@ phase_bb() {
 		fi
 	fi
 
-	# destroy: blkbackd keeps running, returns every fd
+	# destroy: blkbackd keeps running and holds no more fds than before the
+	# guest, apart from xenops' daemon-lifetime handles (/dev/xen/*, opened
+	# on first use)
 	start bb-destroy
 	if wait_guest domu-bb '@@U IDLE' 400; then :; fi
 	xl destroy domu-bb
 	if xs_wait /local/domain/0/backend/vbd/$dom "" 30 && sleep 1 && bb_alive; then
-		fds1=$(bb_fds)
-		say "blkbackd fds: $fds0 before the guest, $fds1 after xl destroy"
-		if [ "$fds1" = "$fds0" ]; then result bb-destroy PASS; else result bb-destroy FAIL "fd leak"; fi
+		bb_fd_list | diff /tmp/bb-fds0 - | sed -n 's/^\([-+][0-9].*\)/  \1/p' > /tmp/bb-fds-diff
+		cat /tmp/bb-fds-diff
+		if grep -qvE '^  \+[0-9]+ -> /dev/xen/[a-z_]+$' /tmp/bb-fds-diff; then
+			result bb-destroy FAIL "fd leak"
+		else
+			result bb-destroy PASS
+		fi
 	else
 		result bb-destroy FAIL "backend left behind or blkbackd gone"
 	fi
@@ -234,21 +273,62 @@ phase_bb() {
 	check bb-sigterm bb_stop
 }
 
+# ---------------- the hostile guest (part of phase bb) ----------------
+# No xen-blkfront in this guest: blkfront-test is its disk's frontend and
+# sends the requests of tests/xen/hostile/*.script as written.  Its vbd
+# asks for flush-mode=both (C01 needs barriers).  C03 comes last: it breaks
+# the ring, and blkbackd must close that device only.
+HOSTILE=C01+C02+C04+C05+C06+C09+C13+C03
+ht_create() {
+	local h=/tmp/ht.img
+	if [ ! -e /etc/xt-has-blkfront-test ]; then
+		echo "@@SKIPALL ht- blkfront-test is not built (frontend-test/blkfront-test)"
+		return
+	fi
+	mkimg $h 64M
+	XT_EXTRA=xt.noblkfront=1 mkcfg domu-ht "hostile:xvda:$HOSTILE,idle" "xvda:$(sectors_of $h)" \
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$h"
+	check ht-xl-create xl_create domu-ht BLKBACKD_FLUSH_MODE=both || return
+	HT_DOM=$(xl domid domu-ht)
+}
+ht_finish() {
+	local be
+	[ -n "${HT_DOM:-}" ] || return
+	be=/local/domain/0/backend/vbd/$HT_DOM/51712
+	start ht-isolation
+	wait_guest domu-ht '@@U IDLE' 300
+	say "hostile guest's vbd: state $(xenstore-read $be/state 2>&1), error '$(xenstore-read $be/error 2>&1)'"
+	say "domu-bb's vbd: state $(xenstore-read /local/domain/0/backend/vbd/$(xl domid domu-bb)/51712/state 2>&1)"
+	if bb_alive && [ "$(xenstore-read /local/domain/0/backend/vbd/$(xl domid domu-bb)/51712/state)" = 4 ]; then
+		result ht-isolation PASS
+	else
+		result ht-isolation FAIL "blkbackd gone or domu-bb's disk disconnected"
+	fi
+	start ht-destroy
+	xl destroy domu-ht
+	if xs_wait /local/domain/0/backend/vbd/$HT_DOM "" 30 && bb_alive; then
+		result ht-destroy PASS
+	else
+		result ht-destroy FAIL "backend left behind or blkbackd gone"
+	fi
+}
+
 # ---------------- phase bar: feature-barrier only ----------------
 phase_bar() {
 	local dom a=/tmp/bar.img nb0 nbd
 	mkimg $a 128M
 	rm -f $BB_TRACE
-	check bar-daemon-start bb_start --flush-mode=barrier || return
+	check bar-daemon-start bb_start || return
 	mkcfg domu-bar "size:xvda,ext4:xvda" "xvda:$(sectors_of $a)" \
-		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
-	check bar-xl-create xl_create domu-bar || return
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
+	check bar-xl-create xl_create domu-bar BLKBACKD_FLUSH_MODE=barrier || return
 	dom=$(xl domid domu-bar)
-	check bar-connect backend_connected $dom 51712
+	check bar-connect backend_connected $dom 51712 &&
+		check bar-features xs_features /local/domain/0/backend/vbd/$dom/51712 0 1
 	wait_guest domu-bar '@@U DOMU-DONE' 300
 	start bar-trace-barrier
-	nb0=$(trace_count 'op=barrier.* nr=0 ')
-	nbd=$(trace_count 'op=barrier.* nr=[1-9]')
+	nb0=$(trace_count 'op=barrier .* segs=0 .*status=0')
+	nbd=$(trace_count 'op=barrier .* segs=[1-9][0-9]* .*status=0')
 	say "trace: WRITE_BARRIER without data: $nb0, with data: $nbd; FLUSH_DISKCACHE: $(trace_count 'op=flush')"
 	if [ "${nb0:-0}" -gt 0 ] && [ "${nbd:-0}" -gt 0 ]; then result bar-trace-barrier PASS; else result bar-trace-barrier FAIL; fi
 	xl destroy domu-bar 2>/dev/null
@@ -284,7 +364,7 @@ phase_cmd() {
 	mkimg $a "$(arg xt.disk)"
 	check cmd-daemon-start bb_start || return
 	mkcfg domu-cmd "cmd:xvda" "xvda:$(sectors_of $a)" \
-		"vdev=xvda, format=raw, access=rw, target=$a, script=block-blkbackd"
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
 	check cmd-xl-create xl_create domu-cmd || return
 	wait_guest domu-cmd '@@U DOMU-DONE' "$(arg xt.timeout)"
 	xl destroy domu-cmd 2>/dev/null
@@ -297,8 +377,10 @@ for p in $(echo "$PHASES" | tr ',' ' '); do
 	bb|bar|cmd)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
+			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"
 		elif [ ! -x /etc/xen/scripts/block-blkbackd ]; then
 			echo "@@SKIPALL $p- the hotplug script backend/block-blkbackd is missing"
+			[ $p = bb ] && echo "@@SKIPALL ht- the hotplug script backend/block-blkbackd is missing"
 		else
 			phase_$p
 		fi

@@ -15,8 +15,13 @@
 #     bench:D:LABEL     dd O_DIRECT seq write/read + bonnie++ on ext4
 #     cmd:D             run-in-domu.sh: sh /xt-cmd with XT_DISK=/dev/D, its
 #                       output between @@CMD-BEGIN and @@CMD-END rc=N
+#     hostile:D:C01+C02 blkfront-test (a userspace frontend over gntalloc,
+#                       evtchn and xenbus) runs /xt-hostile/C01.script, ...
+#                       against D's backend, one test per script, in order
 #     idle              stay up (dom0 destroys the guest)
 #   xt.sz=D:SECTORS,... expected sizes in 512-byte sectors
+#   xt.noblkfront=1     do not load xen-blkfront (the disks are left to
+#                       blkfront-test)
 # Output (hvc0; dom0 relays it from xenconsoled's log to the serial line):
 #   @@S NAME            a step starts       @@T NAME RESULT DETAIL  its result
 #   @@U WORD ...        progress dom0 waits for
@@ -79,9 +84,9 @@ do_pattern() {
 	say "pattern md5 $($G/md5sum < /tmp/pat | cut -d' ' -f1)"
 }
 
-bonnie() { # DIR [MiB]: small bonnie++ (default 16 MiB; 1024 files), CSV on stdout
+bonnie() { # DIR [MiB [OPT]]: small bonnie++ (default 16 MiB; 1024 files), CSV on stdout
 	local s=${2:-16}
-	$G/bonnie++ -d "$1" -s $s -r $((s / 2)) -n 1 -u 0:0 -m "$TAG" -q -f > /tmp/bonnie.csv 2> /tmp/bonnie.err ||
+	$G/bonnie++ -d "$1" -s $s -r $((s / 2)) -n 1 -u 0:0 -m "$TAG" -q -f ${3:-} > /tmp/bonnie.csv 2> /tmp/bonnie.err ||
 		{ cat /tmp/bonnie.err; return 1; }
 	tail -1 /tmp/bonnie.csv
 }
@@ -162,7 +167,7 @@ do_bench() {
 	echo "@@B $l dd-read-MBps $r"
 	$G/mke2fs -q -F -t ext4 /dev/$d || die "mke2fs failed"
 	mount -t ext4 /dev/$d /mnt || die "mount failed"
-	csv=$(bonnie /mnt 64)
+	csv=$(bonnie /mnt 32 -D)	# -D: O_DIRECT bulk I/O (the file is smaller than RAM)
 	umount /mnt
 	say "bonnie++ $csv"
 	# bonnie++ 1.98 CSV: 12 put_block, 14 rewrite, 18 get_block (K/s), 27 seq_create (/s)
@@ -170,8 +175,18 @@ do_bench() {
 	[ -n "$csv" ] || die "bonnie++ failed"
 }
 
+# a hostile frontend: blkfront-test sends the script's requests as written
+do_hostile() { # DISK CASE
+	/usr/local/bin/blkfront-test script --transport xen --vdev $1 --max-indirect 16 \
+		--timeout 20000 /xt-hostile/$2.script
+}
+
 echo "@@U DOMU-INIT-START tag=$TAG kernel=$(uname -r) run=$RUN"
-while read -r m; do insmod "$m" 2>/dev/null; done < /modules.list
+NOBLKFRONT=$(arg xt.noblkfront)
+while read -r m; do
+	case $m in */xen-blkfront.ko) [ "$NOBLKFRONT" = 1 ] && continue ;; esac
+	insmod "$m" 2>/dev/null
+done < /modules.list
 for item in $(echo "$RUN" | tr ',' ' '); do
 	s=${item%%:*}; rest=${item#*:}; d=${rest%%:*}; l=${rest#*:}
 	case $s in
@@ -187,6 +202,7 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 		XT_DISK=/dev/$d sh /xt-cmd 2>&1
 		echo "@@CMD-END rc=$?"
 		;;
+	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
 	idle) mark IDLE; while :; do sleep 3600; done ;;
 	*) echo "@@U unknown step $item" ;;
 	esac
