@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -22,6 +23,11 @@
 #include "log.h"
 #include "private.h"
 #include "store-util.h"
+
+/* real Xen: one backend daemon per domain */
+#ifndef BLKBACKD_LOCK_FILE
+#define BLKBACKD_LOCK_FILE "/run/blkbackd.lock"
+#endif
 
 enum {
 	OPT_TRANSPORT = 256,
@@ -122,6 +128,57 @@ write_pidfile(const char *path)
 	return 0;
 }
 
+/*
+ * One blkbackd per xenstore: a second one would probe the same devices,
+ * reset their state and tear down what the first serves.  The lock is an
+ * flock() on a file beside the xenstore socket (sim: in xensim's
+ * directory) or BLKBACKD_LOCK_FILE (real Xen), so it dies with the
+ * process, even on SIGKILL: it can never be left stale.  The file holds
+ * the owner's pid for the message.  Returns the locked fd (kept open for
+ * the daemon's life) or -1 after logging.
+ */
+static int
+take_instance_lock(enum xenops_transport t, unsigned int self)
+{
+	const char *xsp = getenv("XENSTORED_PATH");
+	char path[PATH_MAX], buf[32];
+	int fd, n;
+
+	if (t == XENOPS_SIM && xsp)
+		n = snprintf(path, sizeof(path), "%s.blkbackd-%u.lock", xsp, self);
+	else
+		n = snprintf(path, sizeof(path), "%s", BLKBACKD_LOCK_FILE);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		log_error("instance lock: path too long");
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_error("instance lock %s: %m", path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		n = (int)pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		errno = e;
+		if (e == EWOULDBLOCK)
+			log_error("another blkbackd (pid %s) already serves this xenstore "
+				  "(it holds %s); refusing to start a second one",
+				  *buf ? buf : "?", path);
+		else
+			log_error("instance lock %s: flock: %m", path);
+		close(fd);
+		return -1;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		log_info("instance lock %s: cannot record our pid: %m", path);
+	return fd;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -139,7 +196,7 @@ main(int argc, char **argv)
 	unsigned int stats_secs = 0;
 	struct xenops_config xc = { 0 };
 	sigset_t sigs;
-	int sfd = -1, tfd = -1, c, rc = 1;
+	int sfd = -1, tfd = -1, lockfd = -1, c, rc = 1;
 	bool stop = false;
 
 	log_init(argv[0]);
@@ -279,6 +336,9 @@ main(int argc, char **argv)
 		if (p)
 			setenv("XENSTORED_PATH", p, 1);
 	}
+	lockfd = take_instance_lock(d.opt.transport, xenops_self_domid(d.xops));
+	if (lockfd < 0)
+		goto out;
 	d.xs = xs_open(0);
 	if (!d.xs) {
 		log_error("cannot connect to xenstore%s%s: %m",
@@ -384,5 +444,7 @@ out:
 		xenops_close(d.xops);
 	if (pidfile && rc == 0)
 		unlink(pidfile);
+	if (lockfd >= 0)
+		close(lockfd);	/* releases the instance lock */
 	return rc;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real filesystem on the FUSE export: xensim + blkbackd (file store) +
-# blkfront-test export + loop (--direct-io=on) + mkfs.ext4 + mount; files
+# blkfront-test export (2 queues) + loop (--direct-io=on) + mkfs.ext4 + mount; files
 # written and fsync'ed; an application's fsync() reaches blkbackd as
 # FLUSH_DISKCACHE requests (counted in its trace), none with nobarrier;
 # umount, clean export shutdown, e2fsck -fn clean on the backing file.
@@ -12,7 +12,8 @@ start_backend
 img=$FT/disk.img
 truncate -s 64M "$img"
 blkfront-test xl-add --domid $DOM --params "$img" >/dev/null || fail "xl-add"
-start_export "$FT/mnt" --domid $DOM --timeout 20000 --stats "$FT/stats"
+# two queues of two pages: FUSE's threads spread over both rings
+start_export "$FT/mnt" --domid $DOM --timeout 20000 --stats "$FT/stats" --queues 2 --ring-order 1
 [ "$(stat -c %s "$FT/mnt/disk")" = $((64 << 20)) ] || fail "export size: $(stat -c %s "$FT/mnt/disk")"
 attach_loop "$FT/mnt/disk"
 mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV" ||
@@ -73,5 +74,8 @@ grep -qx "flushes=$(flushes)" "$FT/stats" || fail "export stats: $(cat "$FT/stat
 grep -qx "errors=0" "$FT/stats" || fail "export saw errors: $(cat "$FT/stats")"
 blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove"
 e2fsck -fn "$img" >"$FT/fsck" 2>&1 || { cat "$FT/fsck"; fail "e2fsck -fn is not clean"; }
+for r in 0 1; do
+	grep -q "ring=$r op=write" "$BACKEND_TRACE" || fail "no write went through ring $r"
+done
 stop_backend
 exit 0

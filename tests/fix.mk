@@ -1,0 +1,9 @@
+# tests/fix.mk: regression tests for defects found by testing
+# (included by tests/Makefile.am).  One test-fix-*.sh per defect.
+
+FIX_TESTS = \
+	test-fix-second-daemon.sh \
+	test-fix-export-eio.sh \
+	$(NULL)
+TESTS += $(FIX_TESTS)
+EXTRA_DIST += $(FIX_TESTS)
