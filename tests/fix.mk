@@ -6,6 +6,7 @@ FIX_TESTS = \
 	test-fix-export-eio.sh \
 	test-fix-probe-backing.sh \
 	test-fix-xenstore-gone.sh \
+	test-fix-stale-fe-keys.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
