@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xenstore.h>
@@ -61,6 +62,10 @@ struct bk_dev {
 	bool probed;
 	bool connected;
 	bool fatal;			/* an error stopped it until reconnect */
+	/* state-change log lines: a guest flapping its state node must not
+	 * flood dom0's log (STATE_LOG_BURST per STATE_LOG_WINDOW_S) */
+	time_t log_window;
+	unsigned int log_lines, log_dropped;
 	/* file store: what it serves (st_rdev, or st_dev+st_ino), to refuse
 	 * a second read-write user (Xen's block script refuses sharing) */
 	bool back_known;
@@ -192,6 +197,39 @@ state_name(int s)
 	return s >= 0 && (size_t)s < ARRAY_SIZE(names) ? names[s] : "?";
 }
 
+#define STATE_LOG_BURST		20
+#define STATE_LOG_WINDOW_S	10
+
+/*
+ * May this device log one more state-change line now?  Up to
+ * STATE_LOG_BURST lines per STATE_LOG_WINDOW_S seconds; the next window
+ * first says how many were left out.  Control thread only.
+ */
+static bool
+state_log_ok(struct bk_dev *dev)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ts.tv_sec - dev->log_window >= STATE_LOG_WINDOW_S) {
+		if (dev->log_dropped)
+			log_info("vbd %s: %u state-change lines not logged in %d s "
+				 "(the frontend is flapping its state?)", dev->name,
+				 dev->log_dropped, STATE_LOG_WINDOW_S);
+		dev->log_window = ts.tv_sec;
+		dev->log_lines = 0;
+		dev->log_dropped = 0;
+	}
+	if (dev->log_lines < STATE_LOG_BURST) {
+		if (++dev->log_lines == STATE_LOG_BURST)
+			log_info("vbd %s: state changes too frequent; logging fewer for %d s",
+				 dev->name, STATE_LOG_WINDOW_S);
+		return true;
+	}
+	dev->log_dropped++;
+	return false;
+}
+
 static void
 set_state(struct bk_dev *dev, int state)
 {
@@ -201,7 +239,9 @@ set_state(struct bk_dev *dev, int state)
 		log_error("vbd %s: write %s/state: %m", dev->name, dev->be);
 		return;
 	}
-	log_info("vbd %s: %s -> %s", dev->name, state_name(dev->state), state_name(state));
+	if (state_log_ok(dev))
+		log_info("vbd %s: %s -> %s", dev->name, state_name(dev->state),
+			 state_name(state));
 	dev->state = state;
 }
 
@@ -218,7 +258,8 @@ dev_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_error("vbd %s: %s: %s", dev->name, key, msg);
+	if (state_log_ok(dev))	/* a flapping guest repeats its errors */
+		log_error("vbd %s: %s: %s", dev->name, key, msg);
 	if (!xs_put(dev->d, XBT_NULL, dev->be, "error", "%s: %s", key, msg))
 		log_error("vbd %s: write %s/error: %m", dev->name, dev->be);
 	dev->fatal = true;
@@ -579,7 +620,7 @@ disconnect(struct bk_dev *dev)
 	}
 	dev->nr_queues = 0;
 	stores_close(dev);
-	if (dev->connected)
+	if (dev->connected && state_log_ok(dev))
 		log_info("vbd %s: disconnected", dev->name);
 	dev->connected = false;
 }
@@ -747,15 +788,16 @@ dev_connect(struct bk_dev *dev)
 		return;
 	}
 	dev->connected = true;
-	log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
-		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
-		 dev->name, state_name(dev->state), dev->cfg.path, nq, nq == 1 ? "" : "s",
-		 1u << order, blkring_abi_name(abi), dev->feat.sectors, dev->feat.flush_cache,
-		 dev->feat.barrier, dev->feat.discard,
-		 dev->feat.fua == BK_FUA_MODE_NATIVE ? "native" :
-		 dev->feat.fua == BK_FUA_MODE_EMULATED ? "emulated" : "none",
-		 dev->cfg.read_only ? ", read-only" : "",
-		 dev->cfg.writethrough ? ", writethrough" : "");
+	if (state_log_ok(dev))
+			log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
+			 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
+			 dev->name, state_name(dev->state), dev->cfg.path, nq, nq == 1 ? "" : "s",
+			 1u << order, blkring_abi_name(abi), dev->feat.sectors, dev->feat.flush_cache,
+			 dev->feat.barrier, dev->feat.discard,
+			 dev->feat.fua == BK_FUA_MODE_NATIVE ? "native" :
+			 dev->feat.fua == BK_FUA_MODE_EMULATED ? "emulated" : "none",
+			 dev->cfg.read_only ? ", read-only" : "",
+			 dev->cfg.writethrough ? ", writethrough" : "");
 	dev->state = XenbusStateConnected;
 }
 
@@ -849,8 +891,10 @@ dev_probe(struct bk_dev *dev)
 			break;
 		}
 		if (xs_transaction_end(d->xs, t, false)) {
-			log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
-				 state_name(dev->state), dev->cfg.driver->name, dev->cfg.path);
+			if (state_log_ok(dev))
+				log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
+					 state_name(dev->state), dev->cfg.driver->name,
+					 dev->cfg.path);
 			dev->state = XenbusStateInitWait;
 			dev->probed = true;
 			return;
