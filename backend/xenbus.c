@@ -788,16 +788,17 @@ dev_connect(struct bk_dev *dev)
 		return;
 	}
 	dev->connected = true;
-	if (state_log_ok(dev))
-			log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
-			 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
-			 dev->name, state_name(dev->state), dev->cfg.path, nq, nq == 1 ? "" : "s",
-			 1u << order, blkring_abi_name(abi), dev->feat.sectors, dev->feat.flush_cache,
-			 dev->feat.barrier, dev->feat.discard,
-			 dev->feat.fua == BK_FUA_MODE_NATIVE ? "native" :
-			 dev->feat.fua == BK_FUA_MODE_EMULATED ? "emulated" : "none",
-			 dev->cfg.read_only ? ", read-only" : "",
-			 dev->cfg.writethrough ? ", writethrough" : "");
+	/* not rate-limited: each needs a real ring handshake, and it is the
+	 * line that says what the guest got */
+	log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
+		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
+		 dev->name, state_name(dev->state), dev->cfg.path, nq, nq == 1 ? "" : "s",
+		 1u << order, blkring_abi_name(abi), dev->feat.sectors, dev->feat.flush_cache,
+		 dev->feat.barrier, dev->feat.discard,
+		 dev->feat.fua == BK_FUA_MODE_NATIVE ? "native" :
+		 dev->feat.fua == BK_FUA_MODE_EMULATED ? "emulated" : "none",
+		 dev->cfg.read_only ? ", read-only" : "",
+		 dev->cfg.writethrough ? ", writethrough" : "");
 	dev->state = XenbusStateConnected;
 }
 
