@@ -8,6 +8,7 @@ FIX_TESTS = \
 	test-fix-xenstore-gone.sh \
 	test-fix-stale-fe-keys.sh \
 	test-fix-state-flood.sh \
+	test-fix-trace-opnum.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
