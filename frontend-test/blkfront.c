@@ -928,7 +928,8 @@ connect_rings(blkfront_t *bf)
 			     bf->cfg.timeout_ms, &st);
 	if (r) {
 		log_backend_error(bf, "waiting for InitWait", st);
-		return r;
+		/* Closing/Closed after the whole wait: it refused the device */
+		return st >= XenbusStateClosing ? -ECONNREFUSED : r;
 	}
 
 	ft_xs_read_uint(bf->xs, bf->be, "max-ring-page-order", 0, &max_order);

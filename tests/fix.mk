@@ -9,6 +9,7 @@ FIX_TESTS = \
 	test-fix-stale-fe-keys.sh \
 	test-fix-state-flood.sh \
 	test-fix-trace-opnum.sh \
+	test-fix-front-messages.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
