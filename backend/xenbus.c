@@ -343,8 +343,48 @@ stores_close(struct bk_dev *dev)
 	}
 }
 
+/*
+ * The driver options each driver knows (blkbackd.8, params); a word not
+ * here is a typo the admin must hear about, not something to ignore.
+ * Returns NULL when every option is known, else the first unknown one
+ * (a pointer into opts, up to its comma).
+ */
+static const char *
+unknown_option(const struct bk_store_ops *drv, const char *opts, size_t *len)
+{
+	static const char *const memory_opts[] = {
+		"fail-flush", "no-flush", "delay-ms", "fua", "no-discard", NULL,
+	};
+	const char *const *known = drv == &bk_store_memory_ops ? memory_opts : NULL;
+	const char *p = opts;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ","), k = strcspn(p, ",=");
+		unsigned int i;
+		bool ok = false;
+
+		for (i = 0; known && known[i]; i++)
+			if (strlen(known[i]) == k && !strncmp(p, known[i], k))
+				ok = true;
+		if (!ok) {
+			*len = n;
+			return p;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return NULL;
+}
+
+/*
+ * Open the driver stack.  check_only (at probe, like Linux blkback
+ * opening the backing in backend_changed() before InitWait): open the
+ * base driver, check that it has something to serve, close it again.
+ * 0, or -errno after dev_fatal().
+ */
 static int
-stores_open(struct bk_dev *dev)
+stores_open(struct bk_dev *dev, bool check_only)
 {
 	struct bk_daemon *d = dev->d;
 	struct bk_store_config sc = {
@@ -377,6 +417,18 @@ stores_open(struct bk_dev *dev)
 			return -EINVAL;
 		}
 		sc.path = dev->cfg.path;
+		if (sc.options) {
+			size_t n = 0;
+			const char *bad = unknown_option(dev->cfg.driver, sc.options, &n);
+
+			if (bad) {
+				dev_fatal(dev, "params", "unknown option \"%.*s\" for driver %s "
+					  "in \"%s\"", (int)n, bad, dev->cfg.driver->name,
+					  dev->cfg.path);
+				free(sizestr);
+				return -EINVAL;
+			}
+		}
 	}
 	rc = dev->cfg.driver->open(&sc, &dev->stores[0], &dev->sf);
 	if (rc < 0) {
@@ -387,6 +439,19 @@ stores_open(struct bk_dev *dev)
 	}
 	dev->sops[0] = dev->cfg.driver;
 	dev->nr_stores = 1;
+	if (dev->sf.size < 512) {
+		stores_close(dev);
+		dev_fatal(dev, "params", "%s store \"%s\" is empty (%llu bytes): "
+			  "nothing to serve", dev->cfg.driver->name, dev->cfg.path,
+			  (unsigned long long)dev->sf.size);
+		free(sizestr);
+		return -EINVAL;
+	}
+	if (check_only) {
+		stores_close(dev);
+		free(sizestr);
+		return 0;
+	}
 
 	/* blkcrash wrappers: record(lower), then volatile(record(lower)). */
 	if (d->opt.record_path)
@@ -606,7 +671,7 @@ dev_connect(struct bk_dev *dev)
 	}
 	/* feature-persistent: read for completeness; we never keep grants. */
 
-	if (stores_open(dev) < 0)
+	if (stores_open(dev, false) < 0)
 		return;
 	features_negotiate(dev);
 	for (i = 0; i < nq; i++) {
@@ -717,7 +782,7 @@ dev_probe(struct bk_dev *dev)
 	int tries;
 
 	dev->fatal = false;
-	if (config_read(dev) < 0) {
+	if (config_read(dev) < 0 || stores_open(dev, true) < 0) {
 		dev->probed = true;
 		return;
 	}
