@@ -215,6 +215,26 @@ check_record_dir(const char *file)
 	return 0;
 }
 
+/*
+ * libxenstore's reader thread closes the socket when xenstored goes away
+ * but never wakes the watch fd we poll; so when the loop has been idle
+ * for XS_PING_MS, one read tells.  ENOENT/EACCES: an answer, so alive.
+ */
+#define XS_PING_MS 2000
+
+static bool
+xs_alive(struct xs_handle *xs)
+{
+	unsigned int len;
+	char *v = xs_read(xs, XBT_NULL, "/local/domain/0/domid", &len);
+
+	if (v) {
+		free(v);
+		return true;
+	}
+	return errno == ENOENT || errno == EACCES || errno == EPERM;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -423,14 +443,18 @@ main(int argc, char **argv)
 			{ .fd = tfd, .events = POLLIN },
 		};
 
-		if (poll(pfd, tfd >= 0 ? 4 : 3, -1) < 0) {
+		int n = poll(pfd, tfd >= 0 ? 4 : 3, XS_PING_MS);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %m");
 			break;
 		}
-		if (pfd[0].revents & (POLLERR | POLLHUP)) {
-			log_error("lost the connection to xenstore");
+		if ((pfd[0].revents & (POLLERR | POLLHUP)) || (n == 0 && !xs_alive(d.xs))) {
+			log_error("lost the connection to xenstore (%s): draining every "
+				  "device and exiting", getenv("XENSTORED_PATH") ?
+				  getenv("XENSTORED_PATH") : "xenstored");
 			break;
 		}
 		if (pfd[0].revents & POLLIN)

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xenstore.h>
 #include <xen/io/xenbus.h>
@@ -60,6 +61,11 @@ struct bk_dev {
 	bool probed;
 	bool connected;
 	bool fatal;			/* an error stopped it until reconnect */
+	/* file store: what it serves (st_rdev, or st_dev+st_ino), to refuse
+	 * a second read-write user (Xen's block script refuses sharing) */
+	bool back_known;
+	dev_t back_dev;
+	ino_t back_ino;
 
 	struct bk_dev_config cfg;
 	const struct bk_store_ops *sops[BK_MAX_STACK];
@@ -379,6 +385,41 @@ unknown_option(const struct bk_store_ops *drv, const char *opts, size_t *len)
 }
 
 /*
+ * Xen's block hotplug script refuses a backing another vbd uses, unless
+ * every user has it read-only: two writers (or a writer and a reader
+ * with its own cache) corrupt a filesystem.  Checks a file store's path
+ * against the Connected devices, at probe and again at connect (a vbd
+ * idling in InitWait after its guest left does not hold its backing).
+ * 0, or -EBUSY after dev_fatal().
+ */
+static int
+backing_exclusive(struct bk_dev *dev)
+{
+	struct bk_dev *o;
+	struct stat st;
+
+	dev->back_known = false;
+	if (dev->cfg.driver != &bk_store_file_ops || stat(dev->cfg.path, &st) < 0)
+		return 0;	/* the open below says why */
+	dev->back_dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	dev->back_ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
+	for (o = dev->d->devs; o; o = o->next) {
+		if (o == dev || !o->back_known || o->fatal || o->state != XenbusStateConnected)
+			continue;
+		if (o->back_dev != dev->back_dev || o->back_ino != dev->back_ino)
+			continue;
+		if (o->cfg.read_only && dev->cfg.read_only)
+			continue;
+		dev_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
+			  "a backing is shared only when every vbd has mode=r",
+			  dev->cfg.path, o->name, o->cfg.read_only ? " (read-only)" : " read-write");
+		return -EBUSY;
+	}
+	dev->back_known = true;
+	return 0;
+}
+
+/*
  * Open the driver stack.  check_only (at probe, like Linux blkback
  * opening the backing in backend_changed() before InitWait): open the
  * base driver, check that it has something to serve, close it again.
@@ -399,6 +440,8 @@ stores_open(struct bk_dev *dev, bool check_only)
 
 	if (dev->cfg.driver == &bk_store_file_ops) {
 		sc.path = dev->cfg.path;
+		if (backing_exclusive(dev) < 0)
+			return -EBUSY;
 	} else {
 		/* memory:SIZE[,OPTIONS] / null:SIZE */
 		char *comma;

@@ -5,6 +5,7 @@ FIX_TESTS = \
 	test-fix-second-daemon.sh \
 	test-fix-export-eio.sh \
 	test-fix-probe-backing.sh \
+	test-fix-xenstore-gone.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)

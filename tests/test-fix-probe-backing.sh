@@ -48,5 +48,28 @@ xs_wait "$(bk_be 3 20)/state" 2
 xs_wait "$(bk_be 3 21)/state" 2
 xs_absent "$(bk_be 3 20)/error"
 xs_absent "$(bk_be 3 21)/error"
+
+# one backing, two vbds: refused unless both are read-only
+# (a vbd idling in InitWait does not hold it; a Connected one does)
+truncate -s 1M "$BK_TMP/shared" "$BK_TMP/ro"
+new_guest
+add_disk $DOM "$BK_TMP/shared"
+blkfront-test attach --domid $DOM --hold >"$BK_TMP/hold.out" 2>&1 &
+hold=$!
+cleanup_fn kill $hold
+xs_wait "$(bk_be $DOM)/state" 4
+add_vbd 3 31 "$BK_TMP/shared" mode=r
+xs_wait "$(bk_be 3 31)/state" 5
+case "$(xenstore-read "$(bk_be 3 31)/error")" in
+"params: \"$BK_TMP/shared\" is already served by vbd $DOM/51712 read-write"*) ;;
+*) fail "sharing: error is \"$(xenstore-read "$(bk_be 3 31)/error")\"" ;;
+esac
+xs_is "$(bk_be $DOM)/state" 4
+kill $hold; wait $hold 2>/dev/null || true
+add_vbd 3 32 "$BK_TMP/ro" mode=r
+add_vbd 3 33 "$BK_TMP/ro" mode=r
+xs_wait "$(bk_be 3 32)/state" 2
+xs_wait "$(bk_be 3 33)/state" 2
+xs_absent "$(bk_be 3 33)/error"
 stop_backend
 exit 0
