@@ -400,7 +400,8 @@ static const char *
 unknown_option(const struct bk_store_ops *drv, const char *opts, size_t *len)
 {
 	static const char *const memory_opts[] = {
-		"fail-flush", "no-flush", "delay-ms", "fua", "no-discard", NULL,
+		"fail-flush", "no-flush", "delay-ms", "fua", "no-discard",
+		"refuse-flush", "refuse-discard", NULL,
 	};
 	const char *const *known = drv == &bk_store_memory_ops ? memory_opts : NULL;
 	const char *p = opts;
