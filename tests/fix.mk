@@ -4,6 +4,10 @@
 FIX_TESTS = \
 	test-fix-second-daemon.sh \
 	test-fix-export-eio.sh \
+	test-fix-probe-backing.sh \
+	test-fix-xenstore-gone.sh \
+	test-fix-stale-fe-keys.sh \
+	test-fix-state-flood.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
