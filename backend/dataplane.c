@@ -128,14 +128,22 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 		bk_stat_add(&q->stats, err_rsp, 1);
 	else if (status == BLKIF_RSP_EOPNOTSUPP)
 		bk_stat_add(&q->stats, eopnotsupp_rsp, 1);
-	if (bk_tracing(q->trace))
+	if (bk_tracing(q->trace)) {
+		const char *op = blkreq_op_name(br->op);
+		char opn[8];
+
+		if (!strcmp(op, "unknown")) {	/* blkbackd.8: "opN" */
+			snprintf(opn, sizeof(opn), "op%u", br->op);
+			op = opn;
+		}
 		bk_trace(q->trace, q->name, q->idx,
 			 "op=%s id=%" PRIu64 " sector=%" PRIu64 " nr=%" PRIu64 " segs=%u fua=%d -> host=%s status=%d%s%s",
-			 blkreq_op_name(br->op), br->id, br->sector, br->nr_sectors,
+			 op, br->id, br->sector, br->nr_sectors,
 			 br->nr_segments,
 			 plan_has(req, BK_STEP_WRITE_FUA),
 			 req->host[0] ? req->host : "none", status,
 			 reason ? " reason=" : "", reason ? reason : "");
+	}
 	if (req->map) {
 		xenops_unmap(q->xops, req->map, br->nr_segments);
 		req->map = NULL;

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <xenstore.h>
@@ -179,6 +180,61 @@ take_instance_lock(enum xenops_transport t, unsigned int self)
 	return fd;
 }
 
+/*
+ * --record=FILE is opened (truncated) only when a device connects: say
+ * now, at start, when its directory cannot hold it.  0, or -1 after
+ * logging.
+ */
+static int
+check_record_dir(const char *file)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(file, '/');
+	struct stat st;
+
+	if (!*file || (slash && !slash[1])) {
+		log_error("--record=%s: not a file name", file);
+		return -1;
+	}
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == file ? 1 : (int)(slash - file), file);
+	if (stat(dir, &st) < 0) {
+		log_error("--record=%s: directory %s: %m", file, dir);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_error("--record=%s: %s is not a directory", file, dir);
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) < 0) {
+		log_error("--record=%s: directory %s is not writable: %m", file, dir);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * libxenstore's reader thread closes the socket when xenstored goes away
+ * but never wakes the watch fd we poll; so when the loop has been idle
+ * for XS_PING_MS, one read tells.  ENOENT/EACCES: an answer, so alive.
+ */
+#define XS_PING_MS 2000
+
+static bool
+xs_alive(struct xs_handle *xs)
+{
+	unsigned int len;
+	char *v = xs_read(xs, XBT_NULL, "/local/domain/0/domid", &len);
+
+	if (v) {
+		free(v);
+		return true;
+	}
+	return errno == ENOENT || errno == EACCES || errno == EPERM;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -298,6 +354,8 @@ main(int argc, char **argv)
 			  "running xensim");
 		return 1;
 	}
+	if (d.opt.record_path && check_record_dir(d.opt.record_path) < 0)
+		return 1;
 	if (d.opt.ignore_flush)
 		log_error("WARNING: --unsafe-ignore-flush: flushes and barriers are "
 			  "ACKNOWLEDGED WITHOUT FLUSHING; guest data WILL be lost on a "
@@ -385,14 +443,18 @@ main(int argc, char **argv)
 			{ .fd = tfd, .events = POLLIN },
 		};
 
-		if (poll(pfd, tfd >= 0 ? 4 : 3, -1) < 0) {
+		int n = poll(pfd, tfd >= 0 ? 4 : 3, XS_PING_MS);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %m");
 			break;
 		}
-		if (pfd[0].revents & (POLLERR | POLLHUP)) {
-			log_error("lost the connection to xenstore");
+		if ((pfd[0].revents & (POLLERR | POLLHUP)) || (n == 0 && !xs_alive(d.xs))) {
+			log_error("lost the connection to xenstore (%s): draining every "
+				  "device and exiting", getenv("XENSTORED_PATH") ?
+				  getenv("XENSTORED_PATH") : "xenstored");
 			break;
 		}
 		if (pfd[0].revents & POLLIN)

@@ -8,7 +8,10 @@
  * write is durable on completion (FUA native), unless options model
  * another device for tests:
  *   fail-flush     every FLUSH completes with -EIO (case C15)
- *   no-flush       every FLUSH completes with -EOPNOTSUPP
+ *   no-flush       report flush unsupported (FLUSH: -EOPNOTSUPP)
+ *   refuse-flush   report flush supported, then answer every FLUSH with
+ *                  -EOPNOTSUPP (a device that changes its mind)
+ *   refuse-discard the same for DISCARD
  *   fua=MODE       report FUA as none|emulated|native
  *   no-discard     report discard unsupported
  *   delay-ms=N     every I/O takes N ms (blocks the queue thread), so a
@@ -33,7 +36,7 @@ struct bk_store {
 	unsigned char *data;
 	uint64_t size;
 	pthread_mutex_t lock;
-	bool fail_flush, no_flush, no_fua;
+	bool fail_flush, no_flush, no_fua, refuse_flush, refuse_discard;
 	unsigned int delay_ms;
 };
 
@@ -71,6 +74,8 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	pthread_mutex_init(&s->lock, NULL);
 	s->fail_flush = bk_opt_has(cfg->options, "fail-flush");
 	s->no_flush = bk_opt_has(cfg->options, "no-flush");
+	s->refuse_flush = bk_opt_has(cfg->options, "refuse-flush");
+	s->refuse_discard = bk_opt_has(cfg->options, "refuse-discard");
 	if (bk_opt_get(cfg->options, "delay-ms", buf, sizeof(buf)))
 		s->delay_ms = strtoul(buf, NULL, 10);
 
@@ -167,10 +172,15 @@ memory_do(struct bk_store *s, struct bk_io *io)
 		break;
 	case BK_IO_FLUSH:
 		io->host_action = "mem-flush";
-		io->result = s->fail_flush ? -EIO : s->no_flush ? -EOPNOTSUPP : 0;
+		io->result = s->fail_flush ? -EIO :
+			     s->no_flush || s->refuse_flush ? -EOPNOTSUPP : 0;
 		break;
 	case BK_IO_DISCARD:
 		io->host_action = (io->flags & BK_IO_SECURE) ? "mem-secure-discard" : "mem-discard";
+		if (s->refuse_discard) {
+			io->result = -EOPNOTSUPP;
+			break;
+		}
 		memset(s->data + off, 0, io->len);
 		io->result = 0;
 		break;

@@ -102,7 +102,8 @@ struct bk_store_config {
 	/*
 	 * Driver options, comma-separated, or NULL.  "memory" (tests only):
 	 * "fail-flush" (every FLUSH fails with -EIO), "delay-ms=N", "fua=none|emulated|
-	 * native", "no-flush" (FLUSH fails with -EOPNOTSUPP), "no-discard".
+	 * native", "no-flush" (FLUSH fails with -EOPNOTSUPP), "no-discard",
+	 * "refuse-flush"/"refuse-discard" (offered, then -EOPNOTSUPP).
 	 */
 	const char *options;
 };

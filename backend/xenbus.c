@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xenstore.h>
 #include <xen/io/xenbus.h>
@@ -60,6 +62,15 @@ struct bk_dev {
 	bool probed;
 	bool connected;
 	bool fatal;			/* an error stopped it until reconnect */
+	/* state-change log lines: a guest flapping its state node must not
+	 * flood dom0's log (STATE_LOG_BURST per STATE_LOG_WINDOW_S) */
+	time_t log_window;
+	unsigned int log_lines, log_dropped;
+	/* file store: what it serves (st_rdev, or st_dev+st_ino), to refuse
+	 * a second read-write user (Xen's block script refuses sharing) */
+	bool back_known;
+	dev_t back_dev;
+	ino_t back_ino;
 
 	struct bk_dev_config cfg;
 	const struct bk_store_ops *sops[BK_MAX_STACK];
@@ -186,6 +197,39 @@ state_name(int s)
 	return s >= 0 && (size_t)s < ARRAY_SIZE(names) ? names[s] : "?";
 }
 
+#define STATE_LOG_BURST		20
+#define STATE_LOG_WINDOW_S	10
+
+/*
+ * May this device log one more state-change line now?  Up to
+ * STATE_LOG_BURST lines per STATE_LOG_WINDOW_S seconds; the next window
+ * first says how many were left out.  Control thread only.
+ */
+static bool
+state_log_ok(struct bk_dev *dev)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ts.tv_sec - dev->log_window >= STATE_LOG_WINDOW_S) {
+		if (dev->log_dropped)
+			log_info("vbd %s: %u state-change lines not logged in %d s "
+				 "(the frontend is flapping its state?)", dev->name,
+				 dev->log_dropped, STATE_LOG_WINDOW_S);
+		dev->log_window = ts.tv_sec;
+		dev->log_lines = 0;
+		dev->log_dropped = 0;
+	}
+	if (dev->log_lines < STATE_LOG_BURST) {
+		if (++dev->log_lines == STATE_LOG_BURST)
+			log_info("vbd %s: state changes too frequent; logging fewer for %d s",
+				 dev->name, STATE_LOG_WINDOW_S);
+		return true;
+	}
+	dev->log_dropped++;
+	return false;
+}
+
 static void
 set_state(struct bk_dev *dev, int state)
 {
@@ -195,7 +239,9 @@ set_state(struct bk_dev *dev, int state)
 		log_error("vbd %s: write %s/state: %m", dev->name, dev->be);
 		return;
 	}
-	log_info("vbd %s: %s -> %s", dev->name, state_name(dev->state), state_name(state));
+	if (state_log_ok(dev))
+		log_info("vbd %s: %s -> %s", dev->name, state_name(dev->state),
+			 state_name(state));
 	dev->state = state;
 }
 
@@ -212,7 +258,8 @@ dev_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_error("vbd %s: %s: %s", dev->name, key, msg);
+	if (state_log_ok(dev))	/* a flapping guest repeats its errors */
+		log_error("vbd %s: %s: %s", dev->name, key, msg);
 	if (!xs_put(dev->d, XBT_NULL, dev->be, "error", "%s: %s", key, msg))
 		log_error("vbd %s: write %s/error: %m", dev->name, dev->be);
 	dev->fatal = true;
@@ -343,8 +390,84 @@ stores_close(struct bk_dev *dev)
 	}
 }
 
+/*
+ * The driver options each driver knows (blkbackd.8, params); a word not
+ * here is a typo the admin must hear about, not something to ignore.
+ * Returns NULL when every option is known, else the first unknown one
+ * (a pointer into opts, up to its comma).
+ */
+static const char *
+unknown_option(const struct bk_store_ops *drv, const char *opts, size_t *len)
+{
+	static const char *const memory_opts[] = {
+		"fail-flush", "no-flush", "delay-ms", "fua", "no-discard",
+		"refuse-flush", "refuse-discard", NULL,
+	};
+	const char *const *known = drv == &bk_store_memory_ops ? memory_opts : NULL;
+	const char *p = opts;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ","), k = strcspn(p, ",=");
+		unsigned int i;
+		bool ok = false;
+
+		for (i = 0; known && known[i]; i++)
+			if (strlen(known[i]) == k && !strncmp(p, known[i], k))
+				ok = true;
+		if (!ok) {
+			*len = n;
+			return p;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return NULL;
+}
+
+/*
+ * Xen's block hotplug script refuses a backing another vbd uses, unless
+ * every user has it read-only: two writers (or a writer and a reader
+ * with its own cache) corrupt a filesystem.  Checks a file store's path
+ * against the Connected devices, at probe and again at connect (a vbd
+ * idling in InitWait after its guest left does not hold its backing).
+ * 0, or -EBUSY after dev_fatal().
+ */
 static int
-stores_open(struct bk_dev *dev)
+backing_exclusive(struct bk_dev *dev)
+{
+	struct bk_dev *o;
+	struct stat st;
+
+	dev->back_known = false;
+	if (dev->cfg.driver != &bk_store_file_ops || stat(dev->cfg.path, &st) < 0)
+		return 0;	/* the open below says why */
+	dev->back_dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	dev->back_ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
+	for (o = dev->d->devs; o; o = o->next) {
+		if (o == dev || !o->back_known || o->fatal || o->state != XenbusStateConnected)
+			continue;
+		if (o->back_dev != dev->back_dev || o->back_ino != dev->back_ino)
+			continue;
+		if (o->cfg.read_only && dev->cfg.read_only)
+			continue;
+		dev_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
+			  "a backing is shared only when every vbd has mode=r",
+			  dev->cfg.path, o->name, o->cfg.read_only ? " (read-only)" : " read-write");
+		return -EBUSY;
+	}
+	dev->back_known = true;
+	return 0;
+}
+
+/*
+ * Open the driver stack.  check_only (at probe, like Linux blkback
+ * opening the backing in backend_changed() before InitWait): open the
+ * base driver, check that it has something to serve, close it again.
+ * 0, or -errno after dev_fatal().
+ */
+static int
+stores_open(struct bk_dev *dev, bool check_only)
 {
 	struct bk_daemon *d = dev->d;
 	struct bk_store_config sc = {
@@ -358,6 +481,8 @@ stores_open(struct bk_dev *dev)
 
 	if (dev->cfg.driver == &bk_store_file_ops) {
 		sc.path = dev->cfg.path;
+		if (backing_exclusive(dev) < 0)
+			return -EBUSY;
 	} else {
 		/* memory:SIZE[,OPTIONS] / null:SIZE */
 		char *comma;
@@ -377,6 +502,18 @@ stores_open(struct bk_dev *dev)
 			return -EINVAL;
 		}
 		sc.path = dev->cfg.path;
+		if (sc.options) {
+			size_t n = 0;
+			const char *bad = unknown_option(dev->cfg.driver, sc.options, &n);
+
+			if (bad) {
+				dev_fatal(dev, "params", "unknown option \"%.*s\" for driver %s "
+					  "in \"%s\"", (int)n, bad, dev->cfg.driver->name,
+					  dev->cfg.path);
+				free(sizestr);
+				return -EINVAL;
+			}
+		}
 	}
 	rc = dev->cfg.driver->open(&sc, &dev->stores[0], &dev->sf);
 	if (rc < 0) {
@@ -387,6 +524,19 @@ stores_open(struct bk_dev *dev)
 	}
 	dev->sops[0] = dev->cfg.driver;
 	dev->nr_stores = 1;
+	if (dev->sf.size < 512) {
+		stores_close(dev);
+		dev_fatal(dev, "params", "%s store \"%s\" is empty (%llu bytes): "
+			  "nothing to serve", dev->cfg.driver->name, dev->cfg.path,
+			  (unsigned long long)dev->sf.size);
+		free(sizestr);
+		return -EINVAL;
+	}
+	if (check_only) {
+		stores_close(dev);
+		free(sizestr);
+		return 0;
+	}
 
 	/* blkcrash wrappers: record(lower), then volatile(record(lower)). */
 	if (d->opt.record_path)
@@ -471,7 +621,7 @@ disconnect(struct bk_dev *dev)
 	}
 	dev->nr_queues = 0;
 	stores_close(dev);
-	if (dev->connected)
+	if (dev->connected && state_log_ok(dev))
 		log_info("vbd %s: disconnected", dev->name);
 	dev->connected = false;
 }
@@ -606,7 +756,7 @@ dev_connect(struct bk_dev *dev)
 	}
 	/* feature-persistent: read for completeness; we never keep grants. */
 
-	if (stores_open(dev) < 0)
+	if (stores_open(dev, false) < 0)
 		return;
 	features_negotiate(dev);
 	for (i = 0; i < nq; i++) {
@@ -639,6 +789,8 @@ dev_connect(struct bk_dev *dev)
 		return;
 	}
 	dev->connected = true;
+	/* not rate-limited: each needs a real ring handshake, and it is the
+	 * line that says what the guest got */
 	log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
 		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
 		 dev->name, state_name(dev->state), dev->cfg.path, nq, nq == 1 ? "" : "s",
@@ -717,7 +869,7 @@ dev_probe(struct bk_dev *dev)
 	int tries;
 
 	dev->fatal = false;
-	if (config_read(dev) < 0) {
+	if (config_read(dev) < 0 || stores_open(dev, true) < 0) {
 		dev->probed = true;
 		return;
 	}
@@ -741,8 +893,10 @@ dev_probe(struct bk_dev *dev)
 			break;
 		}
 		if (xs_transaction_end(d->xs, t, false)) {
-			log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
-				 state_name(dev->state), dev->cfg.driver->name, dev->cfg.path);
+			if (state_log_ok(dev))
+				log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
+					 state_name(dev->state), dev->cfg.driver->name,
+					 dev->cfg.path);
 			dev->state = XenbusStateInitWait;
 			dev->probed = true;
 			return;

@@ -662,6 +662,59 @@ stale_rm(blkfront_t *bf, xs_transaction_t t, const char *key)
 	xs_rm(bf->xs, t, path);		/* ENOENT is the common case */
 }
 
+/* Every ring layout key any session may have written (in transaction t). */
+static void
+rm_ring_keys(blkfront_t *bf, xs_transaction_t t)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(stale_keys); i++)
+		stale_rm(bf, t, stale_keys[i]);
+	for (i = 0; i < BLKRING_MAX_PAGES; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "ring-ref%u", i);
+		stale_rm(bf, t, key);
+		snprintf(key, sizeof(key), "queue-%u", i);
+		stale_rm(bf, t, key);
+	}
+}
+
+/*
+ * On close, once the backend is Closed: remove every key publish()
+ * wrote, in one transaction, so the next session (ours, or another
+ * frontend's with fewer queues or pages) starts from the toolstack's
+ * keys alone.  Failures are logged; the caller goes on closing.
+ */
+static void
+unpublish(blkfront_t *bf)
+{
+	xs_transaction_t t;
+	unsigned int i;
+
+again:
+	t = xs_transaction_start(bf->xs);
+	if (t == XBT_NULL) {
+		log_error("vbd %s: removing the ring keys: %m", bf->fe);
+		return;
+	}
+	rm_ring_keys(bf, t);
+	stale_rm(bf, t, "protocol");
+	stale_rm(bf, t, "feature-persistent");
+	for (i = 0; i < bf->nr_fe_keys; i++) {
+		char *kv = bf->fe_keys[i], *eq = strchr(kv, '=');
+
+		*eq = '\0';
+		stale_rm(bf, t, kv);
+		*eq = '=';
+	}
+	if (!xs_transaction_end(bf->xs, t, false)) {
+		if (errno == EAGAIN)
+			goto again;
+		log_error("vbd %s: removing the ring keys: %m", bf->fe);
+	}
+}
+
 static int
 publish(blkfront_t *bf, unsigned int order)
 {
@@ -675,16 +728,7 @@ again:
 		return -errno;
 	/* Drop an earlier session's layout (it may have had other queues or
 	 * pages): the backend must see only this one. */
-	for (i = 0; i < ARRAY_SIZE(stale_keys); i++)
-		stale_rm(bf, t, stale_keys[i]);
-	for (i = 0; i < BLKRING_MAX_PAGES; i++) {
-		char key[24];
-
-		snprintf(key, sizeof(key), "ring-ref%u", i);
-		stale_rm(bf, t, key);
-		snprintf(key, sizeof(key), "queue-%u", i);
-		stale_rm(bf, t, key);
-	}
+	rm_ring_keys(bf, t);
 	r = 0;
 	if (bf->q[0].nr_ring_pages > 1)
 		r = ft_xs_printf(bf->xs, t, bf->fe, "ring-page-order", "%u", order);
@@ -884,7 +928,8 @@ connect_rings(blkfront_t *bf)
 			     bf->cfg.timeout_ms, &st);
 	if (r) {
 		log_backend_error(bf, "waiting for InitWait", st);
-		return r;
+		/* Closing/Closed after the whole wait: it refused the device */
+		return st >= XenbusStateClosing ? -ECONNREFUSED : r;
 	}
 
 	ft_xs_read_uint(bf->xs, bf->be, "max-ring-page-order", 0, &max_order);
@@ -1066,6 +1111,7 @@ blkfront_close(blkfront_t *bf)
 	if (!bf)
 		return;
 	disconnect(bf, true);
+	unpublish(bf);
 	xs_close(bf->xsw);
 	xs_close(bf->xs);
 	close(bf->stop_fd);

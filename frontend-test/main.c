@@ -268,7 +268,11 @@ ft_common_open(struct ft_common *c)
 	c->bcfg.nr_fe_keys = c->nr_fe_keys;
 	bf = blkfront_open(&c->bcfg);
 	if (!bf) {
-		log_error("vbd %u: cannot connect: %m", c->bcfg.devid);
+		if (errno == ECONNREFUSED)	/* libblkfront quoted its error node */
+			log_error("vbd %u: cannot connect: the backend refused the device "
+				  "(its error node is quoted above)", c->bcfg.devid);
+		else
+			log_error("vbd %u: cannot connect: %m", c->bcfg.devid);
 		xenops_close(c->x);
 		c->x = NULL;
 	}

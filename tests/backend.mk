@@ -36,6 +36,7 @@ BACKEND_SH_TESTS = \
 	test-backend-hotplug.sh \
 	test-backend-restart.sh \
 	test-backend-abi.sh \
+	test-backend-withdraw.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

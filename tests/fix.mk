@@ -3,6 +3,13 @@
 
 FIX_TESTS = \
 	test-fix-second-daemon.sh \
+	test-fix-export-eio.sh \
+	test-fix-probe-backing.sh \
+	test-fix-xenstore-gone.sh \
+	test-fix-stale-fe-keys.sh \
+	test-fix-state-flood.sh \
+	test-fix-trace-opnum.sh \
+	test-fix-front-messages.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)

@@ -12,6 +12,7 @@ TESTS += \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
 	test-harness-manpages.sh \
+	test-harness-pyflakes.sh \
 	$(NULL)
 EXTRA_DIST += \
 	test-harness-parsers.sh \
@@ -22,6 +23,7 @@ EXTRA_DIST += \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
 	test-harness-manpages.sh \
+	test-harness-pyflakes.sh \
 	harness-common.sh \
 	harness-data/bonnie-1.93c.csv \
 	harness-data/bonnie-2.00a.csv \

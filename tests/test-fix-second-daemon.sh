@@ -8,8 +8,8 @@
 . "$abs_top_srcdir/tests/front-lib.sh"
 front_sim
 start_backend
-add_disk $DOM "$FT/d.img"
 truncate -s 16M "$FT/d.img"
+add_disk $DOM "$FT/d.img"
 be=$(be_dir)
 blkfront-test attach --domid $DOM --hold >"$FT/hold.out" 2>&1 &
 hold=$!

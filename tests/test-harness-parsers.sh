@@ -74,6 +74,16 @@ command='rm -rf linux-2.6.27' user=0.06 system=3.9 cpu=17 real=22.906
 rm -rf linux-2.6.27  0.06s user 3.90s system 17% cpu 22.906 total
 X
 
+# The tar workload's tree: deterministic, kernel-shaped at any scale.
+blkbench gen-tree --scale 0.01 "$tmp/t1.tar" > "$tmp/out"
+check "gen-tree" <<'X'
+280 files 20 dirs 2976098 bytes
+X
+blkbench gen-tree --scale 0.01 "$tmp/t2.tar" > /dev/null
+cmp -s "$tmp/t1.tar" "$tmp/t2.tar" || fail "gen-tree is not deterministic"
+[ "$(tar -tf "$tmp/t1.tar" | grep -c '/$')" = 20 ] || fail "gen-tree: want 20 directories"
+[ "$(tar -tf "$tmp/t1.tar" | grep -vc '/$')" = 280 ] || fail "gen-tree: want 280 files"
+
 # Bad input: a clear message naming what is wrong, exit 1.
 expect_error() {	# expect_error PATTERN KIND FILE
 	local rc=0

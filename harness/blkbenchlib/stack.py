@@ -24,7 +24,7 @@ cannot flush and does not try.
 import os
 import re
 
-from .system import BenchError, Daemon, info, run, wait_until, warn, is_mountpoint
+from .system import BenchError, Daemon, run, wait_until, warn, is_mountpoint
 
 
 def _help_text(path):

@@ -592,8 +592,14 @@ cmd_run(int argc, char **argv)
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	/* the build tree has the script beside us; else where it is installed */
+	/*
+	 * An in-tree build has the script beside us; an out-of-tree build
+	 * (VPATH, make distcheck, CI) in its source directory; else it is
+	 * where "make install" put it.
+	 */
 	snprintf(script, sizeof(script), "%s/blkcrash-run", dir);
+	if (access(script, X_OK) < 0)
+		snprintf(script, sizeof(script), "%s/blkcrash-run", BLKCRASH_SRCDIR);
 	if (access(script, X_OK) < 0)
 		snprintf(script, sizeof(script), "%s/blkcrash-run", PKGLIBEXECDIR);
 	nargv = calloc((size_t)argc + 2, sizeof(*nargv));

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# blkbench's Python is clean under pyflakes (unused imports, undefined
+# names, redefinitions): skipped where pyflakes3 is not installed.
+. ./functions.sh
+requires pyflakes3 --version
+pyflakes3 "$top_srcdir"/harness/blkbenchlib/*.py "$top_builddir/harness/blkbench" ||
+	fail "pyflakes3 found problems (above)"
+echo ok
