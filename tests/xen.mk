@@ -24,6 +24,10 @@ XEN_TEST_FILES = \
 	$(NULL)
 EXTRA_DIST += $(XEN_TEST_FILES)
 
+# part of "make check" (xensim, no Xen): the hotplug script's own checks
+TESTS += test-xen-hotplug-knobs.sh
+EXTRA_DIST += test-xen-hotplug-knobs.sh
+
 check-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
 	$(MKDIR_P) xen
