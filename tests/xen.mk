@@ -24,12 +24,17 @@ XEN_TEST_FILES = \
 	$(NULL)
 EXTRA_DIST += $(XEN_TEST_FILES)
 
+# part of "make check" (xensim, no Xen): the hotplug script's own checks
+TESTS += test-xen-hotplug-knobs.sh
+EXTRA_DIST += test-xen-hotplug-knobs.sh
+
 check-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
 	$(MKDIR_P) xen
-	srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
+	@rc=0; srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
 	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) CC="$(CC)" \
-		$(SHELL) $(srcdir)/xen/check-xen.sh
+		$(SHELL) $(srcdir)/xen/check-xen.sh || rc=$$?; \
+	test $$rc = 0 || test $$rc = 77
 
 clean-local: clean-xen
 clean-xen:

@@ -14,7 +14,7 @@ set -u
 B=${B:?B=build dir}
 LOG=${1:?usage: boot.sh LOG [DOM0-ARG...]}
 shift
-TIMEOUT=${TIMEOUT:-720}
+TIMEOUT=${TIMEOUT:-840}
 CPU=${CPU:-qemu64}
 SMP=${SMP:-2}
 MEM=${MEM:-3G}

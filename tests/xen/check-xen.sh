@@ -19,7 +19,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
 PHASES=${PHASES:-bb,bar,cmp}
-export TIMEOUT=${TIMEOUT:-720}
+export TIMEOUT=${TIMEOUT:-840}
 
 mkdir -p "$XDIR" "$B"
 rm -f "$XDIR"/*.trs "$XDIR"/*.log "$XDIR/bench.txt"

@@ -145,9 +145,13 @@ BB_PID=/run/blkbackd.pid
 BB_TRACE=/tmp/blkbackd.trace
 bb_start() { # ARGS...: start the daemon in the foreground-mode background
 	rm -f $BB_PID
-	: > /tmp/blkbackd.log
+	# (one relay for every daemon run: the log is appended to)
+	if [ ! -e /tmp/blkbackd.log ]; then
+		touch /tmp/blkbackd.log
+		(tail -n +1 -F /tmp/blkbackd.log 2>/dev/null |
+			while IFS= read -r l; do echo "[blkbackd] $l"; done) &
+	fi
 	$BB -f -v --transport=xen --trace=$BB_TRACE --pidfile=$BB_PID "$@" >> /tmp/blkbackd.log 2>&1 &
-	(tail -n +1 -F /tmp/blkbackd.log 2>/dev/null | while IFS= read -r l; do echo "[blkbackd] $l"; done) &
 	local i=0
 	while [ ! -s $BB_PID ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	[ -s $BB_PID ] && kill -0 "$(cat $BB_PID)" 2>/dev/null || { say "blkbackd did not write $BB_PID in 10 s"; return 1; }

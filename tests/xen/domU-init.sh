@@ -84,9 +84,10 @@ do_pattern() {
 	say "pattern md5 $($G/md5sum < /tmp/pat | cut -d' ' -f1)"
 }
 
-bonnie() { # DIR [MiB [OPT]]: small bonnie++ (default 16 MiB; 1024 files), CSV on stdout
-	local s=${2:-16}
-	$G/bonnie++ -d "$1" -s $s -r $((s / 2)) -n 1 -u 0:0 -m "$TAG" -q -f ${3:-} > /tmp/bonnie.csv 2> /tmp/bonnie.err ||
+bonnie() { # DIR [MiB [OPT...]]: small bonnie++ (default 16 MiB; 1024 files), CSV on stdout
+	local d=$1 s=${2:-16}
+	shift 2
+	$G/bonnie++ -d "$d" -s $s -r $((${s%%:*} / 2)) -n 1 -u 0:0 -m "$TAG" -q -f "$@" > /tmp/bonnie.csv 2> /tmp/bonnie.err ||
 		{ cat /tmp/bonnie.err; return 1; }
 	tail -1 /tmp/bonnie.csv
 }
@@ -100,7 +101,7 @@ do_ext4() {
 	local csv
 	$G/mke2fs -q -F -t ext4 /dev/$1 || die "mke2fs failed"
 	mount -t ext4 /dev/$1 /mnt || die "mount ext4 failed"
-	csv=$(bonnie /mnt) || die "bonnie++ failed"
+	csv=$(bonnie /mnt 16) || die "bonnie++ failed"
 	say "bonnie++ $csv"
 	fsync_file /mnt || die "fsync'd write failed"
 	if [ "$(cat /sys/block/$1/queue/discard_max_bytes)" != 0 ]; then
@@ -114,7 +115,7 @@ do_xfs() {
 	local csv
 	$G/mkfs.xfs -f -q /dev/$1 || die "mkfs.xfs failed"
 	mount -t xfs /dev/$1 /mnt || die "mount xfs failed"
-	csv=$(bonnie /mnt) || die "bonnie++ failed"
+	csv=$(bonnie /mnt 16) || die "bonnie++ failed"
 	say "bonnie++ $csv"
 	fsync_file /mnt || die "fsync'd write failed"
 	umount /mnt || die "umount failed"
@@ -158,16 +159,17 @@ dd_rate() {
 
 do_bench() {
 	local d=$1 l=$2 w r csv
-	w=$(dd_rate if=/dev/zero of=/dev/$d bs=1M count=64 oflag=direct)
+	w=$(dd_rate if=/dev/zero of=/dev/$d bs=1M count=32 oflag=direct)
 	[ -n "$w" ] || die "dd write failed"
 	echo 3 > /proc/sys/vm/drop_caches
-	r=$(dd_rate if=/dev/$d of=/dev/null bs=1M count=64 iflag=direct)
+	r=$(dd_rate if=/dev/$d of=/dev/null bs=1M count=32 iflag=direct)
 	[ -n "$r" ] || die "dd read failed"
 	echo "@@B $l dd-write-MBps $w"
 	echo "@@B $l dd-read-MBps $r"
 	$G/mke2fs -q -F -t ext4 /dev/$d || die "mke2fs failed"
 	mount -t ext4 /dev/$d /mnt || die "mount failed"
-	csv=$(bonnie /mnt 32 -D)	# -D: O_DIRECT bulk I/O (the file is smaller than RAM)
+	# -D: O_DIRECT bulk I/O (the file is smaller than RAM), in 64 KiB chunks
+	csv=$(bonnie /mnt 32:65536 -D)
 	umount /mnt
 	say "bonnie++ $csv"
 	# bonnie++ 1.98 CSV: 12 put_block, 14 rewrite, 18 get_block (K/s), 27 seq_create (/s)
