@@ -11,6 +11,7 @@ TESTS += test-backend-store
 BACKEND_SH_TESTS = \
 	test-backend-synopsis.sh \
 	test-backend-initwait.sh \
+	test-backend-remove-initwait.sh \
 	test-backend-config-errors.sh \
 	test-backend-handshake.sh \
 	test-backend-rw.sh \
