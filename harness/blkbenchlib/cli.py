@@ -4,6 +4,7 @@ import argparse
 import datetime
 import glob
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -25,6 +26,7 @@ RUN_DEFAULTS = {
     "where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
     "fs": "ext3:data=journal", "mount-opts": "", "sched": "",
     "workload": "bonnie", "runs": "3", "mem": "512", "size": "0", "files": "16",
+    "file-size": "",
     "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
@@ -35,12 +37,15 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
-# on 2 cores: 96 MiB of guest memory, a 192 MiB bonnie++ file, 48k files
-# (32k are created in under bonnie++'s timing threshold about half the
-# time: "+++++"; 48k files' inodes need more than 64 MiB of slab).
+# on 2 cores: 96 MiB of guest memory, a 192 MiB bonnie++ file, 32k files
+# of 512..2048 bytes.  Empty files are created in under bonnie++'s timing
+# threshold on an idle machine (48k of them took < 0.5 s: "+++++" in every
+# cell); files with data, as in the seed's -n 32:100000:10, are timed
+# (23-31k creates/s here); 48k files' inodes need more than 64 MiB of slab.
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
-        "mem": "96", "size": "192", "files": "48", "disk": "640", "timeout": "300"}
+        "mem": "96", "size": "192", "files": "32", "file-size": "2048:512",
+        "disk": "640", "timeout": "300"}
 
 
 class Tools:
@@ -80,6 +85,8 @@ def _add_run_options(p):
     a("--mem", help="memory cgroup limit of the workload, MiB (default 512)")
     a("--size", help="bonnie++ -s and the fsync bigfile, MiB (default 2 x --mem)")
     a("--files", help="bonnie++ -n, in units of 1024 files (default 16)")
+    a("--file-size", help="bonnie++ -n N:MAX:MIN: file sizes in bytes as MAX:MIN "
+      "(default: empty files)")
     a("--bonnie-perchar", help="1: also run bonnie++'s per-character tests (default 0: -f)")
     a("--threads", help="fsmark -t (default 1)")
     a("--fsmark-files", help="fsmark -n, files per thread per loop (default 1000)")
@@ -119,6 +126,13 @@ def _resolve_options(ns, defaults):
             if iv < INT_KEYS[key]:
                 raise BenchError("--%s %s: must be at least %d" % (key, v, INT_KEYS[key]))
             setattr(o, attr, iv)
+        elif key == "file-size":
+            o.file_size = None
+            if v:
+                m = re.fullmatch(r"(\d+):(\d+)", v)
+                if not m or int(m.group(1)) < int(m.group(2)):
+                    raise BenchError("--file-size %s: want MAX:MIN in bytes, MAX >= MIN" % v)
+                o.file_size = (int(m.group(1)), int(m.group(2)))
         elif key == "scale":
             try:
                 o.scale = float(v)

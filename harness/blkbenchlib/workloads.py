@@ -109,8 +109,11 @@ class Bonnie(Workload):
                              % (size, 2 * o.mem))
         d = os.path.join(ctx.mnt, "bonnie")
         os.mkdir(d)
+        nfiles = str(o.files)
+        if getattr(o, "file_size", None):
+            nfiles += ":%d:%d" % o.file_size
         argv = [ctx.tools.path("bonnie++"), "-d", d, "-s", str(size), "-r", str(o.mem),
-                "-n", str(o.files), "-u", "root", "-q", "-m", ctx.cell.name[:15]]
+                "-n", nfiles, "-u", "root", "-q", "-m", ctx.cell.name[:15]]
         if not o.bonnie_perchar:
             argv.append("-f")
         csv_path = ctx.raw("bonnie.csv")
