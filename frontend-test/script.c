@@ -67,29 +67,36 @@ struct sc {
 static int resolve_gref_page(struct sc *s, grant_ref_t gref, void **page);
 static int sc_notify(struct sc *s);
 
+/* "FILE:LINE: [prefix]message" on stderr. */
+static void
+sc_vreport(const struct sc *s, const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s:%u: %s", s->file, s->line, prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+/* A step whose outcome was not the expected one: returns 1. */
 static int ATTRIBUTE_FORMAT_PRINTF(2, 3)
 sc_fail(struct sc *s, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s:%u: ", s->file, s->line);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	sc_vreport(s, "", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
+/* A line the script parser cannot read: returns 2. */
 static int ATTRIBUTE_FORMAT_PRINTF(2, 3)
 sc_syntax(struct sc *s, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s:%u: syntax: ", s->file, s->line);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	sc_vreport(s, "syntax: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 2;
 }
 
