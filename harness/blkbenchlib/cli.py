@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from . import matrix, parsers, report
+from . import matrix, parsers, report, xen
 from .stack import WHERES
 from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
                      detect_memory_cgroup, dmesg_tail, find_tool, info,
@@ -30,6 +30,7 @@ RUN_DEFAULTS = {
     "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
+    "platform": "sim", "backing": "", "guest-kernel": "",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
@@ -73,7 +74,14 @@ class Tools:
 
 def _add_run_options(p):
     a = p.add_argument
-    a("--where", help="comma list of: %s (default dom0,domU)" % ", ".join(WHERES))
+    a("--platform", help="where dom0 and domU rows run: sim (default: xensim + FUSE "
+      "on this machine), xen-nested (Xen 4.17 in QEMU/TCG, one boot), xen-host "
+      "(this machine is a Xen dom0 running blkbackd)")
+    a("--backing", help="xen-host: the LV or file both rows use (destroyed by mkfs)")
+    a("--guest-kernel", help="xen-host: the PV guest's kernel (default "
+      "/boot/vmlinuz-$(uname -r); its /lib/modules must exist)")
+    a("--where", help="comma list of: %s (default dom0,domU; xen platforms: dom0, domU)"
+      % ", ".join(WHERES))
     a("--wce", help="backing write cache: 0 write-through, 1 write-back (default 0,1)")
     a("--barrier", help="guest barrier mount option and backend flush features (default 1,0)")
     a("--fs", action="append",
@@ -192,9 +200,12 @@ class Bench:
         self.tools = Tools(paths)
         fs_specs = [f for f in opts.fs.split(";") if f.strip()]
         opts.fs = ";".join(fs_specs)
-        self.cells = matrix.expand(opts, list(WHERES), list(WORKLOADS))
+        self.platform = xen.platform(self)
+        self.cells = matrix.expand(opts, list(WHERES) if self.platform is None else
+                                   ["dom0", "domU"], list(WORKLOADS))
         self.workloads = {c.workload: WORKLOADS[c.workload]() for c in self.cells}
-        self.wheres = {c.where: WHERES[c.where](self.tools) for c in self.cells}
+        self.wheres = {c.where: WHERES[c.where](self.tools) for c in self.cells} \
+            if self.platform is None else {}
         self.disk_mib = _disk_mib(opts, self.workloads)
         self.rows = []
         self.runs_by_cell = {}
@@ -202,6 +213,14 @@ class Bench:
 
     # -- checks before anything is touched ----------------------------------
     def preflight(self):
+        if self.platform is not None:
+            # the workload's own programs are copied into the guests
+            for w in self.workloads.values():
+                for name in w.programs:
+                    self.tools.path(name)
+            self.platform.preflight()
+            self.cgroup_kind = ("v2", None)
+            return
         if os.geteuid() != 0:
             raise BenchError("blkbench run needs root (loop devices, mount, cgroups)")
         needed = {"losetup", "mount", "umount"}
@@ -293,6 +312,7 @@ class Bench:
             "kernel": kernel_release(), "git_rev": _git_rev(self.paths["srcdir"]),
             "cgroup": self.cgroup_kind[0], "disk_mib": self.disk_mib,
             "tools": self._tool_versions(),
+            "platform": self.o.platform,
         }
         if self.cgroup_kind[0] == "v1":
             info("cgroup v1: no per-cgroup dirty throttling, so the loop device's queue "
@@ -302,6 +322,9 @@ class Bench:
         done, t_start = 0, time.monotonic()
         info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))
         try:
+            if self.platform is not None:
+                self.platform.run_all(outdir, workdir, self._add_row)
+                return
             for k, cell in enumerate(self.cells, 1):
                 for r in range(1, self.o.runs + 1):
                     el = time.monotonic() - t_start
@@ -309,16 +332,27 @@ class Bench:
                     info("[cell %d/%d run %d/%d] %s: elapsed %s, ETA %s"
                          % (k, len(self.cells), r, self.o.runs, cell.name, _fmt_secs(el), eta))
                     row = self.run_one(k, cell, r, outdir, workdir)
-                    row.update({"kernel": self.meta["kernel"], "git_rev": self.meta["git_rev"]})
-                    row.update({"tool_" + t: v for t, v in self.meta["tools"].items()})
-                    self.rows.append(row)
-                    self.runs_by_cell.setdefault(cell.name, []).append(row)
+                    self._add_row(cell, row)
                     done += 1
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
             if self.rows:
                 self.meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
                 self.write_results()
+
+    def _add_row(self, cell, row, text=None, csvline=None):
+        """A finished run's row; text and csvline from a platform's run
+        (sim's run_one prints and records its own)."""
+        row.update({"kernel": self.meta["kernel"], "git_rev": self.meta["git_rev"]})
+        row.update({"tool_" + t: v for t, v in self.meta["tools"].items()})
+        self.rows.append(row)
+        self.runs_by_cell.setdefault(cell.name, []).append(row)
+        if csvline:
+            self.bonnie_lines.append(csvline)
+        if text is not None and self.show_runs:
+            print("== %s run %d (%s, %s)" % (cell.name, row["run"], cell.workload,
+                                              self.o.platform))
+            print(text, end="", flush=True)
 
     def _tool_versions(self):
         v = {}
@@ -337,6 +371,8 @@ class Bench:
                 v[name] = self.paths["version"]
             else:
                 v[name] = tool_version(self.tools.path(name))
+        if self.platform is not None:
+            v.update(self.platform.tool_versions())
         for c in self.cells:
             mk = c.fs.mkfs_argv("x")[0]
             if mk not in v:

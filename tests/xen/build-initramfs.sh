@@ -10,7 +10,10 @@
 #
 # Usage: build-initramfs.sh   (environment: B, SRCDIR, TOP_SRCDIR,
 #        TOP_BUILDDIR; K = kernel version, default: newest Debian kernel
-#        that has both /boot/vmlinuz-K and /lib/modules/K)
+#        that has both /boot/vmlinuz-K and /lib/modules/K; BLKBACKD,
+#        BLKFRONT_TEST, FSMARK = the project's programs, default under
+#        TOP_BUILDDIR; DOMU_ONLY=1: only vmlinuz and domu.cpio, for
+#        blkbench --platform xen-host on a real Xen machine)
 # The running host kernel is irrelevant: the guests run the packaged one.
 set -euo pipefail
 B=${B:?B=build dir}
@@ -27,8 +30,12 @@ fi
 [ -n "${K:-}" ] || { echo "build-initramfs: no kernel with /boot/vmlinuz-K and /lib/modules/K (apt-get install linux-image-amd64)" >&2; exit 1; }
 echo "build-initramfs: kernel $K"
 
+BLKBACKD=${BLKBACKD:-$TOP_BUILDDIR/backend/blkbackd}
+BLKFRONT_TEST=${BLKFRONT_TEST:-$TOP_BUILDDIR/frontend-test/blkfront-test}
+FSMARK=${FSMARK:-$TOP_BUILDDIR/harness/fsmark}
+
 mkdir -p "$B"
-zcat /boot/xen-4.17-amd64.gz > "$B/xen-4.17"
+[ "${DOMU_ONLY:-0}" = 1 ] || zcat /boot/xen-4.17-amd64.gz > "$B/xen-4.17"
 cp "/boot/vmlinuz-$K" "$B/vmlinuz"
 
 # copy_bin ROOT FILE...: copy programs (or libraries) plus what ldd lists
@@ -77,7 +84,22 @@ base_root() {
 	mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,run,tmp,mnt,usr/bin,usr/sbin,usr/local/bin,usr/local/sbin,var}
 	cp /bin/busybox "$r/bin/busybox"
 	ln -s /run "$r/var/run"
+	# bonnie++ -u root looks the name up
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$r/etc/passwd"
+	echo 'root:x:0:' > "$r/etc/group"
 }
+# copy_prog ROOT FILE NAME: one of this project's programs (libraries
+# included: sanitizer builds need theirs) as /usr/local/bin/NAME
+copy_prog() {
+	copy_bin "$1" "$2"
+	mkdir -p "$1/usr/local/bin"
+	mv "$1$2" "$1/usr/local/bin/$3"
+	mkdir -p "$1/gnu"
+	ln -sf "/usr/local/bin/$3" "$1/gnu/$3"
+}
+# the tools blkbench's xen jobs run, in dom0 (dom0 rows) as in the guests
+BENCH_GNU="/sbin/mke2fs /sbin/mkfs.xfs /usr/sbin/bonnie++ /bin/sync"
+BENCH_MODS="crc32c_generic ext4 xfs"
 mkcpio() { (cd "$1" && find . | cpio -o -H newc --quiet) > "$2"; }
 
 # ---------------- domU ----------------
@@ -90,15 +112,21 @@ copy_gnu "$U" /bin/dd /usr/bin/cmp /usr/bin/md5sum /sbin/mke2fs /sbin/e2fsck \
 	/sbin/mkfs.xfs /sbin/xfs_repair /usr/sbin/bonnie++ /sbin/blkdiscard /sbin/fstrim /bin/sync
 cp /etc/mke2fs.conf "$U/etc/"
 # this project's userspace frontend, for the hostile-request scripts
-if [ -x "$TOP_BUILDDIR/frontend-test/blkfront-test" ]; then
-	copy_bin "$U" "$TOP_BUILDDIR/frontend-test/blkfront-test"
-	mv "$U$TOP_BUILDDIR/frontend-test/blkfront-test" "$U/usr/local/bin/blkfront-test"
+if [ -x "$BLKFRONT_TEST" ]; then
+	copy_prog "$U" "$BLKFRONT_TEST" blkfront-test
 	mkdir -p "$U/xt-hostile"
 	cp "$SRCDIR"/hostile/*.script "$U/xt-hostile/"
 else
-	echo "build-initramfs: $TOP_BUILDDIR/frontend-test/blkfront-test not built: hostile steps will be skipped"
+	echo "build-initramfs: $BLKFRONT_TEST not built: hostile steps will be skipped"
+fi
+# blkbench's fs_mark-compatible workload
+if [ -x "$FSMARK" ]; then
+	copy_prog "$U" "$FSMARK" fsmark
+else
+	echo "build-initramfs: $FSMARK not built: blkbench's fsmark jobs will fail"
 fi
 mkcpio "$U" "$B/domu.cpio"
+[ "${DOMU_ONLY:-0}" != 1 ] || { ls -la "$B/domu.cpio" "$B/vmlinuz"; exit 0; }
 
 # ---------------- dom0 ----------------
 R=$B/root0
@@ -110,7 +138,11 @@ copy_mods "$R" modules-blkback.list xen-blkback
 copy_bin "$R" $XB/xl $XB/xenstored $XB/xenconsoled $XB/xen-init-dom0 $XB/libxl-save-helper \
 	/usr/bin/xenstore /bin/bash /usr/bin/flock /usr/bin/stat /usr/bin/readlink /sbin/losetup \
 	/usr/bin/logger
-copy_gnu "$R" /usr/bin/md5sum /bin/dd /usr/bin/stat
+copy_gnu "$R" /usr/bin/md5sum /bin/dd /usr/bin/stat $BENCH_GNU
+cp /etc/mke2fs.conf "$R/etc/"
+# filesystems are loaded only for blkbench's dom0 rows (phase jobs)
+copy_mods "$R" modules-fs.list $BENCH_MODS
+[ ! -x "$U/usr/local/bin/fsmark" ] || copy_prog "$R" "$FSMARK" fsmark
 # the hotplug scripts' claim_lock needs GNU stat (busybox's loops forever)
 for t in ls read write list rm exists chmod watch; do ln -sf xenstore "$R/usr/bin/xenstore-$t"; done
 mkdir -p "$R/etc/xen/scripts" "$R/usr/lib/xen-4.17" "$R/etc/xen/blkbackd"
@@ -124,15 +156,15 @@ if [ -x /usr/libexec/xen-qemu-system-i386 ]; then
 fi
 
 # this project: the daemon, its hotplug script, the hole checker
-if [ -x "$TOP_BUILDDIR/backend/blkbackd" ]; then
-	copy_bin "$R" "$TOP_BUILDDIR/backend/blkbackd"
+if [ -x "$BLKBACKD" ]; then
+	copy_bin "$R" "$BLKBACKD"
 	mkdir -p "$R/usr/local/sbin"
-	mv "$R$TOP_BUILDDIR/backend/blkbackd" "$R/usr/local/sbin/blkbackd"
+	mv "$R$BLKBACKD" "$R/usr/local/sbin/blkbackd"
 	if [ -x "$U/usr/local/bin/blkfront-test" ]; then
 		touch "$R/etc/xt-has-blkfront-test"
 	fi
 else
-	echo "build-initramfs: $TOP_BUILDDIR/backend/blkbackd not built: blkbackd steps will be skipped"
+	echo "build-initramfs: $BLKBACKD not built: blkbackd steps will be skipped"
 fi
 if [ -f "$TOP_SRCDIR/backend/block-blkbackd" ]; then
 	install -m755 "$TOP_SRCDIR/backend/block-blkbackd" "$R/etc/xen/scripts/block-blkbackd"

@@ -18,6 +18,8 @@
 #   cmp  kernel xen-blkback (phy: on a loop device) and QEMU qdisk serve the
 #        same benchmark as bb's
 #   cmd  (run-in-domu.sh) one guest on a blkbackd disk runs /xt-cmd
+#   jobs (run-in-domu.sh -J, blkbench --platform xen-nested) the jobs of
+#        /xt/jobs, one per line, in order, each in dom0 or in a new guest
 /bin/busybox --install -s /bin
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/bin:/sbin:/usr/lib/xen-4.17/bin
 mount -t proc proc /proc
@@ -375,6 +377,97 @@ phase_cmd() {
 	check cmd-sigterm bb_stop
 }
 
+# ---------------- phase jobs: run-in-domu.sh -J ----------------
+# /xt/jobs, one job per line:
+#   ID PLACE SCRIPT WCE BARRIER DISK_MIB MEM_MIB SECONDS
+# PLACE dom0: sh /xt/SCRIPT runs here on a loop device over a new sparse
+#   file of DISK_MIB on dom0's tmpfs, whose queue/write_cache says "write
+#   through" (WCE 0: the kernel sends no flushes, as to a disk after
+#   hdparm -W0) or "write back" (WCE 1).
+# PLACE domU: a new guest (MEM_MIB + 192 MiB, at least 256: the initramfs
+#   lives in RAM; 1 vCPU) runs it on xvda, a
+#   new sparse file of DISK_MIB served by blkbackd with cache=writethrough
+#   (WCE 0) or writeback (1) and flush-mode=none (BARRIER 0) or both (1),
+#   through the hotplug script's BLKBACKD_CACHE/BLKBACKD_FLUSH_MODE; its
+#   output comes back on xvdb (a tar archive, domU-init.sh "job:").
+# Either way the script gets XT_DISK, XT_OUT (a directory for the files it
+# writes), XT_MNT and XT_GNU (where the GNU tools and fsmark are: call them
+# by that path, busybox sh prefers its own applets); its output and status
+# become XT_OUT/stdout and XT_OUT/rc.  Every file of XT_OUT is printed as
+# "@@O ID NAME LINE" lines between "@@J-BEGIN ID" and "@@J-END ID rc=N" (N:
+# the script's status; 124 after SECONDS; 2 when it never ran).
+job_emit() { # ID DIR
+	local f
+	for f in "$2"/*; do
+		[ -f "$f" ] || continue
+		while IFS= read -r l || [ -n "$l" ]; do echo "@@O $1 ${f##*/} $l"; done < "$f"
+	done
+}
+job_dom0() { # ID SCRIPT WCE DISK_MIB SECONDS
+	local img=/tmp/xt-$1.img o=/tmp/xt-out-$1 dev rc
+	mkdir -p $o /tmp/xt-mnt-$1
+	mkimg $img "$4M"
+	dev=$(/sbin/losetup -f --show $img) || { echo 2 > $o/rc; return; }
+	if [ "$3" = 0 ]; then echo "write through"; else echo "write back"; fi > /sys/block/${dev#/dev/}/queue/write_cache
+	say "job $1: dom0 on $dev ($4 MiB on tmpfs, write_cache $(cat /sys/block/${dev#/dev/}/queue/write_cache))"
+	XT_GNU=/gnu XT_DISK=$dev XT_OUT=$o XT_MNT=/tmp/xt-mnt-$1 \
+		timeout "$5" sh /xt/$2 > $o/stdout 2>&1
+	echo $? > $o/rc
+	cat $o/stdout
+	umount /tmp/xt-mnt-$1 2>/dev/null
+	/sbin/losetup -d $dev
+	rm -f $img
+}
+job_domu() { # ID SCRIPT WCE BARRIER DISK_MIB MEM_MIB SECONDS
+	local n=domu-j$1 a=/tmp/xt-$1.img out=/tmp/xt-outdisk-$1.img o=/tmp/xt-out-$1 i=0 dom
+	local cache=writeback flush=both
+	[ "$3" = 1 ] || cache=writethrough
+	[ "$4" = 1 ] || flush=none
+	mkdir -p $o
+	mkimg $a "$5M"
+	mkimg $out 16M
+	local gm=$(($6 + 192))
+	[ $gm -ge 256 ] || gm=256
+	GUEST_MEM=$gm mkcfg $n "job:xvda:$2:xvdb" "xvda:$(sectors_of $a)" \
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a" \
+		"vdev=xvdb, format=raw, access=rw, script=block-blkbackd, target=$out"
+	say "job $1: domU $n, cache=$cache flush-mode=$flush, $5 MiB on dom0's tmpfs"
+	if xl_create $n BLKBACKD_CACHE=$cache BLKBACKD_FLUSH_MODE=$flush; then
+		dom=$(xl domid $n)
+		wait_guest $n '@@U (JOB-END|DOMU-DONE)|Kernel panic' "$7"
+		# the guest powers itself off once its output is on xvdb
+		while xl domid $n >/dev/null 2>&1 && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
+		xl destroy $n 2>/dev/null
+		xs_wait /local/domain/0/backend/vbd/$dom "" 10 >/dev/null
+		tar -xf $out -C $o 2>/dev/null || say "job $1: no output archive on the guest's xvdb"
+	fi
+	[ -s $o/rc ] || echo 2 > $o/rc
+	rm -f $a $out
+}
+phase_jobs() {
+	local id place script wce barrier disk mem secs
+	while read -r m; do insmod "$m" || echo "insmod $m failed"; done < /modules-fs.list
+	mkdir -p /sys/fs/cgroup
+	mount -t cgroup2 none /sys/fs/cgroup && echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+	if grep -q ' domU ' /xt/jobs; then
+		bb_start || { echo "@@SKIPALL jobs blkbackd did not start"; return; }
+	fi
+	while read -r id place script wce barrier disk mem secs; do
+		[ -n "$id" ] || continue
+		echo "@@J-BEGIN $id"
+		mark JOB-$id $place $script
+		case $place in
+		dom0) job_dom0 $id $script $wce $disk $secs ;;
+		domU) job_domu $id $script $wce $barrier $disk $mem $secs ;;
+		*) mkdir -p /tmp/xt-out-$id; echo "unknown place $place" > /tmp/xt-out-$id/stdout; echo 2 > /tmp/xt-out-$id/rc ;;
+		esac
+		job_emit $id /tmp/xt-out-$id
+		echo "@@J-END $id rc=$(cat /tmp/xt-out-$id/rc)"
+		rm -rf /tmp/xt-out-$id
+	done < /xt/jobs
+	bb_alive && bb_stop
+}
+
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
@@ -390,6 +483,13 @@ for p in $(echo "$PHASES" | tr ',' ' '); do
 		fi
 		;;
 	cmp) phase_cmp ;;
+	jobs)
+		if grep -q ' domU ' /xt/jobs && { [ ! -x $BB ] || [ ! -x /etc/xen/scripts/block-blkbackd ]; }; then
+			echo "@@SKIPALL jobs blkbackd or its hotplug script is not built"
+		else
+			phase_jobs
+		fi
+		;;
 	*) say "unknown phase $p" ;;
 	esac
 done

@@ -15,6 +15,13 @@
 #     bench:D:LABEL     dd O_DIRECT seq write/read + bonnie++ on ext4
 #     cmd:D             run-in-domu.sh: sh /xt-cmd with XT_DISK=/dev/D, its
 #                       output between @@CMD-BEGIN and @@CMD-END rc=N
+#     job:D:SCRIPT:O    a job of run-in-domu.sh -J (blkbench's xen rows):
+#                       sh /xt/SCRIPT with XT_DISK=/dev/D, XT_OUT=/tmp/xt-out,
+#                       XT_GNU=/gnu
+#                       (the files the job writes there), XT_MNT=/mnt; its
+#                       stdout+stderr becomes XT_OUT/stdout, its status
+#                       XT_OUT/rc; then XT_OUT is written as a tar archive
+#                       to the raw disk O and synced (dom0 reads it back)
 #     hostile:D:C01+C02 blkfront-test (a userspace frontend over gntalloc,
 #                       evtchn and xenbus) runs /xt-hostile/C01.script, ...
 #                       against D's backend, one test per script, in order
@@ -203,6 +210,19 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 		echo "@@CMD-BEGIN"
 		XT_DISK=/dev/$d sh /xt-cmd 2>&1
 		echo "@@CMD-END rc=$?"
+		;;
+	job)	# run-in-domu.sh -J: the output comes back on disk ${l#*:}
+		o=/tmp/xt-out
+		mkdir -p $o
+		echo "@@U JOB-BEGIN ${l%%:*}"
+		wait_dev $d 30 || echo "/dev/$d did not appear in 30 s"
+		XT_GNU=$G XT_DISK=/dev/$d XT_OUT=$o XT_MNT=/mnt \
+			sh /xt/${l%%:*} > $o/stdout 2>&1
+		echo $? > $o/rc
+		cat $o/stdout
+		wait_dev ${l#*:} 30 && tar -cf /dev/${l#*:} -C $o . && $G/sync ||
+			echo "@@U JOB-OUTPUT-FAILED /dev/${l#*:}"
+		echo "@@U JOB-END ${l%%:*} rc=$(cat $o/rc)"
 		;;
 	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
 	idle) mark IDLE; while :; do sleep 3600; done ;;
