@@ -25,8 +25,8 @@ XEN_TEST_FILES = \
 EXTRA_DIST += $(XEN_TEST_FILES)
 
 # part of "make check" (xensim, no Xen): the hotplug script's own checks
-TESTS += test-xen-hotplug-knobs.sh
-EXTRA_DIST += test-xen-hotplug-knobs.sh
+TESTS += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh
+EXTRA_DIST += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh
 
 check-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
@@ -38,6 +38,6 @@ check-xen:
 
 clean-local: clean-xen
 clean-xen:
-	rm -rf xen/build xen/*.trs xen/*.log xen/bench.txt
+	rm -rf xen/build xen/*.trs xen/*.log xen/bench.txt xen/blkbench
 
 .PHONY: check-xen clean-xen

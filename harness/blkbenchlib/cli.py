@@ -343,7 +343,8 @@ class Bench:
     def _add_row(self, cell, row, text=None, csvline=None):
         """A finished run's row; text and csvline from a platform's run
         (sim's run_one prints and records its own)."""
-        row.update({"kernel": self.meta["kernel"], "git_rev": self.meta["git_rev"]})
+        row.setdefault("kernel", self.meta["kernel"])  # a platform's guest kernel
+        row["git_rev"] = self.meta["git_rev"]
         row.update({"tool_" + t: v for t, v in self.meta["tools"].items()})
         self.rows.append(row)
         self.runs_by_cell.setdefault(cell.name, []).append(row)

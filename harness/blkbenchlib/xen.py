@@ -205,6 +205,13 @@ def _finish_job(bench, k, cell, r, jobdir, rundir, t_elapsed, platform):
     row["cgroup"] = "v2"
     row["elapsed_s"] = round(t_elapsed, 3)
     row.update(metrics)
+    try:
+        with open(os.path.join(jobdir, "stdout")) as f:
+            m = re.search(r"^blkbench job .* on \S+: (\S+)$", f.read(), re.M)
+        if m:
+            row["kernel"] = m.group(1)
+    except OSError:
+        pass
     return row, text, csvline
 
 

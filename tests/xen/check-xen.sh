@@ -9,7 +9,8 @@
 #
 # Environment (set by tests/xen.mk): srcdir (this directory), XDIR (where
 # results go), top_srcdir, top_builddir, CC; TIMEOUT (QEMU, seconds,
-# default 540); PHASES (default bb,bar,cmp).
+# default 540); PHASES (default bb,bar,cmp,blkbench; blkbench is a second,
+# short boot: blkbench --platform xen-nested on a tiny matrix).
 # Exit: 0 all passed, 1 something failed, 77 skipped (reason printed and
 # recorded as XDIR/check-xen.trs SKIP).
 set -u
@@ -18,7 +19,7 @@ top_srcdir=${top_srcdir:-$srcdir/../..}
 top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
-PHASES=${PHASES:-bb,bar,cmp}
+PHASES=${PHASES:-bb,bar,cmp,blkbench}
 export TIMEOUT=${TIMEOUT:-840}
 
 mkdir -p "$XDIR" "$B"
@@ -99,7 +100,7 @@ trs xen-build "$([ $rc = 0 ] && echo PASS || echo FAIL)" "$(($(date +%s) - t0)) 
 SERIAL=$XDIR/serial.log
 echo "check-xen: booting Xen under QEMU/TCG (timeout $TIMEOUT s, phases $PHASES), console in $SERIAL"
 t0=$(date +%s)
-B=$B bash "$srcdir/boot.sh" "$SERIAL" "xt.phases=$PHASES"
+B=$B bash "$srcdir/boot.sh" "$SERIAL" "xt.phases=$(echo ",$PHASES," | sed 's/,blkbench,/,/; s/^,//; s/,$//')"
 rc=$?
 secs=$(($(date +%s) - t0))
 if [ $rc = 0 ] && grep -q '@@M .* ALL-DONE' "$SERIAL"; then
@@ -170,6 +171,49 @@ if [ -n "$bench" ]; then
 	echo "check-xen: domU benchmark (TCG: only the ratios mean something):"
 	cat "$XDIR/bench.txt"
 fi
+
+# ---- blkbench --platform xen-nested: one dom0 and one domU cell ----
+# A second boot (run-in-domu.sh -J, reusing this build): the table must have
+# real numbers (bonnie++ block output K/s > 0) in both rows, parsed from
+# bonnie++'s own CSV, as in sim mode.
+case ",$PHASES," in *,blkbench,*)
+	bo=$XDIR/blkbench
+	rm -rf "$bo"
+	t0=$(date +%s)
+	BLKBENCH_XEN_BUILD=$B "$top_builddir/harness/blkbench" run --platform xen-nested \
+		--where dom0,domU --wce 1 --barrier 1 --fs ext4 --mem 16 --size 32 --files 1 \
+		--runs 1 --disk 256 --timeout 240 --out "$bo" > "$B/blkbench.log" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	why=$(python3 - "$bo/results.csv" 2>&1 <<'EOF'
+import csv, sys
+try:
+    rows = list(csv.DictReader(open(sys.argv[1])))
+except OSError as e:
+    sys.exit("no results.csv: %s" % e)
+want = {"dom0-wce1-barrier1", "domU-wce1-barrier1"}
+got = {r["cell"]: r for r in rows if r.get("platform") == "xen-nested"}
+if set(got) != want:
+    sys.exit("rows %s, want %s" % (sorted(got), sorted(want)))
+for c, r in sorted(got.items()):
+    try:
+        v = float(r["blkout"])
+    except ValueError:
+        sys.exit("%s: blkout %r is not a number" % (c, r["blkout"]))
+    if v <= 0 or not r["kernel"].endswith("-amd64"):
+        sys.exit("%s: blkout %s, kernel %s" % (c, v, r["kernel"]))
+    print("%s blkout %.0f K/s (kernel %s)" % (c, v, r["kernel"]))
+EOF
+)
+	rc2=$?
+	echo "$why" >> "$B/blkbench.log"
+	if [ $rc = 0 ] && [ $rc2 = 0 ]; then
+		trs blkbench-xen-nested PASS "$secs s: $(echo "$why" | tr '\n' ';')" < "$B/blkbench.log"
+	else
+		trs blkbench-xen-nested FAIL "blkbench exit $rc after $secs s; $why" < "$B/blkbench.log"
+	fi
+	;;
+esac
 
 # (trs ran in pipelines above: count the files)
 npass=$(grep -l '^:test-result: PASS' "$XDIR"/*.trs | wc -l)
