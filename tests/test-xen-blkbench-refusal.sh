@@ -36,7 +36,7 @@ if grep -qs control_d /proc/xen/capabilities; then
 	exit 77
 fi
 expect_error "--platform xen-host cannot run here: " run "${common[@]}" --platform xen-host
-for what in "/proc/xen/capabilities is missing" "--backing LV|FILE" "see blkbench(1), PLATFORMS"; do
+for what in "/proc/xen/capabilities is missing" "--backing LV|FILE" "see blkbench(1), Platforms"; do
 	grep -qF -- "$what" "$tmp/err" || { cat "$tmp/err"; fail "xen-host refusal does not name: $what"; }
 done
 [ "$(wc -l < "$tmp/err")" = 1 ] || { cat "$tmp/err"; fail "xen-host refusal: more than one line"; }

@@ -443,7 +443,7 @@ class XenHost:
                                 "/sbin/mke2fs")
                     if not (os.path.exists(c) if c.startswith("/") else shutil.which(c))]
         if missing:
-            raise BenchError(_missing_message(self.name, missing, "see blkbench(1), PLATFORMS"))
+            raise BenchError(_missing_message(self.name, missing, "see blkbench(1), Platforms"))
         _check_workloads(self.bench, self.name)
 
     def tool_versions(self):
