@@ -20,6 +20,11 @@
  *  - When the cache holds more than cache-max bytes, its oldest half is
  *    written back to the store below (not flushed): a real cache writes
  *    back on its own, and what it wrote back survives a power cut.
+ *  - cfg->writethrough (the vbd's cache=writethrough, wce=0: like
+ *    hdparm -W0 on the modelled disk): the cache is off.  Every WRITE
+ *    goes straight to the store below (which is O_DSYNC then, durable on
+ *    completion), nothing is ever cached, the features report no
+ *    volatile cache (writeback = false), and a power cut loses nothing.
  *  - power_cut (blkbackd SIGUSR2): every cached write survives or is lost
  *    independently with probability 1/2 from a seeded generator -- any
  *    subset, so a later write can survive an earlier one that is lost,
@@ -75,6 +80,7 @@ struct volatile_store {
 	struct bk_store_features lower_features;
 	uint64_t cache_max;
 	uint64_t seed;
+	bool off;			/* cache=writethrough: nothing is cached */
 
 	pthread_mutex_t lock;		/* protects everything below */
 	struct bk_store_queue *lq;	/* private queue of the store below */
@@ -558,6 +564,19 @@ vc_do_fua_write(struct volatile_store *vs, struct bk_io *io)
 	return r < 0 ? r : (int64_t)io->len;
 }
 
+/* The cache is off (writethrough): the write goes down as it is. */
+static int64_t
+vc_do_write_through(struct volatile_store *vs, struct bk_io *io)
+{
+	struct bk_io low = *io;
+	struct bk_io *p = &low;
+	int r;
+
+	low.opaque = NULL;
+	r = vc_lower_run(vs, &p, 1);
+	return r < 0 ? r : (int64_t)io->len;
+}
+
 static int64_t
 vc_do_flush(struct volatile_store *vs)
 {
@@ -660,9 +679,17 @@ volatile_open(const struct bk_store_config *cfg, struct bk_store **out,
 		goto err;
 	}
 	pthread_mutex_init(&vs->lock, NULL);
+	*features = vs->lower_features;
+	vs->off = cfg->writethrough;
+	if (vs->off) {
+		/* wce=0: no volatile cache to model; the store below decides */
+		log_info("store \"volatile\": cache=writethrough: the write cache is "
+			 "off, writes go through (a power cut loses nothing)");
+		*out = (struct bk_store *)vs;
+		return 0;
+	}
 	log_info("store \"volatile\": write cache of up to %" PRIu64
 		 " bytes, power-cut seed %" PRIu64, vs->cache_max, vs->seed);
-	*features = vs->lower_features;
 	features->writeback = true;	/* that is the point */
 	features->can_flush = true;
 	features->fua = BK_FUA_NATIVE;	/* honoured here, whatever is below */
@@ -699,6 +726,12 @@ volatile_power_cut(struct bk_store *s)
 		return;
 	}
 	vs->dead = true;
+	if (vs->off) {
+		log_info("store \"volatile\": power cut: the write cache is off "
+			 "(cache=writethrough), nothing to lose");
+		pthread_mutex_unlock(&vs->lock);
+		goto pass_down;
+	}
 	ntotal = vs->nentries;
 	state = vs->seed;
 	kept = calloc(ntotal ? ntotal : 1, sizeof(*kept));
@@ -732,6 +765,7 @@ out:
 	free(kept);
 	vc_drop_oldest(vs, vs->nentries);
 	pthread_mutex_unlock(&vs->lock);
+pass_down:
 	/* the power is cut below too (a recorder marks its log) */
 	if (vs->lower_ops->power_cut)
 		vs->lower_ops->power_cut(vs->lower);
@@ -800,11 +834,13 @@ volatile_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
 	for (i = 0; i < n; i++) {
 		struct bk_io *io = ios[i];
 
-		io->host_action = "volatile-cache";
+		io->host_action = vs->off ? "volatile-off" : "volatile-cache";
 		if (vs->dead)
 			io->result = -EIO;
 		else if (io->op == BK_IO_READ)
 			io->result = vc_do_read(vs, io);
+		else if (io->op == BK_IO_WRITE && vs->off)
+			io->result = vc_do_write_through(vs, io);
 		else if (io->op == BK_IO_WRITE && (io->flags & BK_IO_FUA))
 			io->result = vc_do_fua_write(vs, io);
 		else if (io->op == BK_IO_WRITE)

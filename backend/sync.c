@@ -76,6 +76,18 @@ bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 	static const enum bk_step bar_emul[] = {
 		BK_STEP_DRAIN, BK_STEP_FLUSH, BK_STEP_WRITE, BK_STEP_FLUSH };
 	static const enum bk_step disc[] = { BK_STEP_DISCARD };
+	/*
+	 * No volatile cache below (cache=writethrough opens the backing
+	 * O_DSYNC; the null store): every completed write is durable
+	 * already, so there is nothing to commit.  A flush is no host
+	 * action at all, FUA adds nothing to a write, and a barrier keeps
+	 * only its ordering: drain (and hold the ring), then the plain
+	 * write.  Decided here, once, from the store's features -- the
+	 * stores themselves never skip a FLUSH they are given.
+	 */
+	static const enum bk_step wt_fl_data[] = { BK_STEP_WRITE };
+	static const enum bk_step wt_bar[] = { BK_STEP_DRAIN };
+	static const enum bk_step wt_bar_data[] = { BK_STEP_DRAIN, BK_STEP_WRITE };
 
 	steps[0] = BK_STEP_END;
 	switch (req->op) {
@@ -87,12 +99,19 @@ bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 		/* paired with the relaxed store in withdraw (dataplane.c) */
 		if (!READ_ONCE(f->flush_cache))
 			return BLKIF_RSP_EOPNOTSUPP;
+		if (!f->writeback)	/* nothing volatile: "host=none" */
+			return req->nr_segments == 0 ? BLKIF_RSP_OKAY :
+			       plan(steps, wt_fl_data, ARRAY_SIZE(wt_fl_data));
 		if (req->nr_segments == 0)
 			return plan(steps, fl, ARRAY_SIZE(fl));
 		return plan(steps, fl_data, ARRAY_SIZE(fl_data));
 	case BLKIF_OP_WRITE_BARRIER:
 		if (!READ_ONCE(f->barrier))
 			return BLKIF_RSP_EOPNOTSUPP;
+		if (!f->writeback)
+			return req->nr_segments == 0 ?
+			       plan(steps, wt_bar, ARRAY_SIZE(wt_bar)) :
+			       plan(steps, wt_bar_data, ARRAY_SIZE(wt_bar_data));
 		if (req->nr_segments == 0)
 			return plan(steps, bar, ARRAY_SIZE(bar));
 		if (f->fua == BK_FUA_MODE_NATIVE)

@@ -23,12 +23,16 @@
  *   WRITE                                         grant copy from the guest,
  *                                                 then WRITE (pwritev)
  *   FLUSH_DISKCACHE, 0 segs  flush advertised     FLUSH (fdatasync)
+ *                            ... no volatile cache none (OKAY at once)
  *   FLUSH_DISKCACHE, data    flush advertised     FLUSH, then WRITE (flush
  *                                                 first: Linux blkback's
  *                                                 REQ_PREFLUSH; no FUA)
+ *                            ... no volatile cache WRITE
  *   WRITE_BARRIER, 0 segs    barrier advertised   DRAIN, FLUSH
+ *                            ... no volatile cache DRAIN
  *   WRITE_BARRIER, data      fua=native           DRAIN, FLUSH, WRITE_FUA
  *                            fua=emulated/none    DRAIN, FLUSH, WRITE, FLUSH
+ *                            ... no volatile cache DRAIN, WRITE
  *   DISCARD                  discard advertised   DISCARD (fallocate
  *                                                 PUNCH_HOLE|KEEP_SIZE on a
  *                                                 file, BLKDISCARD on a block
@@ -50,8 +54,11 @@
  * WRITE_FUA: RWF_DSYNC on the write (the host block layer turns it into
  * FUA where the device has it).  Where the store has no native FUA
  * (probed once at open), the write is followed by a FLUSH instead.
- * In writethrough cache mode the backing is opened O_DSYNC: every WRITE
- * is durable on completion; FLUSH is still an fdatasync.
+ * "No volatile cache" = the store's features say writeback == false
+ * (cache=writethrough opens the backing O_DSYNC; the null store): every
+ * WRITE is durable on completion, so there is nothing for a FLUSH to
+ * commit or a FUA to add.  Flushes stay advertised per flush-mode (they
+ * are cheap, not wrong) and a barrier keeps its ordering (DRAIN).
  *
  * Status mapping (response "status"):
  *   every step succeeded                      BLKIF_RSP_OKAY
@@ -137,7 +144,8 @@ struct bk_features {
 	bool discard_secure;		/* "discard-secure" */
 	unsigned int discard_granularity; /* bytes */
 	unsigned int discard_alignment;	/* bytes */
-	bool writeback;			/* backing has a volatile cache */
+	bool writeback;			/* backing has a volatile cache; false:
+					 * flushes commit nothing (table) */
 	enum bk_fua_mode fua;
 	bool ignore_flush;		/* --unsafe-ignore-flush: FLUSH is a no-op */
 };

@@ -38,6 +38,7 @@ BACKEND_SH_TESTS = \
 	test-backend-restart.sh \
 	test-backend-abi.sh \
 	test-backend-withdraw.sh \
+	test-backend-writethrough.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

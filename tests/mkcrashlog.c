@@ -3,9 +3,11 @@
  * for hand-built test cases.  Usage: mkcrashlog OUT < SCRIPT
  *
  *   dev BYTES [writethrough]      the file header (first line)
- *   W OFFSET LEN BYTE [fua] [failed]
+ *   W OFFSET LEN BYTE [fua|durable] [failed]
  *                                 a write of LEN bytes, all equal to BYTE
- *                                 (0..255); fua marks it FUA and durable
+ *                                 (0..255); fua marks it FUA and durable,
+ *                                 durable only durable (as the recorder
+ *                                 logs writes to a writethrough store)
  *   F [COVERS]                    a flush covering seq < COVERS (default:
  *                                 everything before it)
  *   FX                            a failed flush (-EIO)
@@ -173,12 +175,14 @@ main(int argc, char **argv)
 		if (buf[0] == 'W') {
 			n = sscanf(buf, "W %llu %llu %llu %31s %31s", &a, &b, &c, w1, w2);
 			if (n < 3)
-				return die(line, "W OFFSET LEN BYTE [fua] [failed]");
+				return die(line, "W OFFSET LEN BYTE [fua|durable] [failed]");
 			r.type = CRASHLOG_WRITE;
 			r.offset = a;
 			r.len = b;
 			if (!strcmp(w1, "fua") || !strcmp(w2, "fua"))
 				r.flags |= CRASHLOG_R_FUA | CRASHLOG_R_DURABLE;
+			if (!strcmp(w1, "durable") || !strcmp(w2, "durable"))
+				r.flags |= CRASHLOG_R_DURABLE;
 			if (!strcmp(w1, "failed") || !strcmp(w2, "failed")) {
 				r.flags |= CRASHLOG_R_FAILED;
 				r.result = -EIO;

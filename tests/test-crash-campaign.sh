@@ -2,6 +2,7 @@
 # The short end-to-end campaign (blkcrash run --quick: ext4, 60 crash
 # points) over xensim + blkbackd --record + blkfront-test export:
 # 0 violations with honest flushes (FLUSH_DISKCACHE, and WRITE_BARRIER),
+# and with cache=writethrough (no flush reaches the host at all),
 # violations detected with blkbackd --unsafe-ignore-flush (the checker
 # can fail).
 . ./functions.sh
@@ -46,6 +47,19 @@ cat "$d/barrier.out"
 [ $rc = 0 ] || fail "barriers: exit $rc, expected 0"
 grep -q '^blkcrash: PASS: ext4, flushes honoured, flush-mode=barrier: 60 crash points' \
 	"$d/barrier.out" || fail "barriers: verdict line"
+
+# wce=0 (cache=writethrough): every write durable on completion, no
+# flush reaches the host (nothing to commit), nothing lost
+set +e
+blkcrash run --quick --seed 3 --cache writethrough -v > "$d/wt.out" 2>&1
+rc=$?
+set -e
+cat "$d/wt.out"
+[ $rc = 0 ] || fail "writethrough: exit $rc, expected 0"
+grep -q '^blkcrash: PASS: ext4, flushes honoured, cache=writethrough: 60 crash points, all fsck clean, 0 of [1-9][0-9]* acknowledged writes lost$' \
+	"$d/wt.out" || fail "writethrough: verdict line"
+grep -Eq '^host records / flushes +[1-9][0-9]* / 0$' "$d/wt.out" ||
+	fail "writethrough: flushes reached the host"
 
 set +e
 blkcrash run --quick --seed 1 --unsafe-ignore-flush > "$d/ignored.out" 2>&1

@@ -109,6 +109,25 @@ FX
 W 8192 4096 67
 W 12288 4096 68 fua'
 
+# wce=0: the store below has no volatile cache, the recorder logs every
+# completed write durable and blkbackd sends no flush down (nothing to
+# commit): no FLUSH record at all, and the check passes
+expect 0 writethrough 'dev 1048576 writethrough
+W 0 4096 65 durable
+W 4096 4096 66 durable
+W 8192 4096 67 durable
+W 12288 4096 68 durable'
+grep -q "3 writes promised durable, 0 lost" "$d/writethrough.out" || fail "writethrough: counts"
+# a writethrough-labelled log hiding a write that was not durable (B: no
+# durable flag, and no flush covers it): the label vouches for nothing
+expect 1 writethrough-hidden 'dev 1048576 writethrough
+W 0 4096 65 durable
+W 4096 4096 66
+W 8192 4096 67 durable
+W 12288 4096 68 durable'
+grep -q "guest write #2 .*never made durable" "$d/writethrough-hidden.out" ||
+	fail "writethrough-hidden: B must be reported"
+
 # without issue order (6-field W) only "durable by the end" is checkable
 sed 's/^\(W [0-9]* [0-9]* [0-9]* [0-9a-f]* [01]\) [0-9]*$/\1/' "$d/guest" > "$d/guest6"
 expect 0 no-order 'dev 1048576

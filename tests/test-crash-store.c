@@ -8,6 +8,9 @@
  * volatile: reads see the cache; a power cut can lose unflushed writes,
  *           never flushed or FUA ones (many seeds); the cache writes back
  *           on its own when full.
+ * writethrough (no volatile cache, wce=0): the recorder logs every
+ *           completed write as durable; the volatile cache is off (writes
+ *           go through, a power cut loses nothing).
  */
 #include <config.h>
 
@@ -59,7 +62,7 @@ tmem_open(const struct bk_store_config *cfg, struct bk_store **out,
 	f->sector_size = 512;
 	f->physical_sector_size = 512;
 	f->can_flush = true;
-	f->writeback = true;
+	f->writeback = !cfg->writethrough;	/* as the file store reports */
 	f->fua = BK_FUA_NATIVE;
 	f->can_discard = true;
 	*out = (struct bk_store *)m;
@@ -664,6 +667,80 @@ test_volatile_over_record_cut(void)
 	return cut_stack(false) || cut_stack(true);
 }
 
+/*
+ * cache=writethrough: volatile(record(tmem)), all three opened with
+ * cfg->writethrough as blkbackd does for the vbd.  No layer reports a
+ * volatile cache; every write reaches the store below before it
+ * completes and is logged durable without any flush; a power cut loses
+ * nothing.  The recorder alone logs the same (the stack without
+ * --cache=volatile).
+ */
+static int
+test_writethrough_stack(void)
+{
+	struct bk_store_config lc = { .size = DEV_SIZE, .writethrough = true };
+	struct bk_store_config vc = { .writethrough = true }, rc = { .writethrough = true };
+	struct bk_store *low, *vol, *rec;
+	struct bk_store_features lf, vf, rf;
+	struct stack st;
+	struct cl_log *log;
+	static unsigned char a[BLK], b[2 * BLK];
+	struct tmem *m;
+	size_t i;
+
+	fill(a, sizeof(a), 31);
+	fill(b, sizeof(b), 32);
+	assert(tmem_ops.open(&lc, &low, &lf) == 0);
+	assert(!lf.writeback);
+	m = (struct tmem *)low;
+	rc.lower = low;
+	rc.lower_ops = &tmem_ops;
+	rc.lower_features = &lf;
+	rc.record_path = logpath;
+	assert(bk_store_record_ops.open(&rc, &rec, &rf) == 0);
+	assert(!rf.writeback);
+	vc.lower = rec;
+	vc.lower_ops = &bk_store_record_ops;
+	vc.lower_features = &rf;
+	vc.options = "seed=11";
+	assert(bk_store_volatile_ops.open(&vc, &vol, &vf) == 0);
+	assert(!vf.writeback && vf.fua == rf.fua);
+	memset(&st, 0, sizeof(st));
+	st.ops = &bk_store_volatile_ops;
+	st.top = vol;
+	assert(st.ops->queue_open(vol, 8, &st.q) == 0);
+	assert(do_io(&st, BK_IO_WRITE, 0, 0, a, BLK) == BLK);		/* 1 */
+	assert(memcmp(m->data, a, BLK) == 0);	/* below, not cached */
+	assert(do_io(&st, BK_IO_WRITE, 0, BLK, b, 2 * BLK) == 2 * BLK); /* 2 */
+	assert(memcmp(m->data + BLK, b, 2 * BLK) == 0);
+	assert(do_io(&st, BK_IO_DISCARD, 0, 8 * BLK, NULL, BLK) == BLK); /* 3 */
+	for (i = 4; i < 20; i++)
+		assert(do_io(&st, BK_IO_WRITE, 0, i * BLK, a, BLK) == BLK);
+	bk_store_volatile_ops.power_cut(vol);
+	bk_store_record_ops.power_cut(rec);
+	st.ops->queue_close(st.q);
+	bk_store_volatile_ops.close(vol);
+	bk_store_record_ops.close(rec);
+	for (i = 4; i < 20; i++)	/* the cut lost nothing */
+		assert(memcmp(m->data + i * BLK, a, BLK) == 0);
+	assert(m->flushes == 0);	/* not even the cut flushed */
+	tmem_ops.close(low);
+	assert(cl_log_open(logpath, &log) == 0);
+	assert(!(log->hdr.flags & CRASHLOG_F_WRITEBACK));
+	assert(log->nflush == 0);
+	assert(log->n == 3 + 16 + 1);	/* 18 writes, 1 discard, the CUT */
+	for (i = 0; i + 1 < log->n; i++) {
+		assert(log->e[i].rec.type != CRASHLOG_FLUSH);
+		assert(log->e[i].rec.flags & CRASHLOG_R_DURABLE);
+		assert(!(log->e[i].rec.flags & CRASHLOG_R_FUA));
+		assert(log->e[i].durable_at == log->e[i].rec.seq);
+	}
+	assert(log->e[1].rec.hash == crashlog_hash(b, 2 * BLK));
+	assert(log->e[log->n - 1].rec.type == CRASHLOG_CUT);
+	cl_log_close(log);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -680,6 +757,7 @@ main(int argc, char **argv)
 		{ "volatile_writeback_when_full", test_volatile_writeback_when_full },
 		{ "volatile_destage_whole", test_volatile_destage_whole },
 		{ "volatile_over_record_cut", test_volatile_over_record_cut },
+		{ "writethrough_stack", test_writethrough_stack },
 	};
 	unsigned int i;
 	int fd, fails = 0;
