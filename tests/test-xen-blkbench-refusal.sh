@@ -58,5 +58,10 @@ else
 	grep -qE -- "--platform xen-nested( cannot run here: .*tests/xen/install-deps|: workload tar is not supported there \(supported: bonnie, fsmark\))" "$tmp/err" ||
 		{ cat "$tmp/err"; fail "xen-nested refusal unclear"; }
 	assert_clean "$tmp"
+	if ! grep -qF "cannot run here" "$tmp/err"; then
+		# sizes that cannot fit in the nested dom0's 1024 MiB
+		expect_error "--mem 512 MiB and --size 1024 MiB do not fit in the nested dom0's 1024 MiB" \
+			run "${common[@]}" --platform xen-nested --mem 512 --size 1024
+	fi
 fi
 echo ok

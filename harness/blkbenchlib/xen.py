@@ -267,6 +267,15 @@ class XenNested:
             raise BenchError(_missing_message(self.name, missing,
                                               "as root: tests/xen/install-deps"))
         _check_workloads(self.bench, self.name)
+        # dom0 has 1024 MiB (boot.sh) for its own ~300 MiB, the guest
+        # (--mem + 192) and the backing's written blocks on its tmpfs
+        o = self.bench.o
+        size = o.size or 2 * o.mem
+        if o.mem + 192 + size * 5 // 4 + 300 > 1024:
+            raise BenchError("--platform xen-nested: --mem %d MiB and --size %d MiB do not fit "
+                             "in the nested dom0's 1024 MiB (the guest gets --mem + 192 MiB, "
+                             "the backing lives on dom0's tmpfs): keep --mem + 1.25 x --size "
+                             "under 530, e.g. --mem 64 --size 128" % (o.mem, size))
 
     def tool_versions(self):
         p = run(["dpkg-query", "-W", "-f", "${Version}", "xen-hypervisor-4.17-amd64"], check=False)
