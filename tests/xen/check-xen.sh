@@ -64,7 +64,10 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$missing /boot/vmlinuz-*"
 [ -z "$missing" ] || skip_all "missing:$missing (run tests/xen/install-deps)"
 
 # ---- the expected results, in order ----
-EXPECTED="xen-build xen-boot dom0-boot"
+# (blkbench is not a dom0 phase: it boots on its own after the others)
+BOOT_PHASES=$(echo ",$PHASES," | sed 's/,blkbench,/,/; s/^,*//; s/,*$//')
+EXPECTED="xen-build"
+[ -z "$BOOT_PHASES" ] || EXPECTED="$EXPECTED xen-boot dom0-boot"
 case ",$PHASES," in *,bb,*) EXPECTED="$EXPECTED
 	bb-daemon-start bb-xl-create bb-connect
 	ht-xl-create domu-ht-hostile-C01 domu-ht-hostile-C02 domu-ht-hostile-C04
@@ -98,17 +101,21 @@ trs xen-build "$([ $rc = 0 ] && echo PASS || echo FAIL)" "$(($(date +%s) - t0)) 
 
 # ---- one boot ----
 SERIAL=$XDIR/serial.log
-echo "check-xen: booting Xen under QEMU/TCG (timeout $TIMEOUT s, phases $PHASES), console in $SERIAL"
-t0=$(date +%s)
-B=$B bash "$srcdir/boot.sh" "$SERIAL" "xt.phases=$(echo ",$PHASES," | sed 's/,blkbench,/,/; s/^,//; s/,$//')"
-rc=$?
-secs=$(($(date +%s) - t0))
-if [ $rc = 0 ] && grep -q '@@M .* ALL-DONE' "$SERIAL"; then
-	tail -n 5 "$SERIAL" | trs xen-boot PASS "dom0 powered off after $secs s"
-elif [ $rc = 124 ]; then
-	tail -n 60 "$SERIAL" | trs xen-boot FAIL "timed out after $TIMEOUT s"
+if [ -n "$BOOT_PHASES" ]; then
+	echo "check-xen: booting Xen under QEMU/TCG (timeout $TIMEOUT s, phases $PHASES), console in $SERIAL"
+	t0=$(date +%s)
+	B=$B bash "$srcdir/boot.sh" "$SERIAL" "xt.phases=$BOOT_PHASES"
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	if [ $rc = 0 ] && grep -q '@@M .* ALL-DONE' "$SERIAL"; then
+		tail -n 5 "$SERIAL" | trs xen-boot PASS "dom0 powered off after $secs s"
+	elif [ $rc = 124 ]; then
+		tail -n 60 "$SERIAL" | trs xen-boot FAIL "timed out after $TIMEOUT s"
+	else
+		tail -n 60 "$SERIAL" | trs xen-boot FAIL "qemu exit $rc after $secs s"
+	fi
 else
-	tail -n 60 "$SERIAL" | trs xen-boot FAIL "qemu exit $rc after $secs s"
+	: > "$SERIAL"
 fi
 
 # ---- one result per step ----
