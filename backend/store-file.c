@@ -172,7 +172,7 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 		goto err;
 	}
 	if (S_ISBLK(st.st_mode)) {
-		uint64_t bytes = 0, v;
+		uint64_t bytes = 0, v = 0;
 		int ss = 512;
 		unsigned int pss = 512;
 
