@@ -40,6 +40,7 @@ enum {
 	OPT_MAX_RING_ORDER,
 	OPT_MAX_INDIRECT,
 	OPT_MAP_THRESHOLD,
+	OPT_POLL_MAX_US,
 	OPT_RECORD,
 	OPT_CACHE,
 };
@@ -58,6 +59,7 @@ static const struct option long_options[] = {
 	{ "max-ring-page-order", required_argument, NULL, OPT_MAX_RING_ORDER },
 	{ "max-indirect-segments", required_argument, NULL, OPT_MAX_INDIRECT },
 	{ "map-threshold", required_argument, NULL, OPT_MAP_THRESHOLD },
+	{ "poll-max-us", required_argument, NULL, OPT_POLL_MAX_US },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "help", no_argument, NULL, 'h' },
@@ -85,6 +87,8 @@ usage(FILE *fp)
 "      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 16)\n"
 "      --map-threshold=BYTES    map (zero-copy) requests of at least BYTES; 0 = always copy\n"
 "                               (default 65536)\n"
+"      --poll-max-us=N          poll ring and completions up to N us before sleeping,\n"
+"                               adaptively; 0 = never poll (default 50)\n"
 "      --record=FILE            blkcrash: record every host write/flush to FILE\n"
 "      --cache=volatile         blkcrash: model a volatile disk cache (power cut on SIGUSR2)\n"
 "      --unsafe-ignore-flush    TEST ONLY: acknowledge flushes/barriers without flushing\n"
@@ -244,6 +248,7 @@ main(int argc, char **argv)
 			.max_ring_order = BLKRING_MAX_PAGE_ORDER,
 			.max_indirect = 16,
 			.map_threshold = 65536,
+			.poll_max_us = 50,
 		},
 		.report_efd = -1,
 	};
@@ -319,6 +324,12 @@ main(int argc, char **argv)
 		case OPT_MAP_THRESHOLD:
 			if (bk_parse_size(optarg, &d.opt.map_threshold) < 0) {
 				log_error("--map-threshold: \"%s\" is not a size in bytes", optarg);
+				return 1;
+			}
+			break;
+		case OPT_POLL_MAX_US:
+			if (parse_uint(optarg, 1000000, &d.opt.poll_max_us) < 0) {
+				log_error("--poll-max-us: \"%s\" is not 0..1000000", optarg);
 				return 1;
 			}
 			break;

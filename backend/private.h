@@ -194,6 +194,7 @@ struct bk_options {
 	unsigned int max_ring_order;	/* max-ring-page-order */
 	unsigned int max_indirect;	/* feature-max-indirect-segments, 0 = off */
 	uint64_t map_threshold;		/* map grants for requests >= this; 0 never */
+	unsigned int poll_max_us;	/* queue threads' polling window cap; 0 never */
 	bool ignore_flush;		/* --unsafe-ignore-flush */
 	const char *record_path;	/* --record: crash engineer's wrapper */
 	bool volatile_cache;		/* --cache=volatile */

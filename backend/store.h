@@ -143,6 +143,15 @@ struct bk_store_ops {
 	int (*reap)(struct bk_store_queue *q, struct bk_io **done, unsigned int max);
 
 	/*
+	 * Optional.  A cheap look, without a system call or side effect:
+	 * true when reap would find a completion now.  For a queue thread
+	 * that polls briefly before it sleeps; same thread as reap.  A false
+	 * "true" only costs a reap that finds nothing.  NULL: the caller does
+	 * not poll this store, it waits on queue_fd.
+	 */
+	bool (*poll)(struct bk_store_queue *q);
+
+	/*
 	 * Optional (blkcrash "volatile").  Simulate a power cut: drop what
 	 * the model says a cache may lose.  Called from the control thread
 	 * on SIGUSR2 right before the daemon exits without draining.

@@ -25,6 +25,7 @@
 #include "compiler.h"
 #include "barrier.h"
 #include "log.h"
+#include "pollwin.h"
 #include "guestlog.h"
 #include "ft-xs.h"
 #include "blkfront.h"
@@ -84,6 +85,7 @@ struct blkfront {
 	pthread_t thread;
 	bool thread_running;
 	int stop_fd;			/* eventfd */
+	struct pollwin poll;		/* completion thread's, cfg.poll_max_us */
 
 	bool broken;			/* atomic */
 	bool notify_failed;		/* atomic: logged once */
@@ -313,11 +315,15 @@ complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
 }
 
 /*
- * Drain queue q's responses.  Returns 0, or -EPROTO after breaking the
- * device.  Called on the completion thread with no lock held.
+ * Drain queue q's responses; first take the event channel's pending
+ * event when its fd polled readable (evtchn: the completion thread only).
+ * Returns how many requests completed, or -EPROTO after breaking the
+ * device.  Called with no lock held, by the completion thread or a
+ * blkfront_poll() caller (both may run it at once: each response is
+ * taken under q->lock by one of them).
  */
 static int
-drain_queue(blkfront_t *bf, struct ft_queue *q)
+drain_queue(blkfront_t *bf, struct ft_queue *q, bool evtchn)
 {
 	struct ft_slot *done[512];
 	int16_t st[512];
@@ -327,7 +333,7 @@ drain_queue(blkfront_t *bf, struct ft_queue *q)
 
 	why[0] = '\0';
 	pthread_mutex_lock(&q->lock);
-	port = xenops_evtchn_pending(q->evtchn);
+	port = evtchn ? xenops_evtchn_pending(q->evtchn) : -EAGAIN;
 	for (;;) {
 		struct blkrsp rsp;
 		struct ft_slot *s;
@@ -342,11 +348,8 @@ drain_queue(blkfront_t *bf, struct ft_queue *q)
 				 q->idx);
 			break;
 		}
-		if (g == 0) {
-			if (blkring_front_final_check(q->ring))
-				continue;
-			break;
-		}
+		if (g == 0)
+			break;	/* the completion thread arms rsp_event before sleeping */
 		slot = rsp.id & 0xffffffffu;
 		if (slot >= q->nr_slots) {
 			snprintf(why, sizeof(why), "queue %u: response has incorrect id %#" PRIx64,
@@ -388,11 +391,30 @@ drain_queue(blkfront_t *bf, struct ft_queue *q)
 
 	if (why[0]) {
 		fail_all(bf, why);
-		r = -EPROTO;
-	} else if (n == ARRAY_SIZE(done)) {
-		return drain_queue(bf, q);
+		return -EPROTO;
 	}
-	return r;
+	if (n == ARRAY_SIZE(done)) {
+		r = drain_queue(bf, q, false);
+		return r < 0 ? r : (int)n + r;
+	}
+	return (int)n;
+}
+
+int
+blkfront_poll(blkfront_t *bf)
+{
+	unsigned int i;
+	int n = 0, r;
+
+	for (i = 0; i < bf->nq; i++) {
+		if (!blkring_front_peek(bf->q[i].ring))
+			continue;
+		r = drain_queue(bf, &bf->q[i], false);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	return n;
 }
 
 /* Oldest request older than the timeout?  Fills msg. */
@@ -436,15 +458,67 @@ check_timeouts(blkfront_t *bf, char *msg, size_t len)
 	return late;
 }
 
+/*
+ * Spin up to the current window for responses on any ring (no system
+ * calls; include/pollwin.h).  True when one has some.
+ */
+static bool
+poll_responses(blkfront_t *bf, uint64_t start)
+{
+	uint64_t end = pollwin_deadline(&bf->poll, start);
+	unsigned int i;
+
+	if (!end)
+		return false;
+	do {
+		for (i = 0; i < bf->nq; i++)
+			if (blkring_front_peek(bf->q[i].ring))
+				return true;
+		cpu_relax();
+	} while (pollwin_now_ns() < end);
+	return false;
+}
+
+/* RING_FINAL_CHECK_FOR_RESPONSES on every ring: arm rsp_event; true
+ * when a response slipped in meanwhile. */
+static bool
+arm_responses(blkfront_t *bf)
+{
+	bool more = false;
+	unsigned int i;
+
+	for (i = 0; i < bf->nq; i++) {
+		struct ft_queue *q = &bf->q[i];
+
+		pthread_mutex_lock(&q->lock);
+		if (blkring_front_final_check(q->ring))
+			more = true;
+		pthread_mutex_unlock(&q->lock);
+	}
+	return more;
+}
+
 static void *
 completion_thread(void *opaque)
 {
 	blkfront_t *bf = opaque;
 	struct pollfd pfd[FT_MAX_QUEUES + 2];
 	unsigned int i, n;
+	uint64_t last_poll = 0;
 	char msg[200];
 
 	for (;;) {
+		uint64_t start = pollwin_now_ns();
+		bool busy = poll_responses(bf, start);
+
+		if (!busy && !blkfront_broken(bf))
+			busy = arm_responses(bf);
+		if (busy && start - last_poll < 1000000u) {
+			/* responses, and the fds were looked at < 1 ms ago */
+			for (i = 0; i < bf->nq; i++)
+				drain_queue(bf, &bf->q[i], false);
+			continue;
+		}
 		n = 0;
 		pfd[n].fd = bf->stop_fd;
 		pfd[n++].events = POLLIN;
@@ -454,13 +528,16 @@ completion_thread(void *opaque)
 			pfd[n].fd = xenops_evtchn_fd(bf->q[i].evtchn);
 			pfd[n++].events = POLLIN;
 		}
-		if (poll(pfd, n, 1000) < 0) {
+		if (poll(pfd, n, busy ? 0 : 1000) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("vbd %s: poll: %m", bf->fe);
 			fail_all(bf, "completion thread cannot poll");
 			break;
 		}
+		last_poll = pollwin_now_ns();
+		if (!busy)
+			pollwin_adapt(&bf->poll, start);
 		if (pfd[0].revents)
 			break;
 		if (pfd[1].revents) {
@@ -478,8 +555,8 @@ completion_thread(void *opaque)
 			}
 		}
 		for (i = 0; i < bf->nq; i++)
-			if (pfd[2 + i].revents)
-				drain_queue(bf, &bf->q[i]);
+			if (busy || pfd[2 + i].revents)
+				drain_queue(bf, &bf->q[i], pfd[2 + i].revents);
 		if (!blkfront_broken(bf) && check_timeouts(bf, msg, sizeof(msg)))
 			fail_all(bf, msg);
 	}
@@ -1031,6 +1108,7 @@ blkfront_open(const struct blkfront_config *cfg)
 	if (!bf)
 		return NULL;
 	bf->cfg = *cfg;
+	pollwin_init(&bf->poll, cfg->poll_max_us);
 	if (!bf->cfg.timeout_ms)
 		bf->cfg.timeout_ms = FT_DEFAULT_TIMEOUT_MS;
 	if (!bf->cfg.max_queues)

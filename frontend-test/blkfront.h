@@ -85,6 +85,10 @@ struct blkfront_config {
 	unsigned int timeout_ms;	/* handshake steps and each request;
 					 * 0 = 30000 */
 	FILE *guestlog;			/* guestlog.h records, or NULL */
+	/* The completion thread polls the rings for responses up to this
+	 * many microseconds before sleeping, adaptively (include/pollwin.h);
+	 * 0 = never.  Costs CPU; saves a cross-CPU wake-up per batch. */
+	unsigned int poll_max_us;
 	/* ABI of the ring and the "protocol" key; NATIVE writes this
 	 * build's name (XEN_IO_PROTO_ABI_NATIVE). */
 	enum blkring_abi abi;
@@ -177,7 +181,8 @@ struct blkfront_req {
 	void *buf;		/* READ: filled; writes: copied at submit */
 	uint32_t len;		/* bytes, multiple of 512, <= max_sectors*512
 				 * (DISCARD: any length, no buf) */
-	blkfront_done_fn done;	/* completion thread; Required */
+	blkfront_done_fn done;	/* completion thread (or a blkfront_poll()
+				 * caller); Required */
 	void *opaque;
 	/* out: */
 	int result;		/* 0, -EIO (ERROR / broken / timeout),
@@ -189,12 +194,24 @@ struct blkfront_req {
 /*
  * Queue req on a ring (queue chosen round robin) and notify the backend
  * when RING_PUSH_REQUESTS_AND_CHECK_NOTIFY says so.  Blocks while the ring
- * is full.  Returns 0 (done() will run once, on the completion thread),
+ * is full.  Returns 0 (done() will run once, on the completion thread or
+ * in a blkfront_poll() caller),
  * or -errno without calling done(): -EINVAL bad length/alignment, -EIO
  * device broken, -EROFS write on a read-only device, -EOPNOTSUPP a
  * withdrawn or never-offered feature.  Any thread.
  */
 int blkfront_submit(blkfront_t *bf, struct blkfront_req *req);
+
+/*
+ * Reap responses now, in the calling thread: done() callbacks of what
+ * completed run here (with no library lock held) instead of on the
+ * completion thread.  No system call when nothing is waiting.  For a
+ * submitter that expects completions soon and would rather poll than be
+ * woken through the completion thread (include/pollwin.h).  Returns how
+ * many requests completed (0: none), or -EPROTO when a protocol fault
+ * broke the device.  Any thread, while the device is open.
+ */
+int blkfront_poll(blkfront_t *bf);
 
 /* ---- synchronous helpers (any thread; split and run in parallel) ---- */
 

@@ -45,6 +45,8 @@ extern const struct option ft_common_options[];
 "  --protocol ABI        x86_32-abi | x86_64-abi (default: native)\n" \
 "  --fe-key KEY=VALUE    extra frontend key in the handshake (tests)\n" \
 "  --timeout MS          handshake step / request timeout (default 30000)\n" \
+"  --poll-max-us N       poll for responses up to N us before sleeping,\n" \
+"                        adaptively (default 50; 0 = never)\n" \
 "  -v, --verbose         more messages;  -D, --debug MASK  debug categories\n"
 
 /*

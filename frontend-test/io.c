@@ -23,7 +23,9 @@
 #include <time.h>
 
 #include "compiler.h"
+#include "barrier.h"
 #include "log.h"
+#include "pollwin.h"
 #include "ft-xs.h"
 #include "ft.h"
 
@@ -46,6 +48,7 @@ struct io_job {
 	uint64_t max_units;	/* 0 = by size/runtime */
 	enum unit_kind forced;	/* bonnie phases */
 	bool use_forced;
+	unsigned int poll_max_us;	/* --poll-max-us, for wait_done */
 };
 
 struct io_res {
@@ -76,6 +79,8 @@ struct io_ctx {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct io_unit *done, **done_tail;	/* completed stages, FIFO */
+	bool ready;			/* done != NULL; read unlocked to poll */
+	struct pollwin poll;		/* wait_done's, before cond_wait */
 	struct io_unit *units;
 	unsigned int nunits;
 	uint64_t *lat;			/* ns, one per unit completed */
@@ -102,6 +107,7 @@ push_done(struct io_ctx *c, struct io_unit *u)
 	u->next_done = NULL;
 	*c->done_tail = u;
 	c->done_tail = &u->next_done;
+	WRITE_ONCE(c->ready, true);
 }
 
 static void
@@ -257,15 +263,29 @@ cmp_u64(const void *a, const void *b)
 static struct io_unit *
 wait_done(struct io_ctx *c)
 {
+	uint64_t start = pollwin_now_ns(), end = pollwin_deadline(&c->poll, start);
 	struct io_unit *u;
+	bool slept = false;
 
+	/* a response is usually about to arrive: reap it here (no handover
+	 * through the completion thread) for a short window before
+	 * sleeping on the cond */
+	while (end && !READ_ONCE(c->ready) && pollwin_now_ns() < end)
+		if (blkfront_poll(c->bf) == 0)
+			cpu_relax();
 	pthread_mutex_lock(&c->lock);
-	while (!c->done)
+	while (!c->done) {
+		slept = true;
 		pthread_cond_wait(&c->cond, &c->lock);
+	}
+	if (slept || !end)
+		pollwin_adapt(&c->poll, start);
 	u = c->done;
 	c->done = u->next_done;
-	if (!c->done)
+	if (!c->done) {
 		c->done_tail = &c->done;
+		WRITE_ONCE(c->ready, false);
+	}
 	pthread_mutex_unlock(&c->lock);
 	return u;
 }
@@ -288,6 +308,7 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	c.job = job;
 	c.rs = job->seed | 1;
 	c.done_tail = &c.done;
+	pollwin_init(&c.poll, job->poll_max_us);
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.cond, NULL);
 	c.nunits = job->depth + 1;		/* +1: a flush unit */
@@ -617,6 +638,7 @@ ft_cmd_io(int argc, char **argv)
 	if (o.bonnie) {
 		rc = run_bonnie(bf, &o.job, o.json);
 	} else {
+		o.job.poll_max_us = c.bcfg.poll_max_us;
 		rc = run_job(bf, &o.job, &res) < 0 ? 1 : 0;
 		print_res("io", &o.job, &res, o.json);
 	}

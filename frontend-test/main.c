@@ -40,7 +40,7 @@ ft_install_stop_signals(void)
 
 enum {
 	O_TRANSPORT = 0x1000, O_SIMDIR, O_DOMID, O_DEVID, O_VDEV, O_RINGORDER,
-	O_QUEUES, O_INDIRECT, O_NOPERSIST, O_PROTOCOL, O_FEKEY, O_TIMEOUT,
+	O_QUEUES, O_INDIRECT, O_NOPERSIST, O_PROTOCOL, O_FEKEY, O_TIMEOUT, O_POLL,
 };
 
 const struct option ft_common_options[] = {
@@ -56,6 +56,7 @@ const struct option ft_common_options[] = {
 	{ "protocol", required_argument, NULL, O_PROTOCOL },
 	{ "fe-key", required_argument, NULL, O_FEKEY },
 	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "poll-max-us", required_argument, NULL, O_POLL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "debug", required_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
@@ -183,6 +184,10 @@ ft_common_opt(struct ft_common *c, int opt, const char *arg)
 		if (parse_uint(arg, &c->bcfg.timeout_ms) || c->bcfg.timeout_ms == 0)
 			goto bad;
 		return 1;
+	case O_POLL:
+		if (parse_uint(arg, &c->bcfg.poll_max_us) || c->bcfg.poll_max_us > 1000000)
+			goto bad;
+		return 1;
 	case 'v':
 		log_verbose = true;
 		return 1;
@@ -225,6 +230,7 @@ common_defaults(struct ft_common *c)
 	c->bcfg.max_queues = 1;
 	c->bcfg.max_indirect_segments = 32;
 	c->bcfg.abi = BLKRING_ABI_NATIVE;
+	c->bcfg.poll_max_us = 50;
 }
 
 int

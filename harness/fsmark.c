@@ -577,7 +577,7 @@ int main(int argc, char **argv)
 		double fps = 0;
 		uint64_t overhead = 0;
 		bool nospace = false;
-		int pct, e;
+		int pct = 0, e;
 
 		for (i = 0; i < o.nthreads; i++) {
 			threads[i].st = (struct fm_stats){ 0 };

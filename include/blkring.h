@@ -245,6 +245,16 @@ bool blkring_back_push_responses(blkring_t *r);
  */
 bool blkring_back_final_check(blkring_t *r);
 
+/*
+ * RING_HAS_UNCONSUMED_REQUESTS without arming req_event: for a backend
+ * that polls the ring for a while before it sleeps.  While it does not
+ * arm, the frontend's pushes do not notify (req_event stays behind), so
+ * polling also saves the frontend its notifications; call
+ * blkring_back_final_check() before sleeping.  True also when the ring
+ * is broken.  Lock-free: reads the shared req_prod once.
+ */
+bool blkring_back_peek(const blkring_t *r);
+
 /* True once a bogus producer index was seen. */
 bool blkring_broken(const blkring_t *r);
 
@@ -289,5 +299,9 @@ int blkring_front_get_response(blkring_t *r, struct blkrsp *rsp);
 
 /* RING_FINAL_CHECK_FOR_RESPONSES: true when more responses are waiting. */
 bool blkring_front_final_check(blkring_t *r);
+
+/* RING_HAS_UNCONSUMED_RESPONSES without arming rsp_event (see
+ * blkring_back_peek; call blkring_front_final_check() before sleeping). */
+bool blkring_front_peek(const blkring_t *r);
 
 #endif /* BLK_BLKRING_H */

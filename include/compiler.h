@@ -25,6 +25,13 @@
 #define ATTRIBUTE_UNUSED	__attribute__((__unused__))
 #define ATTRIBUTE_NORETURN	__attribute__((__noreturn__))
 
+/* Inside a bounded spin: tell the CPU (x86 PAUSE; elsewhere nothing). */
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax()	__builtin_ia32_pause()
+#else
+#define cpu_relax()	do { } while (0)
+#endif
+
 static inline void free_ptr_(void *p) { free(*(void **)p); }
 /* A pointer freed with free() when it goes out of scope. */
 #define CLEANUP_FREE __attribute__((__cleanup__(free_ptr_)))

@@ -337,6 +337,19 @@ bool blkring_back_final_check(blkring_t *r)
 	return more;
 }
 
+bool blkring_back_peek(const blkring_t *r)
+{
+	const blkif_back_ring_t *br = &r->back.native;
+
+	if (r->is_front)
+		return false;
+	if (r->broken)
+		return true;
+	/* the header (req_prod) is at the same place in every ABI; a bogus
+	 * producer also reads as "more", so the next get reports -EPROTO */
+	return READ_ONCE(br->sring->req_prod) != br->req_cons;
+}
+
 /* ------------------------------------------------------------------ */
 /* Front side.                                                        */
 /* ------------------------------------------------------------------ */
@@ -427,4 +440,15 @@ bool blkring_front_final_check(blkring_t *r)
 	 * RING_PUSH_RESPONSES_AND_CHECK_NOTIFY), then looks again. */
 	RING_FINAL_CHECK_FOR_RESPONSES(fr, more);
 	return more;
+}
+
+bool blkring_front_peek(const blkring_t *r)
+{
+	const blkif_front_ring_t *fr = &r->front.native;
+
+	if (!r->is_front)
+		return false;
+	if (r->broken)
+		return true;
+	return READ_ONCE(fr->sring->rsp_prod) != fr->rsp_cons;
 }

@@ -70,6 +70,12 @@ attach_loop() {
 	cleanup_fn _front_loop_detach "$LOOPDEV"
 	[ "$(losetup -n -O DIO "$LOOPDEV" | tr -d ' ')" = 1 ] ||
 		fail "$LOOPDEV: direct I/O is off"
+	# a reused loop device keeps its last user's write_cache mode (Linux
+	# 6.18); "write through" would drop the flushes these tests count
+	local wc=/sys/block/${LOOPDEV#/dev/}/queue/write_cache
+	if [ -w "$wc" ] && [ "$(cat "$wc")" != "write back" ]; then
+		echo "write back" > "$wc" || fail "$LOOPDEV: cannot set write_cache"
+	fi
 }
 
 _front_loop_detach() {

@@ -438,14 +438,6 @@ gnt_word(grant_entry_v1_t *e)
 	return (uint32_t *)e;
 }
 
-static inline void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 /*
  * Wait while another mapper holds HV_PIN_BUSY (it is between two atomic
  * operations).  Bounded: a holder killed in that window would otherwise

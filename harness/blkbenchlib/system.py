@@ -383,6 +383,13 @@ class LoopDevice:
             raise BenchError("losetup on %s printed %r, not a loop device" % (path, self.dev))
         self.backing = path
         self.name = os.path.basename(self.dev)
+        # A reused loop device keeps the write_cache mode its last user set
+        # (seen on Linux 6.18): "write through" would make the block layer
+        # drop every flush of the filesystem on top.  A fresh attach means
+        # the default, write back.
+        if self._read_sys("queue/write_cache") == "write through":
+            with open("/sys/block/%s/queue/write_cache" % self.name, "w") as f:
+                f.write("write back")
         self.dio = self._read_sys("loop/dio") == "1"
         if not self.dio:
             warn("%s on %s: direct I/O refused by the backing file; the loop "

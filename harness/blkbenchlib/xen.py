@@ -521,8 +521,11 @@ class XenHost:
         if not dev.startswith("/dev/loop"):
             raise BenchError("losetup on %s printed %r" % (o.backing, dev))
         cl.push("detach %s" % dev, run, ["losetup", "-d", dev], log, False)
-        with open("/sys/block/%s/queue/write_cache" % os.path.basename(dev), "w") as f:
-            f.write("write back" if cell.wce else "write through")
+        wc = "/sys/block/%s/queue/write_cache" % os.path.basename(dev)
+        # the kernel keeps this mode for the loop device's next user:
+        # give it back as attached (write back) before detaching
+        cl.push("restore %s" % wc, _write_sys, wc, "write back")
+        _write_sys(wc, "write back" if cell.wce else "write through")
         mnt = os.path.join(os.path.dirname(script), "mnt-%d" % jid)
         os.makedirs(mnt)
         cl.push("umount %s" % mnt, _umount_quiet, mnt)
@@ -603,6 +606,11 @@ def _process_running(comm):
             except OSError:
                 pass
     return False
+
+
+def _write_sys(path, value):
+    with open(path, "w") as f:
+        f.write(value)
 
 
 def _is_blockdev(path):
