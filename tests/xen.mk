@@ -25,8 +25,8 @@ XEN_TEST_FILES = \
 EXTRA_DIST += $(XEN_TEST_FILES)
 
 # part of "make check" (xensim, no Xen): the hotplug script's own checks
-TESTS += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh
-EXTRA_DIST += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh
+TESTS += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh test-xen-host-dom0.sh
+EXTRA_DIST += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh test-xen-host-dom0.sh
 
 check-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
