@@ -449,7 +449,7 @@ class XenHost:
         if not os.path.isfile(os.path.join(self.xendir, "build-initramfs.sh")):
             missing.append("%s/build-initramfs.sh (the source tree's tests/xen)" % self.xendir)
         missing += [c for c in ("cpio", "losetup", "/bin/busybox", "/usr/sbin/bonnie++",
-                                "/sbin/mke2fs")
+                                "/sbin/mke2fs", "/sbin/mkfs.xfs", "/sbin/blkdiscard")
                     if not (os.path.exists(c) if c.startswith("/") else shutil.which(c))]
         if missing:
             raise BenchError(_missing_message(self.name, missing, "see blkbench(1), Platforms"))
