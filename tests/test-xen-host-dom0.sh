@@ -58,5 +58,11 @@ print("row", row["cell"], "blkout", row["blkout"], "create", row["create"])
 PY
 cat "$tmp/out"
 grep -q '^exit 0 after ' "$tmp/out" || fail "the job script did not report bonnie++'s exit"
+# wce 0 set "write through" on the loop device; the kernel keeps that mode
+# for its next user unless blkbench gives it back
+loop=$(sed -n 's|^blkbench job .* on /dev/\(loop[0-9]*\): .*|\1|p' "$tmp/out")
+[ -n "$loop" ] || fail "no loop device in the job's output"
+[ "$(cat /sys/block/$loop/queue/write_cache)" = "write back" ] ||
+	fail "/dev/$loop left in write_cache mode '$(cat /sys/block/$loop/queue/write_cache)'"
 assert_clean "$tmp"
 echo ok

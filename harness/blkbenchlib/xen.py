@@ -366,8 +366,11 @@ class XenNested:
         return t
 
     def _progress(self, p, log, jobs):
-        """A progress line per job, as the console reports it starting."""
-        seen, t0, pos = 0, time.monotonic(), 0
+        """A progress line per job, as the console reports it starting.
+        The ETA sums, over the jobs left, the mean time of the finished
+        jobs of the same place (a domU row also creates a guest)."""
+        t0, pos, last = time.monotonic(), 0, None
+        took = {"dom0": [], "domU": []}
         while p.poll() is None:
             time.sleep(1)
             try:
@@ -379,14 +382,23 @@ class XenNested:
                 continue
             for m in re.finditer(r"@@J-BEGIN (\d+)", chunk):
                 jid = int(m.group(1))
-                if 1 <= jid <= len(jobs):
-                    _, k, cell, r = jobs[jid - 1]
-                    el = time.monotonic() - t0
-                    eta = _eta(el, seen, len(jobs))
-                    info("[cell %d/%d run %d/%d] %s (%s): elapsed %s, ETA %s"
-                         % (k, len(self.bench.cells), r, self.bench.o.runs, cell.name,
-                            self.name, _fmt(el), eta))
-                    seen += 1
+                if not 1 <= jid <= len(jobs):
+                    continue
+                now = time.monotonic()
+                if last:
+                    took[last[0]].append(now - last[1])
+                _, k, cell, r = jobs[jid - 1]
+                last = (cell.where, now)
+                done = [t for v in took.values() for t in v]
+                if done:
+                    mean = {w: (sum(v) / len(v) if v else sum(done) / len(done))
+                            for w, v in took.items()}
+                    eta = _fmt(sum(mean[c.where] for _, _, c, _ in jobs[jid - 1:]))
+                else:
+                    eta = "?"
+                info("[cell %d/%d run %d/%d] %s (%s): elapsed %s, ETA %s"
+                     % (k, len(self.bench.cells), r, self.bench.o.runs, cell.name,
+                        self.name, _fmt(now - t0), eta))
 
 
 def _fmt(s):
@@ -449,7 +461,7 @@ class XenHost:
         if not os.path.isfile(os.path.join(self.xendir, "build-initramfs.sh")):
             missing.append("%s/build-initramfs.sh (the source tree's tests/xen)" % self.xendir)
         missing += [c for c in ("cpio", "losetup", "/bin/busybox", "/usr/sbin/bonnie++",
-                                "/sbin/mke2fs")
+                                "/sbin/mke2fs", "/sbin/mkfs.xfs", "/sbin/blkdiscard")
                     if not (os.path.exists(c) if c.startswith("/") else shutil.which(c))]
         if missing:
             raise BenchError(_missing_message(self.name, missing, "see blkbench(1), Platforms"))

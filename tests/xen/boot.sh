@@ -27,8 +27,10 @@ DOM0_ARGS="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 $*"
 	echo "# dom0: $DOM0_ARGS"
 } > "$LOG"
 # QEMU's multiboot loader splits -initrd on ',' (",," is a literal comma);
-# a module's command line follows its path.
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+# a module's command line follows its path.  --foreground: QEMU stays in
+# our process group, so whoever stops us (Ctrl-C, blkbench's teardown of
+# run-in-domu.sh's group) stops it too.
+timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-machine q35 -accel tcg,thread=multi -cpu "$CPU" -m "$MEM" -smp "$SMP" \
 	-display none -monitor none -serial stdio -no-reboot \
 	-kernel "$B/xen-4.17" -append "$XEN_ARGS" \

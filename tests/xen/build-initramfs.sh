@@ -12,7 +12,7 @@
 #        TOP_BUILDDIR; K = kernel version, default: newest Debian kernel
 #        that has both /boot/vmlinuz-K and /lib/modules/K; BLKBACKD,
 #        BLKFRONT_TEST, FSMARK = the project's programs, default under
-#        TOP_BUILDDIR; DOMU_ONLY=1: only vmlinuz and domu.cpio, for
+#        TOP_BUILDDIR; DOMU_ONLY=1: only domu.cpio (for K), for
 #        blkbench --platform xen-host on a real Xen machine)
 # The running host kernel is irrelevant: the guests run the packaged one.
 set -euo pipefail
@@ -35,8 +35,10 @@ BLKFRONT_TEST=${BLKFRONT_TEST:-$TOP_BUILDDIR/frontend-test/blkfront-test}
 FSMARK=${FSMARK:-$TOP_BUILDDIR/harness/fsmark}
 
 mkdir -p "$B"
-[ "${DOMU_ONLY:-0}" = 1 ] || zcat /boot/xen-4.17-amd64.gz > "$B/xen-4.17"
-cp "/boot/vmlinuz-$K" "$B/vmlinuz"
+if [ "${DOMU_ONLY:-0}" != 1 ]; then
+	zcat /boot/xen-4.17-amd64.gz > "$B/xen-4.17"
+	cp "/boot/vmlinuz-$K" "$B/vmlinuz"
+fi
 
 # copy_bin ROOT FILE...: copy programs (or libraries) plus what ldd lists
 copy_bin() {
@@ -126,7 +128,7 @@ else
 	echo "build-initramfs: $FSMARK not built: blkbench's fsmark jobs will fail"
 fi
 mkcpio "$U" "$B/domu.cpio"
-[ "${DOMU_ONLY:-0}" != 1 ] || { ls -la "$B/domu.cpio" "$B/vmlinuz"; exit 0; }
+[ "${DOMU_ONLY:-0}" != 1 ] || { ls -la "$B/domu.cpio"; exit 0; }
 
 # ---------------- dom0 ----------------
 R=$B/root0
