@@ -75,7 +75,7 @@ fiorun() { # name rw bs iodepth
 	echo "bench=$1 path=fio rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)")"
 }
 
-rev=$(git -C "$top_builddir" rev-parse --short HEAD 2>/dev/null || echo unknown)
+rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "# blkbackd bench, git $rev, $(nproc) CPUs, file $size on $(df --output=fstype "$dir" | tail -1), $secs s per job"
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
