@@ -555,7 +555,9 @@ queue_poll(struct bk_queue *q, uint64_t start)
 	bool store = q->inflight && q->sops->poll;
 	uint64_t end = pollwin_deadline(&q->poll, start);
 
-	if (!end)
+	/* A store without a poll op tells of completions only through its
+	 * fd: spinning on the ring alone would delay them. */
+	if (!end || (q->inflight && !q->sops->poll))
 		return false;
 	do {
 		if (queue_can_consume(q) && blkring_back_peek(q->ring))
