@@ -85,6 +85,7 @@ struct bk_queue {
 
 static void req_advance(struct bk_queue *q, struct bk_req *req);
 static void queue_submit(struct bk_queue *q);
+static void queue_push(struct bk_queue *q);
 
 const struct bk_stats *
 bk_dataplane_stats(const struct bk_queue *q)
@@ -511,6 +512,9 @@ queue_reap(struct bk_queue *q)
 		for (i = 0; i < n; i++)
 			io_done(q, done[i]);
 	} while (n == (int)ARRAY_SIZE(done));
+	/* answer now: consuming and submitting new requests first held
+	 * these responses back (Linux blkback pushes per completion) */
+	queue_push(q);
 }
 
 static void
