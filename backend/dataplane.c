@@ -4,9 +4,10 @@
  * Loop: consume the ring until empty, validate each private copy, plan
  * it (sync.c, the blkif_ops.h table), grant-copy write data in and submit
  * its host I/O at once; reap completions in batches, run each request's
- * next step, queue responses, push them once and notify only when the
- * ring macros ask.  The only xenstore write from here is the withdrawal of a
- * feature after the host answered EOPNOTSUPP (through bk_dev_report).
+ * next step, queue responses, push them after each batch and notify
+ * only when the ring macros ask.  The only xenstore write from here is
+ * the withdrawal of a feature after the host answered EOPNOTSUPP
+ * (through bk_dev_report).
  *
  * Sleeping: before it sleeps, the thread polls the ring and the store's
  * completions for a short, adaptive window (include/pollwin.h, at most
@@ -548,31 +549,32 @@ queue_can_consume(const struct bk_queue *q)
 	return !q->hold && !q->broken && !q->stopping && q->pool.nr_free;
 }
 
+/* A request to consume, or a completion to reap (no system calls). */
+static bool
+queue_ready(void *opaque)
+{
+	struct bk_queue *q = opaque;
+
+	return (queue_can_consume(q) && blkring_back_peek(q->ring)) ||
+	       (q->inflight && q->sops->poll(q->sq));
+}
+
 /*
- * Spin for up to the current window on the shared ring and the store's completion
- * ring (no system calls).  True when there is work (completions already
- * reaped).
+ * Spin for up to the current window on the shared ring and the store's
+ * completion ring.  True when there is work (completions already reaped).
  */
 static bool
 queue_poll(struct bk_queue *q, uint64_t start)
 {
-	bool store = q->inflight && q->sops->poll;
-	uint64_t end = pollwin_deadline(&q->poll, start);
-
 	/* A store without a poll op tells of completions only through its
 	 * fd: spinning on the ring alone would delay them. */
-	if (!end || (q->inflight && !q->sops->poll))
+	if (q->inflight && !q->sops->poll)
 		return false;
-	do {
-		if (queue_can_consume(q) && blkring_back_peek(q->ring))
-			return true;
-		if (store && q->sops->poll(q->sq)) {
-			queue_reap(q);
-			return true;
-		}
-		cpu_relax();
-	} while (pollwin_now_ns() < end);
-	return false;
+	if (!pollwin_spin(&q->poll, start, queue_ready, q))
+		return false;
+	if (q->inflight && q->sops->poll(q->sq))
+		queue_reap(q);
+	return true;
 }
 
 static void *
@@ -580,7 +582,6 @@ queue_main(void *opaque)
 {
 	struct bk_queue *q = opaque;
 	struct epoll_event evs[4];
-	uint64_t last_epoll = 0;
 	int n, i;
 
 	for (;;) {
@@ -600,12 +601,10 @@ queue_main(void *opaque)
 			busy = true;
 		/* busy: go round again, but look at the fds (stop, event
 		 * channel) at least once a millisecond */
-		if (busy && start - last_epoll < 1000000u)
+		if (busy && pollwin_may_skip_wait(&q->poll, start))
 			continue;
 		n = epoll_wait(q->epfd, evs, ARRAY_SIZE(evs), busy ? 0 : -1);
-		last_epoll = pollwin_now_ns();
-		if (!busy)
-			pollwin_adapt(&q->poll, start);
+		pollwin_waited(&q->poll, start, !busy);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

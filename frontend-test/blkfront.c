@@ -458,24 +458,16 @@ check_timeouts(blkfront_t *bf, char *msg, size_t len)
 	return late;
 }
 
-/*
- * Spin up to the current window for responses on any ring (no system
- * calls; include/pollwin.h).  True when one has some.
- */
+/* A response on any ring (no system calls; for pollwin_spin). */
 static bool
-poll_responses(blkfront_t *bf, uint64_t start)
+any_response(void *opaque)
 {
-	uint64_t end = pollwin_deadline(&bf->poll, start);
+	blkfront_t *bf = opaque;
 	unsigned int i;
 
-	if (!end)
-		return false;
-	do {
-		for (i = 0; i < bf->nq; i++)
-			if (blkring_front_peek(bf->q[i].ring))
-				return true;
-		cpu_relax();
-	} while (pollwin_now_ns() < end);
+	for (i = 0; i < bf->nq; i++)
+		if (blkring_front_peek(bf->q[i].ring))
+			return true;
 	return false;
 }
 
@@ -504,16 +496,15 @@ completion_thread(void *opaque)
 	blkfront_t *bf = opaque;
 	struct pollfd pfd[FT_MAX_QUEUES + 2];
 	unsigned int i, n;
-	uint64_t last_poll = 0;
 	char msg[200];
 
 	for (;;) {
 		uint64_t start = pollwin_now_ns();
-		bool busy = poll_responses(bf, start);
+		bool busy = pollwin_spin(&bf->poll, start, any_response, bf);
 
 		if (!busy && !blkfront_broken(bf))
 			busy = arm_responses(bf);
-		if (busy && start - last_poll < 1000000u) {
+		if (busy && pollwin_may_skip_wait(&bf->poll, start)) {
 			/* responses, and the fds were looked at < 1 ms ago */
 			for (i = 0; i < bf->nq; i++)
 				drain_queue(bf, &bf->q[i], false);
@@ -535,9 +526,7 @@ completion_thread(void *opaque)
 			fail_all(bf, "completion thread cannot poll");
 			break;
 		}
-		last_poll = pollwin_now_ns();
-		if (!busy)
-			pollwin_adapt(&bf->poll, start);
+		pollwin_waited(&bf->poll, start, !busy);
 		if (pfd[0].revents)
 			break;
 		if (pfd[1].revents) {

@@ -260,25 +260,34 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Reap what responses there are here; is a unit done?  (pollwin_spin) */
+static bool
+unit_ready(void *opaque)
+{
+	struct io_ctx *c = opaque;
+
+	blkfront_poll(c->bf);	/* no system call when nothing is waiting */
+	return READ_ONCE(c->ready);
+}
+
 static struct io_unit *
 wait_done(struct io_ctx *c)
 {
-	uint64_t start = pollwin_now_ns(), end = pollwin_deadline(&c->poll, start);
+	uint64_t start = pollwin_now_ns();
 	struct io_unit *u;
 	bool slept = false;
 
 	/* a response is usually about to arrive: reap it here (no handover
 	 * through the completion thread) for a short window before
 	 * sleeping on the cond */
-	while (end && !READ_ONCE(c->ready) && pollwin_now_ns() < end)
-		if (blkfront_poll(c->bf) == 0)
-			cpu_relax();
+	if (!READ_ONCE(c->ready))
+		pollwin_spin(&c->poll, start, unit_ready, c);
 	pthread_mutex_lock(&c->lock);
 	while (!c->done) {
 		slept = true;
 		pthread_cond_wait(&c->cond, &c->lock);
 	}
-	if (slept || !end)
+	if (slept)
 		pollwin_adapt(&c->poll, start);
 	u = c->done;
 	c->done = u->next_done;

@@ -18,16 +18,23 @@
 #ifndef BLK_POLLWIN_H
 #define BLK_POLLWIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "compiler.h"
 
 struct pollwin {
 	uint64_t max_ns;	/* cap; 0: never poll */
 	uint64_t ns;		/* current window, 0..max_ns */
+	uint64_t last_wait;	/* when the thread last looked at its fds */
 };
 
 #define POLLWIN_GROW_START_NS	4000u
 #define POLLWIN_MIN_NS		1000u
+/* A thread kept busy by polling still looks at its fds this often (stop
+ * requests, events only an fd carries). */
+#define POLLWIN_FD_LOOK_NS	1000000u
 
 static inline uint64_t
 pollwin_now_ns(void)
@@ -44,6 +51,7 @@ pollwin_init(struct pollwin *w, unsigned int max_us)
 {
 	w->max_ns = (uint64_t)max_us * 1000u;
 	w->ns = 0;
+	w->last_wait = 0;
 }
 
 /* The deadline of a poll starting at start, or 0 when not polling now. */
@@ -70,6 +78,47 @@ pollwin_adapt(struct pollwin *w, uint64_t start)
 		if (w->ns > w->max_ns)
 			w->ns = w->max_ns;
 	}
+}
+
+/*
+ * Spin until ready(arg) says there is work, for at most the current
+ * window from start.  True when it did.  ready() runs many times: keep
+ * it free of system calls.
+ */
+static inline bool
+pollwin_spin(const struct pollwin *w, uint64_t start, bool (*ready)(void *), void *arg)
+{
+	uint64_t end = pollwin_deadline(w, start);
+
+	if (!end)
+		return false;
+	do {
+		if (ready(arg))
+			return true;
+		cpu_relax();
+	} while (pollwin_now_ns() < end);
+	return false;
+}
+
+/*
+ * A thread that found work by polling (or by its final check) may go
+ * round again without looking at its fds, unless it last looked at them
+ * POLLWIN_FD_LOOK_NS ago or more (then it looks with a zero timeout).
+ */
+static inline bool
+pollwin_may_skip_wait(const struct pollwin *w, uint64_t now)
+{
+	return now - w->last_wait < POLLWIN_FD_LOOK_NS;
+}
+
+/* After a look at the fds that began (polling included) at start;
+ * slept: it blocked, so the window adapts to how long the event took. */
+static inline void
+pollwin_waited(struct pollwin *w, uint64_t start, bool slept)
+{
+	w->last_wait = pollwin_now_ns();
+	if (slept)
+		pollwin_adapt(w, start);
 }
 
 #endif /* BLK_POLLWIN_H */
