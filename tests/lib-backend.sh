@@ -108,6 +108,24 @@ need_frontend() {
 	fi
 }
 
+# start_sim_backend [BLKBACKD-OPTION]...: how a ring test starts: skip
+# without xensim or blkfront-test, then start xensim and blkbackd.
+start_sim_backend() {
+	requires test -x "$abs_top_builddir/sim/xensim"
+	need_frontend
+	start_xensim
+	start_backend "$@"
+}
+
+# guest_with_disk SIZE: a new guest (DOM) whose xvda is a new sparse file
+# of SIZE bytes (truncate's units), $img.
+guest_with_disk() {
+	img=$BK_TMP/disk.img
+	truncate -s "$1" "$img" || fail "truncate -s $1 $img failed"
+	new_guest
+	add_disk $DOM "$img"
+}
+
 # new_guest: create a simulated domU; sets DOM.
 new_guest() {
 	DOM=$(create_domain "guest$RANDOM")

@@ -5,10 +5,7 @@
 # max-ring-page-order is refused with an error node naming the key.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend --max-ring-page-order=2
+start_sim_backend --max-ring-page-order=2
 cat > "$BK_TMP/s" <<'EOS'
 fill p0 seed:21
 fill p1 seed:22

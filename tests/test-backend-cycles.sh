@@ -14,10 +14,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_l
 start_xensim
 start_backend
 pid=$(cat "$BACKEND_PIDFILE")
-img=$BK_TMP/disk.img
-truncate -s 16M "$img"
-new_guest
-add_disk $DOM "$img"
+guest_with_disk 16M
 cat > "$BK_TMP/s" <<'EOS'
 fill p0 seed:1
 send op=write sector=0 seg=p0 seg=p1 seg=p2 expect=OKAY

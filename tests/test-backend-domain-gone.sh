@@ -4,10 +4,7 @@
 # the event channel) and writes Closed; other devices go on; SIGTERM exits 0.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 new_guest; victim=$DOM
 add_disk $victim memory:4M
 blkfront-test attach --domid $victim --hold > "$BK_TMP/attach.out" 2>&1 &

@@ -5,10 +5,7 @@
 # read-only writethrough memory store, and each flush-mode.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 
 # ---- by hand (README) ----
 new_guest

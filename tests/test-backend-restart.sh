@@ -5,14 +5,8 @@
 # still exits 0 on SIGTERM.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
-new_guest
-add_disk $DOM "$img"
+start_sim_backend
+guest_with_disk 4M
 cat > "$BK_TMP/w" <<EOS
 fill p0 seed:77
 send op=write sector=8 seg=p0 expect=OKAY

@@ -4,10 +4,7 @@
 # the device and exits 0.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 new_guest
 # every host I/O takes 300 ms: SIGTERM certainly finds writes in flight
 add_disk $DOM memory:4M,delay-ms=300
@@ -33,10 +30,7 @@ done
 
 # the same on a file: every acknowledged write is on the backing
 start_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
-new_guest
-add_disk $DOM "$img"
+guest_with_disk 4M
 {
 	for i in $(seq 0 7); do
 		echo "fill p$i seed:$((i + 11))"

@@ -2,10 +2,7 @@
 # SIGUSR1 logs exact per-vbd counters; --stats=1 logs them every second.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend --stats=1
+start_sim_backend --stats=1
 new_guest
 add_disk $DOM memory:4M --be-key flush-mode=both
 cat > "$BK_TMP/s" <<'EOS'

@@ -6,10 +6,7 @@
 # flushes acknowledged without any host flush.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 new_guest
 add_disk $DOM memory:4M,refuse-flush,refuse-discard --be-key flush-mode=both
 cat > "$BK_TMP/s" <<'EOS'

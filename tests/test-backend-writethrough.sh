@@ -13,10 +13,7 @@
 # the full order there).
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 img=$BK_TMP/disk.img
 
 gen() { # out

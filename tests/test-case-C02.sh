@@ -3,10 +3,7 @@
 # host I/O at all.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 truncate -s 4M "$BK_TMP/disk.img"
 new_guest
 add_disk $DOM "$BK_TMP/disk.img"

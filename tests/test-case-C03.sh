@@ -4,10 +4,7 @@
 # response is written, the daemon lives and another device keeps working.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 new_guest; bad=$DOM
 add_disk $bad memory:4M
 new_guest; good=$DOM

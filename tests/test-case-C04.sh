@@ -4,14 +4,8 @@
 # byte for byte.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
-new_guest
-add_disk $DOM "$img"
+start_sim_backend
+guest_with_disk 4M
 cat > "$BK_TMP/s" <<EOS
 fill p0 seed:1
 fill p1 seed:2

@@ -4,14 +4,8 @@
 # blkfront switch discard off for good), no host I/O.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"          # 8192 sectors
-new_guest
-add_disk $DOM "$img"
+start_sim_backend
+guest_with_disk 4M          # 8192 sectors
 cat > "$BK_TMP/s" <<'EOS'
 xs-expect be feature-discard 1
 send op=discard id=1 sector=8190 nr_sectors=8 expect=ERROR

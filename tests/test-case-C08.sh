@@ -3,14 +3,8 @@
 # discard, OKAY.  Where discard-secure=1 (memory store), a secure one.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
-new_guest
-add_disk $DOM "$img"
+start_sim_backend
+guest_with_disk 4M
 cat > "$BK_TMP/s" <<'EOS'
 xs-expect be discard-secure 0
 fill p0 byte:0x5a

@@ -5,10 +5,7 @@
 # written, and the ring keeps working.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 img=$BK_TMP/disk.img
 truncate -s 4M "$img"
 new_guest; other=$DOM

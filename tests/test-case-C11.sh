@@ -5,14 +5,8 @@
 # does the same for FLUSH_DISKCACHE.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
-new_guest
-add_disk $DOM "$img"
+start_sim_backend
+guest_with_disk 4M
 cat > "$BK_TMP/s" <<'EOS'
 xs-expect be feature-barrier 0
 xs-expect be feature-flush-cache 1

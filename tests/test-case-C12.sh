@@ -6,14 +6,8 @@
 # feature-flush-cache=1 is advertised if and only if the backing flushes.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend --cache=volatile
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
-new_guest
-add_disk $DOM "$img"
+start_sim_backend --cache=volatile
+guest_with_disk 4M
 cat > "$BK_TMP/s" <<EOS
 xs-expect be feature-flush-cache 1
 fill p0 seed:1

@@ -4,10 +4,7 @@
 # says why, and the daemon keeps serving other devices.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend --max-queues=4
+start_sim_backend --max-queues=4
 for n in 0 5; do
 	new_guest
 	add_disk $DOM memory:1M

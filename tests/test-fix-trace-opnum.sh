@@ -4,10 +4,7 @@
 # INDIRECT request under its indirect_op.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires test -x "$abs_top_builddir/sim/xensim"
-need_frontend
-start_xensim
-start_backend
+start_sim_backend
 new_guest
 add_disk $DOM memory:4M
 cat > "$BK_TMP/s" <<'EOS'
