@@ -86,6 +86,10 @@ struct blkfront {
 	bool thread_running;
 	int stop_fd;			/* eventfd */
 	struct pollwin poll;		/* completion thread's, cfg.poll_max_us */
+	/* Threads inside blkfront_poll_begin()..end() (atomic).  While
+	 * nonzero the completion thread does not poll: it sleeps until the
+	 * backend notifies, and leaves the CPU to them. */
+	unsigned int pollers;
 
 	bool broken;			/* atomic */
 	bool notify_failed;		/* atomic: logged once */
@@ -417,6 +421,18 @@ blkfront_poll(blkfront_t *bf)
 	return n;
 }
 
+void
+blkfront_poll_begin(blkfront_t *bf)
+{
+	__atomic_add_fetch(&bf->pollers, 1, __ATOMIC_ACQ_REL);
+}
+
+void
+blkfront_poll_end(blkfront_t *bf)
+{
+	__atomic_sub_fetch(&bf->pollers, 1, __ATOMIC_ACQ_REL);
+}
+
 /* Oldest request older than the timeout?  Fills msg. */
 static bool
 check_timeouts(blkfront_t *bf, char *msg, size_t len)
@@ -500,7 +516,10 @@ completion_thread(void *opaque)
 
 	for (;;) {
 		uint64_t start = pollwin_now_ns();
-		bool busy = pollwin_spin(&bf->poll, start, any_response, bf);
+		/* A second spinner beside a polling caller only takes its CPU
+		 * (measured: 4 KiB QD32 through the ring fell by half). */
+		bool callers = __atomic_load_n(&bf->pollers, __ATOMIC_ACQUIRE) != 0;
+		bool busy = !callers && pollwin_spin(&bf->poll, start, any_response, bf);
 
 		if (!busy && !blkfront_broken(bf))
 			busy = arm_responses(bf);
@@ -526,7 +545,7 @@ completion_thread(void *opaque)
 			fail_all(bf, "completion thread cannot poll");
 			break;
 		}
-		pollwin_waited(&bf->poll, start, !busy);
+		pollwin_waited(&bf->poll, start, !busy && !callers);
 		if (pfd[0].revents)
 			break;
 		if (pfd[1].revents) {

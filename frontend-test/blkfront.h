@@ -213,6 +213,18 @@ int blkfront_submit(blkfront_t *bf, struct blkfront_req *req);
  */
 int blkfront_poll(blkfront_t *bf);
 
+/*
+ * A thread that will poll with blkfront_poll() for a while (a submitter
+ * keeping a queue depth) brackets that time with these.  Meanwhile the
+ * completion thread does not poll: it still arms rsp_event and takes
+ * the backend's notifications, but leaves the CPU to the caller (two
+ * spinners on two CPUs starve whatever else must run there).  Counted:
+ * any number of threads may be inside at once; each begin needs one
+ * end.  Any thread, while the device is open.
+ */
+void blkfront_poll_begin(blkfront_t *bf);
+void blkfront_poll_end(blkfront_t *bf);
+
 /* ---- synchronous helpers (any thread; split and run in parallel) ---- */
 
 /* len bytes at sector; splits into up to max_sectors requests, all

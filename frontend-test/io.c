@@ -338,6 +338,10 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	if (job->runtime > 0)
 		deadline = t_start + (uint64_t)(job->runtime * 1e9);
 
+	/* This thread polls for its completions (wait_done); the
+	 * completion thread then only takes notifications. */
+	if (job->poll_max_us)
+		blkfront_poll_begin(bf);
 	while (!stop || inflight || flushing) {
 		/* fill the queue */
 		while (!stop && !flushing && inflight < job->depth) {
@@ -414,6 +418,8 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 			}
 		}
 	}
+	if (job->poll_max_us)
+		blkfront_poll_end(bf);
 	res->secs = (double)(ft_now_ns() - t_start) / 1e9;
 	res->ios = c.ios;
 	res->bytes = c.bytes;
