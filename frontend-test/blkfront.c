@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ struct ft_queue {
 	unsigned int nr_slots;
 	unsigned int *freelist;
 	unsigned int nfree;
+	struct blkreq *wire;		/* blkfront_submit's, under lock; ~2 KiB */
 };
 
 struct blkfront {
@@ -613,6 +615,8 @@ queue_teardown(blkfront_t *bf, struct ft_queue *q)
 	q->slots = NULL;
 	free(q->freelist);
 	q->freelist = NULL;
+	free(q->wire);
+	q->wire = NULL;
 	q->nr_slots = q->nfree = 0;
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->slot_free);
@@ -688,7 +692,8 @@ queue_setup_slots(blkfront_t *bf, struct ft_queue *q, unsigned int segs,
 	q->pool_refs = calloc(q->pool_pages, sizeof(*q->pool_refs));
 	q->slots = calloc(nslots, sizeof(*q->slots));
 	q->freelist = calloc(nslots, sizeof(*q->freelist));
-	if (!q->pool_refs || !q->slots || !q->freelist)
+	q->wire = malloc(sizeof(*q->wire));
+	if (!q->pool_refs || !q->slots || !q->freelist || !q->wire)
 		return -ENOMEM;
 	for (i = 0; i < nslots; i++) {
 		struct ft_slot *s = &q->slots[i];
@@ -1296,18 +1301,18 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 		return -EIO;
 
 	q = &bf->q[__atomic_fetch_add(&bf->rr, 1, __ATOMIC_RELAXED) % bf->nq];
-	wire = calloc(1, sizeof(*wire));	/* ~2 KiB: keep it off small stacks */
-	if (!wire)
-		return -ENOMEM;
 
 	pthread_mutex_lock(&q->lock);
 	while (q->nfree == 0 && !blkfront_broken(bf))
 		pthread_cond_wait(&q->slot_free, &q->lock);
 	if (blkfront_broken(bf)) {
 		pthread_mutex_unlock(&q->lock);
-		free(wire);
 		return -EIO;
 	}
+	/* the queue's one wire request (q->lock): segments past
+	 * nr_segments are never read */
+	wire = q->wire;
+	memset(wire, 0, offsetof(struct blkreq, seg));
 	slot = q->freelist[--q->nfree];
 	s = &q->slots[slot];
 	s->gen++;
@@ -1372,7 +1377,6 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 		s->req = NULL;
 		q->freelist[q->nfree++] = slot;
 		pthread_mutex_unlock(&q->lock);
-		free(wire);
 		return r;
 	}
 	if (blkring_front_push_requests(q->ring)) {
@@ -1382,7 +1386,6 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 				log_error("vbd %s: queue %u: notify: %s", bf->fe, q->idx, strerror(-r));
 	}
 	pthread_mutex_unlock(&q->lock);
-	free(wire);
 	return 0;
 }
 
