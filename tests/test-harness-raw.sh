@@ -34,6 +34,7 @@ assert [r["mount_opts"] for r in runs] == ["barrier=1", "barrier=0"], runs
 for r in runs:
     assert r["where"] == "raw" and r["wce"] == 1 and r["fs"] == "ext4"
     assert r["loop_dio"] == 1 and r["mem_mib"] == 32 and r["size_mib"] == 64
+    assert r["loop_write_cache"] == "write back", r   # wce 1: a volatile cache
     assert r["cgroup"] in ("v1", "v2") and 0 < r["cgroup_peak_mib"] <= 32, r
     assert r["seeks"] is None or r["seeks"] > 0
     assert r["kernel"] and r["git_rev"] and r["tool_bonnie++"]
