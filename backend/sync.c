@@ -33,6 +33,7 @@ static const char *const flush_mode_names[] = {
 	[BK_FLUSH_MODE_BARRIER] = "barrier",
 	[BK_FLUSH_MODE_BOTH] = "both",
 	[BK_FLUSH_MODE_NONE] = "none",
+	[BK_FLUSH_MODE_AUTO] = "auto",
 };
 
 int

@@ -341,9 +341,10 @@ config_read(struct bk_dev *dev)
 	free(v);
 
 	v = xs_get(d, XBT_NULL, dev->be, "flush-mode");
-	c.flush_mode = BK_FLUSH_MODE_FLUSH;
+	c.flush_mode = BK_FLUSH_MODE_AUTO;
 	if (v && bk_flush_mode_parse(v, &c.flush_mode) < 0) {
-		dev_fatal(dev, "flush-mode", "\"%s\" is not one of flush, barrier, both, none", v);
+		dev_fatal(dev, "flush-mode", "\"%s\" is not one of auto, flush, barrier, both, none",
+			  v);
 		free(v);
 		goto out;
 	}
@@ -583,8 +584,18 @@ features_negotiate(struct bk_dev *dev)
 	f->read_only = c->read_only;
 	f->info = (c->read_only ? VDISK_READONLY : 0) | (c->cdrom ? VDISK_CDROM : 0) |
 		  (c->removable ? VDISK_REMOVABLE : 0);
+	/*
+	 * flush-mode=auto (the default) is Linux xen-blkback's rule: offer
+	 * flush-cache only when the backing has a volatile cache
+	 * (connect(): bdev_write_cache()), never barrier.  A guest on a
+	 * writethrough store then marks its queue write-through and sends
+	 * no flush at all, instead of a ring round trip that commits
+	 * nothing.  The explicit modes are honoured as they are, even on a
+	 * writethrough store (each flush is then a no-op: sync.c).
+	 */
 	f->flush_cache = can_flush && (c->flush_mode == BK_FLUSH_MODE_FLUSH ||
-				       c->flush_mode == BK_FLUSH_MODE_BOTH);
+				       c->flush_mode == BK_FLUSH_MODE_BOTH ||
+				       (c->flush_mode == BK_FLUSH_MODE_AUTO && sf->writeback));
 	f->barrier = can_flush && (c->flush_mode == BK_FLUSH_MODE_BARRIER ||
 				   c->flush_mode == BK_FLUSH_MODE_BOTH);
 	f->discard = sf->can_discard && !c->read_only && c->discard_enable != 0;
@@ -595,6 +606,12 @@ features_negotiate(struct bk_dev *dev)
 	f->fua = sf->fua == BK_FUA_NATIVE ? BK_FUA_MODE_NATIVE :
 		 sf->fua == BK_FUA_EMULATED ? BK_FUA_MODE_EMULATED : BK_FUA_MODE_NONE;
 	f->ignore_flush = dev->d->opt.ignore_flush;
+	if (c->flush_mode == BK_FLUSH_MODE_AUTO && !f->flush_cache)
+		log_info("vbd %s: flush-mode=auto: %s, so no flush feature is advertised "
+			 "(feature-flush-cache=0, as Linux blkback)", dev->name,
+			 !sf->writeback ? "the backing has no volatile write cache"
+					  " (cache=writethrough or a null store)"
+					: "the backing cannot flush");
 	if (c->discard_enable == 1 && !c->read_only && !sf->can_discard)
 		log_info("vbd %s: discard-enable=1 but the backing cannot discard; "
 			 "feature-discard=0", dev->name);

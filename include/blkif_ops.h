@@ -116,13 +116,20 @@ enum bk_fua_mode {
 
 /* The "flush-mode" knob: which of flush/barrier is advertised. */
 enum bk_flush_mode {
-	BK_FLUSH_MODE_FLUSH = 0,	/* feature-flush-cache=1 only (default) */
+	BK_FLUSH_MODE_FLUSH = 0,	/* feature-flush-cache=1 only */
 	BK_FLUSH_MODE_BARRIER,		/* feature-barrier=1 only */
 	BK_FLUSH_MODE_BOTH,		/* both */
 	BK_FLUSH_MODE_NONE,		/* neither */
+	/*
+	 * The default (no flush-mode key): feature-flush-cache=1 only when
+	 * the store has a volatile cache (bk_store_features.writeback),
+	 * else neither -- Linux xen-blkback's connect(), which advertises
+	 * flush-cache from bdev_write_cache() of the backing.
+	 */
+	BK_FLUSH_MODE_AUTO,
 };
 
-/* Parse "flush"/"barrier"/"both"/"none": 0 or -EINVAL. */
+/* Parse "flush"/"barrier"/"both"/"none"/"auto": 0 or -EINVAL. */
 int bk_flush_mode_parse(const char *s, enum bk_flush_mode *out);
 const char *bk_flush_mode_name(enum bk_flush_mode m);
 

@@ -28,7 +28,7 @@ expect_error 3 "mode: \"x\" is neither r nor w"
 add_vbd 3 4 memory:1M cache=sometimes
 expect_error 4 "cache: \"sometimes\""
 add_vbd 3 5 memory:1M flush-mode=always
-expect_error 5 "flush-mode: \"always\""
+expect_error 5 "flush-mode: \"always\" is not one of auto, flush, barrier, both, none"
 add_vbd 3 6 memory:1M discard-enable=yes
 expect_error 6 "discard-enable: \"yes\""
 

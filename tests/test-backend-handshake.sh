@@ -2,7 +2,8 @@
 # The handshake to Connected, driven by hand with xenstore-write exactly
 # as README "Serving a disk by hand" shows, then by blkfront-test's
 # xl-add: the exact keys and values blkbackd publishes for a file, a
-# read-only writethrough memory store, and each flush-mode.
+# read-only writethrough memory store, each flush-mode, and flush-mode
+# auto (the default) per store and cache mode.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
@@ -73,6 +74,43 @@ for mode in none barrier; do
 	xs_is $B3/feature-discard 0
 	kill -TERM $attach; wait $attach || true
 done
+
+# ---- flush-mode auto (the default when the key is absent): Linux
+# blkback's rule, flush-cache only over a volatile cache; explicit modes
+# stay honoured on a writethrough store ----
+check_flush() { # PARAMS CACHE FLUSH-MODE(- = no key) FLUSH BARRIER
+	local keys=(--be-key cache=$2) be
+	[ "$3" = - ] || keys+=(--be-key flush-mode=$3)
+	new_guest
+	add_disk $DOM "$1" "${keys[@]}"
+	be=$(bk_be $DOM)
+	blkfront-test attach --domid $DOM --hold >/dev/null 2>&1 &
+	attach=$!
+	cleanup_fn kill $attach
+	xs_wait $be/state 4
+	[ "$(xenstore-read $be/feature-flush-cache)/$(xenstore-read $be/feature-barrier)" = "$4/$5" ] ||
+		fail "$1 cache=$2 flush-mode=$3: feature-flush-cache/feature-barrier" \
+		     "$(xenstore-read $be/feature-flush-cache)/$(xenstore-read $be/feature-barrier), expected $4/$5"
+	kill -TERM $attach; wait $attach || true
+}
+truncate -s 1M "$BK_TMP/wt.img"
+for params in memory:1M "$BK_TMP/wt.img"; do
+	check_flush "$params" writeback - 1 0
+	check_flush "$params" writeback auto 1 0
+	check_flush "$params" writethrough - 0 0
+	check_flush "$params" writethrough auto 0 0
+	check_flush "$params" writethrough both 1 1
+	check_flush "$params" writethrough flush 1 0
+done
+# one line per auto vbd that got no flush feature, saying why
+n=$(grep -c "flush-mode=auto: the backing has no volatile write cache" "$BACKEND_LOG")
+[ "$n" = 4 ] || fail "$n log lines for auto on writethrough, expected 4"
+# the null store has no cache either; a memory store that cannot flush
+# gets nothing whatever the mode
+check_flush null:1M writeback - 0 0
+check_flush memory:1M,no-flush writeback - 0 0
+grep -q "flush-mode=auto: the backing cannot flush" "$BACKEND_LOG" ||
+	fail "no log line for auto on a store that cannot flush"
 
 stop_backend
 exit 0

@@ -25,6 +25,7 @@ expect_error "--wce 2: '2' is not one of 0, 1" run "${common[@]}" --wce 2
 expect_error "unknown filesystem 'zfs' in --fs zfs" run "${common[@]}" --fs zfs
 expect_error "--file-size 512:2048: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 512:2048
 expect_error "--file-size 4k: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 4k
+expect_error "--prefill holes: sparse or zero" run "${common[@]}" --prefill holes
 printf 'where = raw\nbarriers = 1\n' > "$tmp/bad.conf"
 expect_error "$tmp/bad.conf:2: unknown key 'barriers'" run "${common[@]}" --config "$tmp/bad.conf"
 # XFS has no nobarrier since Linux 4.19: refused before anything starts.

@@ -21,23 +21,37 @@ cleanup_fn rm -rf "$tmp"
 cleanup_fn force_clean "$tmp"
 res=$tmp/res
 
-blkbench run --out "$res" --workdir "$tmp" --runs 1 --where domU,dom0 --wce 1 --barrier 1 \
+blkbench run --out "$res" --workdir "$tmp" --runs 1 --where domU,dom0 --wce 1,0 --barrier 1 \
 	--fs ext4 $SMALL_BONNIE --timeout 120 > "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err"; fail "run failed"; }
 assert_clean "$tmp"
 if pgrep -f "$tmp/" >/dev/null; then
 	pgrep -af "$tmp/"
 	fail "processes of the stack left running (above)"
 fi
-grep -qE '^domU-wce1-barrier1 +([0-9]+|-) +([0-9]+|-)$' "$tmp/out" || fail "no domU row"
-grep -qE '^dom0-wce1-barrier1 +([0-9]+|-) +([0-9]+|-)$' "$tmp/out" || fail "no dom0 row"
+for c in domU-wce1 domU-wce0 dom0-wce1 dom0-wce0; do
+	grep -qE "^$c-barrier1 +([0-9]+|-) +([0-9]+|-)\$" "$tmp/out" || fail "no $c-barrier1 row"
+done
+# The guest disk's write cache per cell: dom0 from wce (hdparm -W0 ->
+# write through); domU from what blkbackd advertised with flush-mode=auto
+# (Linux blkback: flush-cache only over a volatile cache), as blkfront
+# sets it.
 python3 - "$res/results.json" <<'PY' || fail "results.json"
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
-assert [r["where"] for r in runs] == ["domU", "dom0"], runs
+got = [(r["where"], r["wce"], r["loop_write_cache"], r.get("flush_mode"),
+        r.get("feature_flush_cache"), r.get("feature_barrier")) for r in runs]
+assert got == [("domU", 1, "write back", "auto", 1, 0),
+               ("domU", 0, "write through", "auto", 0, 0),
+               ("dom0", 1, "write back", None, None, None),
+               ("dom0", 0, "write through", None, None, None)], got
 for r in runs:
     assert r["loop_dio"] == 1, r
     assert r["tool_blkfront-test"] != "unknown", r
 PY
+grep -qx "# guest disk write_cache write through: flush-mode=auto: blkbackd advertised feature-flush-cache=0 feature-barrier=0" \
+	"$res/raw/domU-wce0-barrier1-run1/commands.log" || fail "commands.log: no write_cache line for domU wce0"
+grep -q "flush-mode=auto: the backing has no volatile write cache" \
+	"$res/raw/domU-wce0-barrier1-run1/blkbackd.log" || fail "blkbackd.log: no auto line for wce0"
 [ -s "$res/raw/domU-wce1-barrier1-run1/blkbackd.log" ] || fail "blkbackd's log not kept"
 [ -s "$res/raw/domU-wce1-barrier1-run1/export.stats" ] || fail "the export's counters not kept"
 

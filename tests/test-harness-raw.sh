@@ -34,6 +34,8 @@ assert [r["mount_opts"] for r in runs] == ["barrier=1", "barrier=0"], runs
 for r in runs:
     assert r["where"] == "raw" and r["wce"] == 1 and r["fs"] == "ext4"
     assert r["loop_dio"] == 1 and r["mem_mib"] == 32 and r["size_mib"] == 64
+    assert r["loop_write_cache"] == "write back", r   # wce 1: a volatile cache
+    assert r["prefill"] == "sparse", r                 # the default
     assert r["cgroup"] in ("v1", "v2") and 0 < r["cgroup_peak_mib"] <= 32, r
     assert r["seeks"] is None or r["seeks"] > 0
     assert r["kernel"] and r["git_rev"] and r["tool_bonnie++"]
@@ -64,6 +66,7 @@ scale = 0.005
 mem = 32
 disk = 300
 runs = 5
+prefill = zero
 CONF
 blkbench run --config "$tmp/bench.conf" --runs 1 --out "$tmp/res2" --workdir "$tmp" \
 	> "$tmp/out2" 2> "$tmp/err2" ||
@@ -81,7 +84,13 @@ runs = json.load(open(sys.argv[1]))["runs"]
 assert [r["workload"] for r in runs] == ["fsmark", "tar"], runs
 assert runs[0]["files_per_sec"] > 0 and runs[0]["mount_opts"] == "data=journal,barrier=1,noatime"
 assert runs[1]["tar_s"] > 0 and runs[1]["rm_sync_s"] >= 0
+assert [r["prefill"] for r in runs] == ["zero", "zero"], runs
 PY
+# --prefill zero: every block of the backing written before the run
+for l in "$tmp"/res2/raw/*/commands.log; do
+	grep -qE '^# backing .*/backing.img: 300 MiB, zero, 30[0-9] MiB allocated' "$l" ||
+		fail "$l: the backing was not zero-filled"
+done
 # Plots (when gnuplot is here) of the measured metrics, and the HTML
 # report linking them.
 if command -v gnuplot >/dev/null; then

@@ -19,7 +19,7 @@ if BLKBACKD_FLUSH_MODE=fua XENBUS_PATH=$B "$script" add 2>/dev/null; then
 fi
 xs_is $B/hotplug-status error
 [ "$(xenstore-read $B/hotplug-error)" = \
-  "BLKBACKD_FLUSH_MODE=fua is not one of flush, barrier, both, none" ] ||
+  "BLKBACKD_FLUSH_MODE=fua is not one of auto, flush, barrier, both, none" ] ||
 	fail "hotplug-error: $(xenstore-read $B/hotplug-error)"
 xenstore-exists $B/flush-mode && fail "a refused flush-mode was written"
 
@@ -40,4 +40,13 @@ BLKBACKD_FLUSH_MODE=both BLKBACKD_CACHE=writeback XENBUS_PATH=$B3 "$script" add 
 xs_is $B3/hotplug-status connected
 xs_is $B3/flush-mode both
 xs_is $B3/cache writeback
+
+# auto (blkbackd's default) is accepted and written as given
+B4=/local/domain/0/backend/vbd/7/51760
+xenstore-write $B4/params "$img" $B4/mode w
+BLKBACKD_FLUSH_MODE=auto BLKBACKD_CACHE=writethrough XENBUS_PATH=$B4 "$script" add ||
+	fail "add refused BLKBACKD_FLUSH_MODE=auto"
+xs_is $B4/hotplug-status connected
+xs_is $B4/flush-mode auto
+xs_is $B4/cache writethrough
 exit 0

@@ -30,7 +30,7 @@ RUN_DEFAULTS = {
     "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
-    "platform": "sim", "backing": "", "guest-kernel": "",
+    "platform": "sim", "backing": "", "guest-kernel": "", "prefill": "sparse",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
@@ -104,6 +104,9 @@ def _add_run_options(p):
     a("--fsync-count", help="fsync-tester -n, fsyncs per run (default 30)")
     a("--scale", help="tar tree size: 1.0 = 28 000 files, 300 MB (default 1.0)")
     a("--disk", help="backing file size, MiB (default: enough for the workload)")
+    a("--prefill", help="sim: the backing file of each run: sparse (default: "
+      "truncated, every first write allocates) or zero (written with zeros first, "
+      "like a disk: no allocation during the workload)")
     a("--timeout", help="seconds a run's workload may take before it is stopped and the "
       "run fails (default 3600)")
     a("--config", help="a file of 'key = value' lines (keys: these long options)")
@@ -141,6 +144,10 @@ def _resolve_options(ns, defaults):
                 if not m or int(m.group(1)) < int(m.group(2)):
                     raise BenchError("--file-size %s: want MAX:MIN in bytes, MAX >= MIN" % v)
                 o.file_size = (int(m.group(1)), int(m.group(2)))
+        elif key == "prefill":
+            if v not in ("sparse", "zero"):
+                raise BenchError("--prefill %s: sparse or zero" % v)
+            o.prefill = v
         elif key == "scale":
             try:
                 o.scale = float(v)
@@ -170,6 +177,32 @@ def _disk_mib(o, workloads):
                  % (o.disk, need))
         return o.disk
     return max(512, need + 256)
+
+
+def _make_backing(path, mib, prefill, log):
+    """A fresh backing file of MIB MiB.  sparse: truncated, so every first
+    write to a block allocates it (on wce0 an O_DSYNC allocating write
+    commits the host filesystem's journal, which no real disk does);
+    zero: every block written (and made durable) before the run, as the
+    blocks of a disk exist before anyone writes them."""
+    t0 = time.monotonic()
+    with open(path, "wb") as f:
+        if prefill == "zero":
+            chunk = bytes(1 << 20)
+            for _ in range(mib):
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        else:
+            f.truncate(mib << 20)
+    alloc = os.stat(path).st_blocks * 512 >> 20
+    if prefill == "zero" and alloc < mib:
+        raise BenchError("--prefill zero: %s has %d of its %d MiB allocated after "
+                         "writing zeros (does the host filesystem compress or dedupe?)"
+                         % (path, alloc, mib))
+    log.write("# backing %s: %d MiB, %s, %d MiB allocated (%.1f s)\n"
+              % (path, mib, prefill, alloc, time.monotonic() - t0))
+    log.flush()
 
 
 def _git_rev(srcdir):
@@ -252,13 +285,19 @@ class Bench:
         with open(os.path.join(rundir, "commands.log"), "w") as log, Cleanup() as cl:
             cl.push("remove %s" % tmp, shutil.rmtree, tmp, True)
             backing = os.path.join(tmp, "backing.img")
-            with open(backing, "w") as f:
-                f.truncate(self.disk_mib << 20)
+            _make_backing(backing, self.disk_mib, self.o.prefill, log)
+            row["prefill"] = self.o.prefill
             disk = self.wheres[cell.where].start(cell, tmp, backing, cl, log, rundir)
+            row.update(disk.row)
 
-            loop = LoopDevice(disk, log)
+            loop = LoopDevice(disk.path, log)
             cl.push("detach %s" % loop.dev, loop.detach)
             row["loop_dio"] = int(loop.dio)
+            # the loop device is the guest's disk: its kernel flushes it
+            # only if its driver says it has a volatile cache
+            log.write("# guest disk write_cache %s: %s\n" % (disk.write_cache, disk.why))
+            loop.set_write_cache(disk.write_cache, log)
+            row["loop_write_cache"] = loop.write_cache()
             if cell.sched:
                 loop.set_scheduler(cell.sched)
             row["sched"] = loop.schedulers()[1] or ""
@@ -366,7 +405,7 @@ class Bench:
             if name == "bonnie++":
                 p = run(["dpkg-query", "-W", "-f", "${Version}", "bonnie++"], check=False)
                 v[name] = p.stdout.strip() or "unknown"
-            elif name in ("dd", "rm", "sync", "tar"):
+            elif name in ("dd", "rm", "sync", "tar", "xenstore-read"):
                 continue
             elif name in ("fsmark", "fsync-tester"):
                 v[name] = self.paths["version"]

@@ -1,7 +1,11 @@
 """The "where" step: what stands between the guest filesystem and the backing.
 
-Each Where turns a fresh backing file into a disk image file that blkbench
-then attaches with `losetup --direct-io=on`, formats and mounts:
+Each Where turns a fresh backing file into a disk image file (a GuestDisk)
+that blkbench then attaches with `losetup --direct-io=on`, formats and
+mounts.  The GuestDisk also says what the guest kernel's queue/write_cache
+must be, which blkbench sets on the loop device: the loop device plays the
+guest's disk, and the kernel sends flushes only to a disk with a volatile
+cache ("write back"):
 
   dom0   blkfront-test export --direct BACKING: the same FUSE stack as domU,
          with the same cache model, but no ring: the ratio domU/dom0
@@ -16,11 +20,18 @@ same two methods; register them in WHERES.
 
 wce (write cache of the backing): 0 = write-through (every write durable
 on completion, like hdparm -W0), 1 = write-back (durable on flush).
-barrier (domU): what the backend advertises (its flush-mode key): 1 =
-flush-cache and barrier ("both"), 0 = nothing ("none"), so the guest
-cannot flush and does not try.
+dom0 rows: the loop's write_cache follows wce ("write through" for wce0:
+the kernel sees no volatile cache and sends no flush, as after hdparm -W0).
+barrier (domU): what the backend is told (its flush-mode key): 1 = "auto"
+(blkbackd advertises feature-flush-cache per its backing's cache, as
+Linux blkback does: nothing on a writethrough backing), 0 = "none".  The
+loop's write_cache then follows what was negotiated, as Linux blkfront
+sets it (blk_queue_write_cache(rq, feature_flush, ...): "write back" iff
+feature-flush-cache or feature-barrier is 1), so the guest flushes only
+when its backend lets it.
 """
 
+import collections
 import os
 import re
 
@@ -43,6 +54,21 @@ def _require_help(path, words, what):
             raise BenchError("%s: %s does not offer %s yet" % (what, path, w))
 
 
+WRITE_BACK, WRITE_THROUGH = "write back", "write through"
+
+# What a Where hands back for one run: the disk image file to attach; the
+# guest disk's queue/write_cache (WRITE_BACK or WRITE_THROUGH) and why, as
+# one line for the logs; extra keys for the run's row (results.json).
+GuestDisk = collections.namedtuple("GuestDisk", "path write_cache why row")
+
+
+def _wce_disk(path, cell):
+    """A disk whose kernel sees the backing's cache as it is (dom0, raw)."""
+    wc = WRITE_BACK if cell.wce else WRITE_THROUGH
+    return GuestDisk(path, wc, "wce=%d: the backing's write cache is %s"
+                     % (cell.wce, "on" if cell.wce else "off (hdparm -W0)"), {})
+
+
 class Where:
     """A way to put the guest's disk somewhere.  Subclasses set name."""
 
@@ -61,7 +87,8 @@ class Where:
 
         rundir: private scratch (sockets, mountpoints; removed after the
         run); logdir: where daemon logs go (kept with the results).
-        Returns the path of the disk image file to attach to a loop device.
+        Returns a GuestDisk: the disk image file to attach to a loop
+        device, and the write_cache the guest's kernel would give it.
         """
         raise NotImplementedError
 
@@ -76,7 +103,7 @@ class RawWhere(Where):
         if cell.wce == 0:
             raise BenchError("where=raw cannot model wce=0 (the host file has no "
                              "write-through mode through a loop device); use dom0/domU")
-        return backing
+        return _wce_disk(backing, cell)
 
 
 def _wait_export(mnt, pidfile, daemon, timeout=60):
@@ -132,7 +159,7 @@ class Dom0Where(Where):
                     mnt],
                    os.path.join(logdir, "blkfront-test.log"))
         cleanup.push("stop blkfront-test export %s" % mnt, _stop_export, d, mnt)
-        return _wait_export(mnt, pidfile, d)
+        return _wce_disk(_wait_export(mnt, pidfile, d), cell)
 
 
 class DomUWhere(Where):
@@ -140,11 +167,14 @@ class DomUWhere(Where):
 
     The vbd is created as xl would (blkfront-test xl-add), with the
     backend knobs in its xenstore directory: cache = writethrough|writeback
-    (wce) and flush-mode = both|none (barrier: what blkbackd advertises).
+    (wce) and flush-mode = auto|none (barrier).  Once the guest is
+    connected, the flush features blkbackd published decide the guest
+    disk's write_cache, as in Linux blkfront.
     """
 
     name = "domU"
-    programs = ("xensim", "xensim-ctl", "blkbackd", "blkfront-test", "fusermount3")
+    programs = ("xensim", "xensim-ctl", "blkbackd", "blkfront-test", "fusermount3",
+                "xenstore-read")
 
     def probe(self):
         _require_help(self.tools.path("xensim"), ["--dir", "--pidfile"], "where=domU")
@@ -180,10 +210,16 @@ class DomUWhere(Where):
                    30, daemons=[back])
 
         bft = self.tools.path("blkfront-test")
-        run([bft, "xl-add", "--domid", domid, "--params", backing,
-             "--be-key", "cache=%s" % ("writeback" if cell.wce else "writethrough"),
-             "--be-key", "flush-mode=%s" % ("both" if cell.barrier else "none")],
-            log=log, env=env)
+        flush_mode = "auto" if cell.barrier else "none"
+        p = run([bft, "xl-add", "--domid", domid, "--params", backing,
+                 "--be-key", "cache=%s" % ("writeback" if cell.wce else "writethrough"),
+                 "--be-key", "flush-mode=%s" % flush_mode],
+                log=log, env=env)
+        paths = p.stdout.split()   # "FRONTEND BACKEND"
+        if len(paths) != 2 or not paths[1].startswith("/local/domain/"):
+            raise BenchError("blkfront-test xl-add printed %r, not the frontend and "
+                             "backend paths" % p.stdout.strip())
+        be = paths[1]
         cleanup.push("remove the vbd", run, [bft, "xl-remove", "--domid", domid],
                      log, False, 30, env=env)
 
@@ -196,7 +232,25 @@ class DomUWhere(Where):
                         mnt],
                        os.path.join(logdir, "blkfront-test.log"), env=env)
         cleanup.push("stop blkfront-test export %s" % mnt, _stop_export, front, mnt)
-        return _wait_export(mnt, epid, front)
+        disk = _wait_export(mnt, epid, front)
+        # the export serves only once the guest is connected: the
+        # features are published (blkbackd writes them with Connected)
+        feat = {}
+        for key in ("feature-flush-cache", "feature-barrier"):
+            p = run([self.tools.path("xenstore-read"), "%s/%s" % (be, key)],
+                    log=log, env=env, check=False)
+            v = p.stdout.strip() if p.returncode == 0 else "0"   # absent: not offered
+            if v not in ("0", "1"):
+                raise BenchError("%s/%s is %r, neither 0 nor 1" % (be, key, v))
+            feat[key] = int(v)
+        may_flush = feat["feature-flush-cache"] or feat["feature-barrier"]
+        return GuestDisk(disk, WRITE_BACK if may_flush else WRITE_THROUGH,
+                         "flush-mode=%s: blkbackd advertised feature-flush-cache=%d "
+                         "feature-barrier=%d" % (flush_mode, feat["feature-flush-cache"],
+                                                 feat["feature-barrier"]),
+                         {"flush_mode": flush_mode,
+                          "feature_flush_cache": feat["feature-flush-cache"],
+                          "feature_barrier": feat["feature-barrier"]})
 
 
 WHERES = {w.name: w for w in (Dom0Where, DomUWhere, RawWhere)}

@@ -396,6 +396,27 @@ class LoopDevice:
                  "device caches in the page cache (results not comparable)"
                  % (self.dev, path))
 
+    def set_write_cache(self, mode, log=None):
+        """Set queue/write_cache to "write back" or "write through" (what
+        a guest kernel's disk driver decides from its disk: the kernel
+        sends flushes and FUA only to a write-back queue).  Read back and
+        checked; detach() gives the device back in "write back"."""
+        path = "/sys/block/%s/queue/write_cache" % self.name
+        try:
+            with open(path, "w") as f:
+                f.write(mode)
+        except OSError as e:
+            raise BenchError("cannot write %r to %s: %s" % (mode, path, e.strerror)) from None
+        got = self._read_sys("queue/write_cache")
+        if got != mode:
+            raise BenchError("%s reads %r after writing %r" % (path, got, mode))
+        if log:
+            log.write("# %s: %s\n" % (path, mode))
+            log.flush()
+
+    def write_cache(self):
+        return self._read_sys("queue/write_cache")
+
     def _read_sys(self, rel):
         try:
             with open("/sys/block/%s/%s" % (self.name, rel)) as f:
@@ -438,6 +459,15 @@ class LoopDevice:
         return int(self._read_sys("queue/nr_requests")), int(self._read_sys("queue/max_sectors_kb"))
 
     def detach(self):
+        # the kernel keeps the mode for the device's next user (another
+        # program's, whose filesystem would lose its flushes)
+        if self._read_sys("queue/write_cache") == "write through":
+            try:
+                with open("/sys/block/%s/queue/write_cache" % self.name, "w") as f:
+                    f.write("write back")
+            except OSError as e:
+                warn("%s: cannot restore queue/write_cache to write back: %s"
+                     % (self.dev, e.strerror))
         for i in range(50):
             p = run(["losetup", "-d", self.dev], check=False)
             if p.returncode == 0 or not self.attached():

@@ -26,8 +26,11 @@ plots are those of sim mode.
 wce for dom0 rows is the loop device's queue/write_cache ("write through":
 the kernel sends no flushes, as to a disk after hdparm -W0; "write back");
 for domU rows, blkbackd's cache key (writethrough: O_DSYNC writes;
-writeback).  barrier: the mount option, and for domU what blkbackd
-advertises (flush-mode both / none), as in sim mode.
+writeback).  barrier: the mount option, and for domU blkbackd's
+flush-mode (auto / none), as in sim mode: with auto blkbackd advertises
+feature-flush-cache per its backing's cache (nothing on writethrough, as
+Linux blkback), and the guest's own blkfront sets its queue's write cache
+from that.
 """
 
 import os
@@ -161,12 +164,26 @@ def job_script(bench, cell, r, scratch):
 
 def _row(bench, cell, r, platform):
     o = bench.o
-    return {"cell": cell.name, "run": r, "where": cell.where, "wce": cell.wce,
-            "barrier": cell.barrier, "fs": str(cell.fs),
-            "mount_opts": cell.fs.mount_options(cell.barrier, o.mount_opts),
-            "sched": "", "workload": cell.workload, "mem_mib": o.mem,
-            "size_mib": o.size or 2 * o.mem, "disk_mib": bench.disk_mib,
-            "platform": platform}
+    row = {"cell": cell.name, "run": r, "where": cell.where, "wce": cell.wce,
+           "barrier": cell.barrier, "fs": str(cell.fs),
+           "mount_opts": cell.fs.mount_options(cell.barrier, o.mount_opts),
+           "sched": "", "workload": cell.workload, "mem_mib": o.mem,
+           "size_mib": o.size or 2 * o.mem, "disk_mib": bench.disk_mib,
+           "platform": platform}
+    # what decided the guest disk's queue/write_cache: the loop device's
+    # mode (dom0), or blkbackd's flush-mode (domU: the guest's blkfront
+    # sets it from the features advertised)
+    if cell.where == "dom0":
+        row["loop_write_cache"] = "write back" if cell.wce else "write through"
+    else:
+        row["flush_mode"] = _flush_mode(cell)
+    return row
+
+
+def _flush_mode(cell):
+    """blkbackd's flush-mode for a domU cell: barrier1 lets blkbackd
+    advertise per its backing (auto), barrier0 advertises nothing."""
+    return "auto" if cell.barrier else "none"
 
 
 def _finish_job(bench, k, cell, r, jobdir, rundir, t_elapsed, platform):
@@ -582,7 +599,7 @@ class XenHost:
                     "         'vdev=xvdb, format=raw, access=rw, script=block-blkbackd, target=%s' ]\n"
                     % (o.backing, outdisk))
         env = dict(os.environ, BLKBACKD_CACHE="writeback" if cell.wce else "writethrough",
-                   BLKBACKD_FLUSH_MODE="both" if cell.barrier else "none")
+                   BLKBACKD_FLUSH_MODE=_flush_mode(cell))
         cl.push("xl destroy %s" % name, _xl_destroy, name, log)
         run(["xl", "create", cfg], log=log, env=env, timeout=120)
         deadline = time.monotonic() + o.timeout + 60

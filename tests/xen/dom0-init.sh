@@ -387,7 +387,9 @@ phase_cmd() {
 # PLACE domU: a new guest (MEM_MIB + 192 MiB, at least 256: the initramfs
 #   lives in RAM; 1 vCPU) runs it on xvda, a
 #   new sparse file of DISK_MIB served by blkbackd with cache=writethrough
-#   (WCE 0) or writeback (1) and flush-mode=none (BARRIER 0) or both (1),
+#   (WCE 0) or writeback (1) and flush-mode=none (BARRIER 0) or auto (1:
+#   feature-flush-cache only over writeback, as Linux blkback; the guest's
+#   blkfront sets its queue's write cache from it),
 #   through the hotplug script's BLKBACKD_CACHE/BLKBACKD_FLUSH_MODE; its
 #   output comes back on xvdb (a tar archive, domU-init.sh "job:").
 # Either way the script gets XT_DISK, XT_OUT (a directory for the files it
@@ -420,7 +422,7 @@ job_dom0() { # ID SCRIPT WCE DISK_MIB SECONDS
 }
 job_domu() { # ID SCRIPT WCE BARRIER DISK_MIB MEM_MIB SECONDS
 	local n=domu-j$1 a=/tmp/xt-$1.img out=/tmp/xt-outdisk-$1.img o=/tmp/xt-out-$1 i=0 dom
-	local cache=writeback flush=both
+	local cache=writeback flush=auto
 	[ "$3" = 1 ] || cache=writethrough
 	[ "$4" = 1 ] || flush=none
 	mkdir -p $o
