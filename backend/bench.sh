@@ -13,7 +13,7 @@
 # BENCH_SECONDS (per run, default 5), BENCH_REPEAT (default 3), BENCH_DIR
 # (default /var/tmp; the file system to test), BENCH_SEQ_QD (1 MiB I/Os in
 # flight, default 4), BENCH_BACKEND_ARGS / BENCH_FRONT_ARGS (extra
-# options), BENCH_POLL_US (the polling row's --poll-max-us, default 500).
+# options), BENCH_POLL_US (the polled row's --poll-max-us, default 1000).
 #
 # The 4 KiB job runs twice: with the default polling windows (50 us), and
 # with both sides polling up to BENCH_POLL_US ("polled": blkbackd's queue
@@ -111,7 +111,7 @@ pair() {
 	rm=$(median "${rv[@]}") fm=$(median "${fv[@]}")
 	echo "ratio $name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
 }
-poll_us=${BENCH_POLL_US:-500}
+poll_us=${BENCH_POLL_US:-1000}
 backend_start
 pair randread-4k-qd32 iops 0.9 randread-4k randread 4k 32 32 -- randread-4k randread 4k 32
 pair seqwrite-1m MBps 0.95 seqwrite-1m write 1m "$seq_qd" 256 -- seqwrite-1m write 1m "$seq_qd"
