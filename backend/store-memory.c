@@ -14,8 +14,10 @@
  *   refuse-discard the same for DISCARD
  *   fua=MODE       report FUA as none|emulated|native
  *   no-discard     report discard unsupported
- *   delay-ms=N     every I/O takes N ms (blocks the queue thread), so a
- *                  test can stop the daemon with requests in flight
+ *   delay-ms=N     every I/O takes N ms, 0..MEMORY_MAX_DELAY_MS (blocks
+ *                  the queue thread), so a test can stop the daemon with
+ *                  requests in flight
+ * A value that is not one of these is refused (-EINVAL, logged).
  * Several queues may run at once; a mutex serialises the copies.
  */
 #include <config.h>
@@ -31,6 +33,10 @@
 #include "log.h"
 #include "store.h"
 #include "store-util.h"
+
+/* A store slower than this is a test that hangs: draining a queue waits
+ * for every request in flight (delay x queue depth). */
+#define MEMORY_MAX_DELAY_MS 10000u
 
 struct bk_store {
 	unsigned char *data;
@@ -50,12 +56,29 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	    struct bk_store_features *f)
 {
 	struct bk_store *s;
-	char buf[16];
-	const char *fua;
+	char buf[16], fbuf[16];
+	const char *fua, *delay;
+	unsigned long delay_ms = 0;
+	char *end;
 
 	if (cfg->size == 0 || cfg->size % 512) {
 		log_error("memory store: size %llu is not a positive multiple of 512",
 			  (unsigned long long)cfg->size);
+		return -EINVAL;
+	}
+	delay = bk_opt_get(cfg->options, "delay-ms", buf, sizeof(buf));
+	if (delay) {
+		errno = 0;
+		delay_ms = strtoul(delay, &end, 10);
+		if (!*delay || *end || errno || delay[0] == '-' || delay_ms > MEMORY_MAX_DELAY_MS) {
+			log_error("memory store: delay-ms=\"%s\" is not a number of milliseconds "
+				  "in 0..%u", delay, MEMORY_MAX_DELAY_MS);
+			return -EINVAL;
+		}
+	}
+	fua = bk_opt_get(cfg->options, "fua", fbuf, sizeof(fbuf));
+	if (fua && strcmp(fua, "none") && strcmp(fua, "emulated") && strcmp(fua, "native")) {
+		log_error("memory store: fua=\"%s\" is not one of none, emulated, native", fua);
 		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -76,8 +99,7 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	s->no_flush = bk_opt_has(cfg->options, "no-flush");
 	s->refuse_flush = bk_opt_has(cfg->options, "refuse-flush");
 	s->refuse_discard = bk_opt_has(cfg->options, "refuse-discard");
-	if (bk_opt_get(cfg->options, "delay-ms", buf, sizeof(buf)))
-		s->delay_ms = strtoul(buf, NULL, 10);
+	s->delay_ms = (unsigned int)delay_ms;
 
 	memset(f, 0, sizeof(*f));
 	f->size = s->size;
@@ -86,7 +108,6 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	f->can_flush = !s->no_flush;
 	f->writeback = !cfg->writethrough;
 	f->fua = BK_FUA_NATIVE;
-	fua = bk_opt_get(cfg->options, "fua", buf, sizeof(buf));
 	if (fua && strcmp(fua, "none") == 0)
 		f->fua = BK_FUA_NONE;
 	else if (fua && strcmp(fua, "emulated") == 0)

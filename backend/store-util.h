@@ -32,7 +32,8 @@ int bk_parse_size(const char *s, uint64_t *out);
 /* True if the comma-separated list opts contains exactly word. */
 bool bk_opt_has(const char *opts, const char *word);
 /* Value of "key=value" in the comma-separated list, copied into buf;
- * NULL if absent. */
+ * NULL if absent; "" when empty or longer than len - 1 bytes (never a
+ * silently truncated value: callers refuse "" as invalid). */
 const char *bk_opt_get(const char *opts, const char *key, char *buf, size_t len);
 
 #endif /* BK_STORE_UTIL_H */

@@ -154,7 +154,7 @@ bk_opt_get(const char *opts, const char *key, char *buf, size_t len)
 	e = strchr(p, ',');
 	n = e ? (size_t)(e - p) : strlen(p);
 	if (n >= len)
-		return NULL;
+		n = 0;		/* too long: "", which no caller accepts */
 	memcpy(buf, p, n);
 	buf[n] = '\0';
 	return buf;

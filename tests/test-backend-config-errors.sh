@@ -32,6 +32,23 @@ expect_error 5 "flush-mode: \"always\" is not one of auto, flush, barrier, both,
 add_vbd 3 6 memory:1M discard-enable=yes
 expect_error 6 "discard-enable: \"yes\""
 
+# memory store options (test knobs, but a wrong one must not be ignored:
+# delay-ms=-5 once parsed as ~4e9 ms and hung the queue thread)
+d=8
+for opt in delay-ms=-5 delay-ms=abc delay-ms= delay-ms=99999999999999999999 \
+	   delay-ms=10001 fua=bogus; do
+	add_vbd 3 $d "memory:1M,$opt"
+	expect_error $d "params: cannot open memory store"
+	key=${opt%%=*} val=${opt#*=}
+	[ ${#val} -ge 16 ] && val=""	# longer than any valid value: refused as ""
+	grep -qF "memory store: $key=\"$val\" is not" "$BACKEND_LOG" ||
+		fail "no log line explaining why $opt was refused"
+	d=$((d + 1))
+done
+add_vbd 3 $d "memory:1M,delay-ms=0,fua=emulated"
+xs_wait "$(bk_be 3 $d)/state" 2
+xs_absent "$(bk_be 3 $d)/error"
+
 # a good one still works
 add_vbd 3 7 memory:1M flush-mode=both cache=writethrough discard-enable=0
 xs_wait "$(bk_be 3 7)/state" 2
