@@ -260,6 +260,18 @@ main(int argc, char **argv)
 	int sfd = -1, tfd = -1, lockfd = -1, c, rc = 1;
 	bool stop = false;
 
+	/* Every thread inherits the blocked set; the loop reads a signalfd.
+	 * Blocked first thing: a SIGUSR1 (default action: terminate) sent
+	 * by a supervisor while we parse options must wait, not kill us. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
 	log_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "fvP:D:hV", long_options, NULL)) != -1) {
 		switch (c) {
@@ -372,15 +384,6 @@ main(int argc, char **argv)
 			  "ACKNOWLEDGED WITHOUT FLUSHING; guest data WILL be lost on a "
 			  "power cut.  Test mode for blkcrash only.");
 
-	/* Every thread inherits the blocked set; the loop reads a signalfd. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGUSR1);
-	sigaddset(&sigs, SIGUSR2);
-	sigaddset(&sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	if (!foreground) {
 		if (daemon(0, 0) < 0) {
