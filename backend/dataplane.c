@@ -650,7 +650,7 @@ epoll_add(int epfd, int fd, uint32_t tag)
 
 struct bk_queue *
 bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_config *rc,
-		    const char **why)
+		    const char **why, const char **key)
 {
 	struct bk_daemon *d = bk_dev_daemon(dev);
 	struct bk_queue *q;
@@ -677,7 +677,8 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	q->sring = xenops_map_grefs(q->xops, q->domid, rc->nr_pages, rc->refs, true);
 	if (!q->sring) {
 		err = errno;
-		*why = "cannot map the ring pages (ring-ref)";
+		*why = "cannot map the ring pages";
+		*key = "ring-ref";
 		goto fail;
 	}
 	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
@@ -722,7 +723,8 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	port = xenops_evtchn_bind_interdomain(q->evtchn, q->domid, rc->evtchn);
 	if (port < 0) {
 		err = -port;
-		*why = "cannot bind the event channel (event-channel)";
+		*why = "cannot bind the event channel";
+		*key = "event-channel";
 		goto fail;
 	}
 	q->port = port;

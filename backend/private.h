@@ -129,11 +129,13 @@ struct bk_ring_config {
 /*
  * Map the ring, bind the event channel, open a store queue and the
  * request pool.  Control thread.  NULL + errno, with *why set to a
- * static reason for the error node ("cannot map ring-ref", ...).
+ * static reason for the error node ("cannot map the ring pages", ...)
+ * and *key to the frontend key it is about ("ring-ref",
+ * "event-channel"), or NULL when the failure is the backend's own.
  */
 struct bk_queue *bk_dataplane_create(struct bk_dev *dev, unsigned int idx,
 				     const struct bk_ring_config *rc,
-				     const char **why);
+				     const char **why, const char **key);
 /* Start the queue thread.  0/-errno. */
 int bk_dataplane_start(struct bk_queue *q);
 /*

@@ -777,12 +777,24 @@ dev_connect(struct bk_dev *dev)
 		return;
 	features_negotiate(dev);
 	for (i = 0; i < nq; i++) {
-		const char *why = "?";
+		const char *why = "?", *key = NULL;
 
-		dev->queues[i] = bk_dataplane_create(dev, i, &rcs[i], &why);
+		dev->queues[i] = bk_dataplane_create(dev, i, &rcs[i], &why, &key);
 		if (!dev->queues[i]) {
-			dev_fatal(dev, nq == 1 ? "ring-ref" : "queue",
-				  "queue %u: %s: %m", i, why);
+			int err = errno;
+			char dir[200];
+
+			/* name the frontend's key and where it is (the error
+			 * node is read by the toolstack and the frontend) */
+			if (nq == 1)
+				snprintf(dir, sizeof(dir), "%s", dev->fe);
+			else
+				snprintf(dir, sizeof(dir), "%s/queue-%u", dev->fe, i);
+			errno = err;
+			if (key)
+				dev_fatal(dev, key, "queue %u: %s in %s: %m", i, why, dir);
+			else
+				dev_fatal(dev, "queue", "queue %u: %s: %m", i, why);
 			disconnect(dev);
 			return;
 		}
