@@ -150,6 +150,23 @@ run_script() {
 		fail "script $file failed (exit $?)"
 }
 
+# good_device_works PARAMS [blkfront-test script option]...: a new guest
+# with a disk on PARAMS writes one block and reads it back byte-exact;
+# fails otherwise.  After a hostile guest: the daemon still serves others.
+good_device_works() {
+	local params=$1
+	shift
+	new_guest
+	add_disk $DOM "$params"
+	cat > "$BK_TMP/good.script" <<'EOS'
+fill p0 seed:7
+send op=write sector=8 seg=p0 expect=OKAY
+send op=read sector=8 seg=p1 expect=OKAY
+check p1 seed:7
+EOS
+	run_script $DOM "$BK_TMP/good.script" "$@"
+}
+
 # trace_of ID: the trace lines of request ID, without the vbd/ring prefix.
 trace_of() {
 	grep -E " id=$1( |$)" "$BACKEND_TRACE" | sed -E 's/^vbd=[^ ]+ ring=[0-9]+ //'

@@ -32,15 +32,6 @@ expect_refused "event-channel: queue 1: cannot bind the event channel in /local/
 	--queues 2 --fe-key queue-1/event-channel=99999
 grep -qF "/device/vbd/51712/queue-1: " "$BACKEND_LOG" || fail "queue-1's directory not named"
 
-# the daemon still serves a good device
-new_guest
-add_disk $DOM memory:1M
-cat > "$BK_TMP/s" <<'EOS'
-fill p0 seed:7
-send op=write sector=8 seg=p0 expect=OKAY
-send op=read sector=8 seg=p1 expect=OKAY
-check p1 seed:7
-EOS
-run_script $DOM "$BK_TMP/s"
+good_device_works memory:1M
 stop_backend
 exit 0

@@ -17,14 +17,6 @@ grep -q "vbd $victim/51712: frontend domain $victim is gone" "$BACKEND_LOG" ||
 	grep -q "vbd $victim/51712: disconnected" "$BACKEND_LOG" || fail "no disconnect logged"
 kill $front 2>/dev/null || true
 wait $front 2>/dev/null || true
-new_guest
-add_disk $DOM memory:4M
-cat > "$BK_TMP/s" <<'EOS'
-fill p0 seed:3
-send op=write sector=0 seg=p0 expect=OKAY
-send op=read sector=0 seg=p1 expect=OKAY
-check p1 seed:3
-EOS
-run_script $DOM "$BK_TMP/s"
+good_device_works memory:4M
 stop_backend
 exit 0

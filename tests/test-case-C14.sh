@@ -21,15 +21,7 @@ for n in 0 5; do
 	grep -q "vbd $DOM/51712: multi-queue-num-queues: " "$BACKEND_LOG" || fail "not logged"
 done
 # the daemon still serves a good device, with 2 queues
-new_guest
-add_disk $DOM memory:1M
-cat > "$BK_TMP/s" <<'EOS'
-fill p0 seed:5
-send op=write sector=0 seg=p0 expect=OKAY
-send op=read sector=0 seg=p1 expect=OKAY
-check p1 seed:5
-EOS
-run_script $DOM "$BK_TMP/s" --queues 2
+good_device_works memory:1M --queues 2
 grep -q "vbd $DOM/51712: .*-> Connected (.*2 queues" "$BACKEND_LOG" || fail "not 2 queues"
 stop_backend
 exit 0

@@ -33,20 +33,16 @@ xs_is $B2/hotplug-status error
   "BLKBACKD_CACHE=none is neither writeback nor writethrough" ] ||
 	fail "hotplug-error: $(xenstore-read $B2/hotplug-error)"
 
-B3=/local/domain/0/backend/vbd/7/51744
-xenstore-write $B3/params "$img" $B3/mode w
-BLKBACKD_FLUSH_MODE=both BLKBACKD_CACHE=writeback XENBUS_PATH=$B3 "$script" add ||
-	fail "add refused good knobs"
-xs_is $B3/hotplug-status connected
-xs_is $B3/flush-mode both
-xs_is $B3/cache writeback
-
-# auto (blkbackd's default) is accepted and written as given
-B4=/local/domain/0/backend/vbd/7/51760
-xenstore-write $B4/params "$img" $B4/mode w
-BLKBACKD_FLUSH_MODE=auto BLKBACKD_CACHE=writethrough XENBUS_PATH=$B4 "$script" add ||
-	fail "add refused BLKBACKD_FLUSH_MODE=auto"
-xs_is $B4/hotplug-status connected
-xs_is $B4/flush-mode auto
-xs_is $B4/cache writethrough
+# good knobs are written as given (auto: blkbackd's default)
+expect_accepted() { # DEVID FLUSH-MODE CACHE
+	local b=/local/domain/0/backend/vbd/7/$1
+	xenstore-write $b/params "$img" $b/mode w
+	BLKBACKD_FLUSH_MODE=$2 BLKBACKD_CACHE=$3 XENBUS_PATH=$b "$script" add ||
+		fail "add refused BLKBACKD_FLUSH_MODE=$2 BLKBACKD_CACHE=$3"
+	xs_is $b/hotplug-status connected
+	xs_is $b/flush-mode "$2"
+	xs_is $b/cache "$3"
+}
+expect_accepted 51744 both writeback
+expect_accepted 51760 auto writethrough
 exit 0
