@@ -19,10 +19,11 @@
 # with both sides polling up to BENCH_POLL_US ("polled": blkbackd's queue
 # thread and blkfront-test io's submitting thread each keep one CPU busy
 # while I/O is in flight, trading CPU for the ~58 us cross-CPU wake-ups
-# of this machine; see blkbackd(8) --poll-max-us).  The ring: order 2 (128 slots).  The frontend uses 32
-# indirect segments for 4 KiB reads (Linux blkfront's default; its grant
-# budget then allows all 32 requests in flight) and 256 for 1 MiB writes
-# (one request each).
+# of this machine; see blkbackd(8) --poll-max-us).
+#
+# The ring: order 2 (128 slots).  The frontend uses 32 indirect segments
+# for 4 KiB reads (Linux blkfront's default; its grant budget then allows
+# all 32 requests in flight) and 256 for 1 MiB writes (one request each).
 set -euo pipefail
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 size=${BENCH_SIZE:-512M}

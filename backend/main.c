@@ -384,7 +384,6 @@ main(int argc, char **argv)
 			  "ACKNOWLEDGED WITHOUT FLUSHING; guest data WILL be lost on a "
 			  "power cut.  Test mode for blkcrash only.");
 
-
 	if (!foreground) {
 		if (daemon(0, 0) < 0) {
 			log_error("daemon: %m");

@@ -22,6 +22,7 @@
  */
 #include <config.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -70,7 +71,9 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	if (delay) {
 		errno = 0;
 		delay_ms = strtoul(delay, &end, 10);
-		if (!*delay || *end || errno || delay[0] == '-' || delay_ms > MEMORY_MAX_DELAY_MS) {
+		/* digits only: strtoul would take " 5", "+5" and "-5" */
+		if (!isdigit((unsigned char)delay[0]) || *end || errno ||
+		    delay_ms > MEMORY_MAX_DELAY_MS) {
 			log_error("memory store: delay-ms=\"%s\" is not a number of milliseconds "
 				  "in 0..%u", delay, MEMORY_MAX_DELAY_MS);
 			return -EINVAL;

@@ -643,6 +643,18 @@ disconnect(struct bk_dev *dev)
 	dev->connected = false;
 }
 
+/* Where queue i of nq keeps its ring keys: the frontend directory, or
+ * its queue-N/ subdirectory when there are several (blkif.h
+ * "Multi-queue"). */
+static void
+queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i, char *buf, size_t len)
+{
+	if (nq == 1)
+		snprintf(buf, len, "%s", dev->fe);
+	else
+		snprintf(buf, len, "%s/queue-%u", dev->fe, i);
+}
+
 /* Read one queue's ring-ref(s) and event-channel from dir. */
 static int
 read_ring(struct bk_dev *dev, const char *dir, unsigned int order, struct bk_ring_config *rc)
@@ -763,10 +775,7 @@ dev_connect(struct bk_dev *dev)
 	for (i = 0; i < nq; i++) {
 		char dir[200];
 
-		if (nq == 1)
-			snprintf(dir, sizeof(dir), "%s", dev->fe);
-		else
-			snprintf(dir, sizeof(dir), "%s/queue-%u", dev->fe, i);
+		queue_dir(dev, nq, i, dir, sizeof(dir));
 		if (read_ring(dev, dir, order, &rcs[i]) < 0)
 			return;
 		rcs[i].abi = abi;
@@ -786,10 +795,7 @@ dev_connect(struct bk_dev *dev)
 
 			/* name the frontend's key and where it is (the error
 			 * node is read by the toolstack and the frontend) */
-			if (nq == 1)
-				snprintf(dir, sizeof(dir), "%s", dev->fe);
-			else
-				snprintf(dir, sizeof(dir), "%s/queue-%u", dev->fe, i);
+			queue_dir(dev, nq, i, dir, sizeof(dir));
 			errno = err;
 			if (key)
 				dev_fatal(dev, key, "queue %u: %s in %s: %m", i, why, dir);

@@ -43,8 +43,9 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
 # 0.5 s: at 192 MiB the fastest cell's block output (~380 MB/s) was
 # untimed in 2 of 3 runs; 224 MiB stays timed up to 448 MB/s.  256 MiB
 # took the whole demo to 9 min 31 s (each MiB costs every run's write,
-# rewrite and read phases), too close to the 10 minutes it must fit.  Empty files are created in under bonnie++'s timing
-# threshold on an idle machine (48k of them took < 0.5 s: "+++++" in every
+# rewrite and read phases), too close to the 10 minutes it must fit.
+# Empty files are created in under bonnie++'s timing threshold on an
+# idle machine (48k of them took < 0.5 s: "+++++" in every
 # cell); files with data, as in the seed's -n 32:100000:10, are timed
 # (23-31k creates/s here); 48k files' inodes need more than 64 MiB of slab.
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",

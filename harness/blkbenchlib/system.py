@@ -387,9 +387,8 @@ class LoopDevice:
         # (seen on Linux 6.18): "write through" would make the block layer
         # drop every flush of the filesystem on top.  A fresh attach means
         # the default, write back.
-        if self._read_sys("queue/write_cache") == "write through":
-            with open("/sys/block/%s/queue/write_cache" % self.name, "w") as f:
-                f.write("write back")
+        if self.write_cache() == "write through":
+            self.set_write_cache("write back")
         self.dio = self._read_sys("loop/dio") == "1"
         if not self.dio:
             warn("%s on %s: direct I/O refused by the backing file; the loop "
@@ -461,13 +460,11 @@ class LoopDevice:
     def detach(self):
         # the kernel keeps the mode for the device's next user (another
         # program's, whose filesystem would lose its flushes)
-        if self._read_sys("queue/write_cache") == "write through":
+        if self.write_cache() == "write through":
             try:
-                with open("/sys/block/%s/queue/write_cache" % self.name, "w") as f:
-                    f.write("write back")
-            except OSError as e:
-                warn("%s: cannot restore queue/write_cache to write back: %s"
-                     % (self.dev, e.strerror))
+                self.set_write_cache("write back")
+            except BenchError as e:
+                warn("%s: cannot restore write back: %s" % (self.dev, e))
         for i in range(50):
             p = run(["losetup", "-d", self.dev], check=False)
             if p.returncode == 0 or not self.attached():
