@@ -360,10 +360,22 @@ config_read(struct bk_dev *dev)
 		c.discard_enable = v[0] == '1';
 	free(v);
 
+	/* what xl/libxl write (libxl_device.c: device-type disk|cdrom,
+	 * removable 0|1); anything else is a typo, not a plain disk */
 	v = xs_get(d, XBT_NULL, dev->be, "device-type");
+	if (v && strcmp(v, "disk") && strcmp(v, "cdrom")) {
+		dev_fatal(dev, "device-type", "\"%s\" is neither disk nor cdrom", v);
+		free(v);
+		goto out;
+	}
 	c.cdrom = v && !strcmp(v, "cdrom");
 	free(v);
 	v = xs_get(d, XBT_NULL, dev->be, "removable");
+	if (v && strcmp(v, "0") && strcmp(v, "1")) {
+		dev_fatal(dev, "removable", "\"%s\" is neither 0 nor 1", v);
+		free(v);
+		goto out;
+	}
 	c.removable = v && !strcmp(v, "1");
 	free(v);
 
