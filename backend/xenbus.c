@@ -58,6 +58,9 @@ struct bk_dev {
 	char fe[160];			/* frontend directory ("" until read) */
 	char fe_state[176];		/* watched */
 	bool fe_watched, fe_seen;
+	/* the frontend state value outside 1..6 last reported ("" none):
+	 * reported once per value, not per watch event */
+	char fe_bad[24];
 	int state;			/* the state we wrote last, -1 none */
 	bool probed;
 	bool connected;
@@ -979,6 +982,48 @@ dev_watch_frontend(struct bk_dev *dev)
 	return 0;
 }
 
+/*
+ * Read the frontend's state node.  0 with *out in 0..6, -ENOENT if
+ * absent, -EINVAL if it holds anything else: Linux blkback's
+ * frontend_changed() calls that fatal ("saw state N at frontend"), and
+ * so does this, once per value.  0 (Unknown) is what Linux's
+ * xenbus_read_driver_state() says of an absent node: taken as Closed, as
+ * before, with one line saying so.
+ */
+static int
+fe_state_read(struct bk_dev *dev, unsigned long *out)
+{
+	char *s = xs_get(dev->d, XBT_NULL, dev->fe, "state"), *end;
+	unsigned long v = ULONG_MAX;
+	bool same;
+
+	if (!s)
+		return -ENOENT;
+	if (s[0] >= '0' && s[0] <= '9') {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || *end)
+			v = ULONG_MAX;
+	}
+	same = strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
+	       strlen(s) < sizeof(dev->fe_bad);
+	if (v >= XenbusStateInitialising && v <= XenbusStateClosed) {
+		dev->fe_bad[0] = '\0';
+	} else if (!same) {
+		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
+		if (v == XenbusStateUnknown)
+			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
+				 dev->name, dev->fe_state);
+		else
+			dev_fatal(dev, "state", "the frontend's state \"%.32s\"%s at %s is not "
+				  "a XenbusState in 1..6", s, strlen(s) > 32 ? "..." : "",
+				  dev->fe_state);
+	}
+	free(s);
+	*out = v;
+	return v <= XenbusStateClosed ? 0 : -EINVAL;
+}
+
 /* Bring the device in line with what xenstore says now (idempotent). */
 static void
 dev_update(struct bk_dev *dev)
@@ -1018,11 +1063,13 @@ dev_update(struct bk_dev *dev)
 		return;	/* the frontend watch fires once at once: next step there */
 	}
 
-	r = xs_get_uint(d, dev->fe, "state", 0, &fe_state);
+	r = fe_state_read(dev, &fe_state);
 	if (r == -ENOENT) {
 		if (!dev->fe_seen)
 			return;	/* the frontend has not appeared yet */
 		fe_state = XenbusStateClosed;	/* gone */
+	} else if (r < 0) {
+		return;		/* a bad value: reported by fe_state_read */
 	} else {
 		dev->fe_seen = true;
 	}
@@ -1104,6 +1151,27 @@ parse_id(const char *s, uint32_t *out)
 	return true;
 }
 
+/*
+ * A directory under vbd_root whose name is not a number (parent/name) is
+ * not a vbd this daemon can serve: say so once per name (of the last
+ * few), not per watch event.
+ */
+static void
+bad_dir(struct bk_daemon *d, const char *parent, const char *name)
+{
+	unsigned int i, n = ARRAY_SIZE(d->bad_dirs);
+	char full[sizeof(d->bad_dirs[0])];
+
+	snprintf(full, sizeof(full), "%s/%s", parent + strlen(d->vbd_root), name);
+	for (i = 0; i < n; i++)
+		if (!strcmp(d->bad_dirs[i], full))
+			return;
+	snprintf(d->bad_dirs[d->bad_dirs_next], sizeof(d->bad_dirs[0]), "%s", full);
+	d->bad_dirs_next = (d->bad_dirs_next + 1) % n;
+	log_info("%s/%s: not a number: ignored (blkbackd serves %s/<frontend domid>/<devid>)",
+		 parent, name, d->vbd_root);
+}
+
 /* Rescan frontend f (or every frontend when all): devices come and go. */
 static void
 scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
@@ -1126,6 +1194,8 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 
 			if (parse_id(ents[i], &fid))
 				scan_frontend(d, false, fid);
+			else
+				bad_dir(d, d->vbd_root, ents[i]);
 		}
 		free(ents);
 		return;
@@ -1135,7 +1205,9 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 	for (i = 0; ents && i < n; i++) {
 		uint32_t id;
 
-		if (parse_id(ents[i], &id) && !dev_find(d, f, id))
+		if (!parse_id(ents[i], &id))
+			bad_dir(d, path, ents[i]);
+		else if (!dev_find(d, f, id))
 			scan_device(d, f, id);
 	}
 	free(ents);
@@ -1161,8 +1233,11 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &f))
+	if (!parse_id(p, &f)) {
+		if (*p)
+			bad_dir(d, d->vbd_root, p);
 		return;
+	}
 	if (!slash) {
 		scan_frontend(d, false, f);
 		return;
@@ -1171,8 +1246,14 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &id))
+	if (!parse_id(p, &id)) {
+		char parent[sizeof(d->vbd_root) + 16];
+
+		snprintf(parent, sizeof(parent), "%s/%u", d->vbd_root, f);
+		if (*p)
+			bad_dir(d, parent, p);
 		return;
+	}
 	scan_device(d, f, id);
 }
 
