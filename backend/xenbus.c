@@ -1384,9 +1384,13 @@ bk_xenbus_log_stats(struct bk_daemon *d)
 	struct bk_dev *dev;
 	unsigned int i;
 
+	/* connected devices only (blkbackd.8 SIGUSR1): a closed vbd's
+	 * counters no longer move; bk_xenbus_shutdown() logs them */
 	for (dev = d->devs; dev; dev = dev->next) {
 		struct bk_stats s = dev->closed_stats;
 
+		if (!dev->connected)
+			continue;
 		for (i = 0; i < dev->nr_queues; i++)
 			bk_stats_sum(&s, bk_dataplane_stats(dev->queues[i]));
 		bk_stats_log(dev->name, &s);
