@@ -20,7 +20,9 @@
  *             disconnect, Closed (6)
  *   frontend Initialising (1) while we are Closed: InitWait (reconnect)
  *   toolstack: online=0, or our state node set to Closing (5) by
- *             someone else (libxl): disconnect, Closed (6)
+ *             someone else (libxl writes both): Closing (5) at once;
+ *             disconnect and Closed (6) once the frontend is Closed or
+ *             gone (Linux: frontend_changed, Closed and not online)
  *   backend directory removed: disconnect and forget the device
  * Errors: logged with the key, written to <backend>/error, and the
  * device goes to Closing (Linux xenbus_dev_fatal); other devices go on.
@@ -65,6 +67,7 @@ struct bk_dev {
 	bool probed;
 	bool connected;
 	bool fatal;			/* an error stopped it until reconnect */
+	bool detaching;			/* the toolstack asked it to close (online=0) */
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (STATE_LOG_BURST per STATE_LOG_WINDOW_S) */
 	time_t log_window;
@@ -1024,6 +1027,37 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 	return v <= XenbusStateClosed ? 0 : -EINVAL;
 }
 
+/*
+ * The toolstack detaches the device: online=0, or Closing written to our
+ * state node by someone else (libxl's device removal writes both).
+ * Linux blkback with libxl: the backend is Closing, so the guest closes
+ * its side; the ring is pulled only when the frontend is Closed or gone
+ * (frontend_changed(): Closed, then the device goes as it is not
+ * online), never from under a connected guest.  Closed stays Closed
+ * while online is 0.  Idempotent: runs again on each event until done.
+ */
+static void
+dev_detach(struct bk_dev *dev, unsigned long be_state)
+{
+	unsigned long fe_state = XenbusStateUnknown;
+	int r = -ENOENT;
+
+	if (dev->state == XenbusStateClosed && be_state == XenbusStateClosed) {
+		dev->detaching = false;
+		return;
+	}
+	dev->detaching = true;
+	set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
+	if (dev->fe_watched)
+		r = fe_state_read(dev, &fe_state);
+	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&
+			     fe_state != XenbusStateUnknown))
+		return;	/* the frontend's Closed (its watch) brings us back */
+	disconnect(dev);
+	set_state(dev, XenbusStateClosed);
+	dev->detaching = false;
+}
+
 /* Bring the device in line with what xenstore says now (idempotent). */
 static void
 dev_update(struct bk_dev *dev)
@@ -1036,13 +1070,9 @@ dev_update(struct bk_dev *dev)
 	xs_get_uint(d, dev->be, "online", 1, &online);
 
 	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
-	if (online == 0 ||
+	if (online == 0 || dev->detaching ||
 	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
-		if (be_state != XenbusStateClosed || dev->state != XenbusStateClosed) {
-			disconnect(dev);
-			dev->state = (int)be_state;	/* what the node says now */
-			set_state(dev, XenbusStateClosed);
-		}
+		dev_detach(dev, be_state);
 		return;
 	}
 	/* Someone reset the device to Initialising: start over. */

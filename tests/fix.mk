@@ -11,6 +11,7 @@ FIX_TESTS = \
 	test-fix-trace-opnum.sh \
 	test-fix-front-messages.sh \
 	test-fix-bad-names.sh \
+	test-fix-online-zero.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
