@@ -515,7 +515,7 @@ stores_open(struct bk_dev *dev, bool check_only)
 		.read_only = dev->cfg.read_only,
 		.writethrough = dev->cfg.writethrough,
 	};
-	char *sizestr = NULL;
+	char *sizestr = NULL, why[160];
 	const struct bk_store_ops *wrappers[2];
 	unsigned int nw = 0, i;
 	int rc;
@@ -557,10 +557,10 @@ stores_open(struct bk_dev *dev, bool check_only)
 			}
 		}
 	}
-	rc = dev->cfg.driver->open(&sc, &dev->stores[0], &dev->sf);
+	rc = bk_store_open(dev->cfg.driver, &sc, &dev->stores[0], &dev->sf, why, sizeof(why));
 	if (rc < 0) {
 		dev_fatal(dev, "params", "cannot open %s store \"%s\": %s",
-			  dev->cfg.driver->name, dev->cfg.path, strerror(-rc));
+			  dev->cfg.driver->name, dev->cfg.path, why);
 		free(sizestr);
 		return rc;
 	}
@@ -594,10 +594,11 @@ stores_open(struct bk_dev *dev, bool check_only)
 		lower_f = dev->sf;
 		wc.lower_features = &lower_f;
 		wc.record_path = d->opt.record_path;
-		rc = wrappers[i]->open(&wc, &dev->stores[dev->nr_stores], &dev->sf);
+		rc = bk_store_open(wrappers[i], &wc, &dev->stores[dev->nr_stores], &dev->sf,
+				   why, sizeof(why));
 		if (rc < 0) {
 			dev_fatal(dev, "params", "cannot stack the %s store: %s",
-				  wrappers[i]->name, strerror(-rc));
+				  wrappers[i]->name, why);
 			stores_close(dev);
 			free(sizestr);
 			return rc;

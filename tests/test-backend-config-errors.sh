@@ -43,6 +43,11 @@ for opt in delay-ms=-5 delay-ms=abc delay-ms= delay-ms=99999999999999999999 \
 	[ ${#val} -ge 16 ] && val=""	# longer than any valid value: refused as ""
 	grep -qF "memory store: $key=\"$val\" is not" "$BACKEND_LOG" ||
 		fail "no log line explaining why $opt was refused"
+	# and the error node says it too
+	case "$(xenstore-read "$(bk_be 3 $d)/error")" in
+	"params: cannot open memory store \"1M,$opt\": $key=\"$val\" is not "*) ;;
+	*) fail "$opt: error node \"$(xenstore-read "$(bk_be 3 $d)/error")\" lacks the reason" ;;
+	esac
 	d=$((d + 1))
 done
 add_vbd 3 $d "memory:1M,delay-ms=0,fua=emulated"
