@@ -37,6 +37,7 @@ BACKEND_SH_TESTS = \
 	test-backend-sigterm-drain.sh \
 	test-backend-reconnect-drain.sh \
 	test-backend-remove-drain.sh \
+	test-backend-fuse-drain.sh \
 	test-backend-stats.sh \
 	test-backend-domain-gone.sh \
 	test-backend-hotplug.sh \
