@@ -54,6 +54,15 @@ DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "disk": "640", "timeout": "300"}
 
 
+def _dirty_limit(mem_mib):
+    """Bytes of dirty + writeback pages the guest disk may hold under
+    cgroup v1 (LoopDevice.limit_dirty): --mem less 32 MiB, at least
+    half of it.  What is left is for what reclaim can take or does not
+    grow with --mem: clean cache, the filesystem's slab, the workload's
+    own memory."""
+    return max((mem_mib << 20) // 2, (mem_mib - 32) << 20)
+
+
 class Tools:
     """Where programs come from: the build tree first, then the install."""
 
@@ -309,9 +318,7 @@ class Bench:
             if self.cgroup_kind[0] == "v1":
                 row["loop_nr_requests"], row["loop_max_sectors_kb"] = \
                     loop.limit_inflight((self.o.mem << 20) // 4)
-                # half: the other half stays clean cache, slab and anon
-                # memory that reclaim can take without writing back
-                row["loop_dirty_max_bytes"] = loop.limit_dirty((self.o.mem << 20) // 2, log)
+                row["loop_dirty_max_bytes"] = loop.limit_dirty(_dirty_limit(self.o.mem), log)
 
             # bonnie++ -n N makes N*1024 files at once: room for them all
             inodes = self.o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
@@ -364,8 +371,8 @@ class Bench:
         if self.cgroup_kind[0] == "v1":
             info("cgroup v1: no per-cgroup dirty throttling, so the loop device's queue "
                  "is limited to %d KiB in flight (a quarter of --mem) and its writers "
-                 "to %d KiB dirty (half of --mem) in every cell"
-                 % ((self.o.mem << 10) // 4, (self.o.mem << 10) // 2))
+                 "to %d KiB dirty (--mem less 32 MiB, at least half) in every cell"
+                 % ((self.o.mem << 10) // 4, _dirty_limit(self.o.mem) >> 10))
         total = len(self.cells) * self.o.runs
         done, t_start = 0, time.monotonic()
         info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))
