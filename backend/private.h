@@ -229,6 +229,10 @@ struct bk_daemon {
 	struct bk_trace *trace;
 	struct bk_dev *devs;
 	int report_efd;			/* queue threads -> control thread */
+	/* xenbus.c: the last few non-numeric directory names under
+	 * vbd_root it has logged, so each is logged once, not per event */
+	char bad_dirs[4][64];
+	unsigned int bad_dirs_next;
 };
 
 /* The control plane, on the control thread (xenbus.c). */

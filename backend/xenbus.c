@@ -22,7 +22,9 @@
  *             an error: InitWait (reconnect); Initialised/Connected
  *             there: connect at once
  *   toolstack: online=0, or our state node set to Closing (5) by
- *             someone else (libxl): disconnect, Closed (6)
+ *             someone else (libxl writes both): Closing (5) at once;
+ *             disconnect and Closed (6) once the frontend is Closed or
+ *             gone (Linux: frontend_changed, Closed and not online)
  *   backend directory removed: disconnect and forget the device
  * ("disconnect, X": X once the queues have drained, see below.)
  * Errors: logged with the key, written to <backend>/error, and the
@@ -80,6 +82,9 @@ struct bk_dev {
 	char fe[160];			/* frontend directory ("" until read) */
 	char fe_state[176];		/* watched */
 	bool fe_watched, fe_seen;
+	/* the frontend state value outside 1..6 last reported ("" none):
+	 * reported once per value, not per watch event */
+	char fe_bad[24];
 	int state;			/* the state we wrote last, -1 none */
 	bool probed;
 	enum { DEV_DISCONNECTED, DEV_CONNECTED, DEV_DRAINING } phase;
@@ -87,6 +92,7 @@ struct bk_dev {
 	bool then_closed;		/* DRAINING: write Closed after (domain gone) */
 	bool published;			/* we wrote Connected for this connection */
 	bool fatal;			/* an error stopped it until reconnect */
+	bool detaching;			/* the toolstack asked it to close (online=0) */
 	bool backing_wait;		/* its backing is still another vbd's, draining */
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (STATE_LOG_BURST per STATE_LOG_WINDOW_S) */
@@ -386,10 +392,22 @@ config_read(struct bk_dev *dev)
 		c.discard_enable = v[0] == '1';
 	free(v);
 
+	/* what xl/libxl write (libxl_device.c: device-type disk|cdrom,
+	 * removable 0|1); anything else is a typo, not a plain disk */
 	v = xs_get(d, XBT_NULL, dev->be, "device-type");
+	if (v && strcmp(v, "disk") && strcmp(v, "cdrom")) {
+		dev_fatal(dev, "device-type", "\"%s\" is neither disk nor cdrom", v);
+		free(v);
+		goto out;
+	}
 	c.cdrom = v && !strcmp(v, "cdrom");
 	free(v);
 	v = xs_get(d, XBT_NULL, dev->be, "removable");
+	if (v && strcmp(v, "0") && strcmp(v, "1")) {
+		dev_fatal(dev, "removable", "\"%s\" is neither 0 nor 1", v);
+		free(v);
+		goto out;
+	}
 	c.removable = v && !strcmp(v, "1");
 	free(v);
 
@@ -1067,6 +1085,82 @@ dev_watch_frontend(struct bk_dev *dev)
 	return 0;
 }
 
+/*
+ * Read the frontend's state node.  0 with *out in 0..6, -ENOENT if
+ * absent, -EINVAL if it holds anything else: Linux blkback's
+ * frontend_changed() calls that fatal ("saw state N at frontend"), and
+ * so does this, once per value.  0 (Unknown) is what Linux's
+ * xenbus_read_driver_state() says of an absent node: taken as Closed, as
+ * before, with one line saying so.
+ */
+static int
+fe_state_read(struct bk_dev *dev, unsigned long *out)
+{
+	char *s = xs_get(dev->d, XBT_NULL, dev->fe, "state"), *end;
+	unsigned long v = ULONG_MAX;
+	bool same;
+
+	if (!s)
+		return -ENOENT;
+	if (s[0] >= '0' && s[0] <= '9') {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || *end)
+			v = ULONG_MAX;
+	}
+	same = strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
+	       strlen(s) < sizeof(dev->fe_bad);
+	if (v >= XenbusStateInitialising && v <= XenbusStateClosed) {
+		dev->fe_bad[0] = '\0';
+	} else if (!same) {
+		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
+		if (v == XenbusStateUnknown)
+			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
+				 dev->name, dev->fe_state);
+		else
+			dev_fatal(dev, "state", "the frontend's state \"%.32s\"%s at %s is not "
+				  "a XenbusState in 1..6", s, strlen(s) > 32 ? "..." : "",
+				  dev->fe_state);
+	}
+	free(s);
+	*out = v;
+	return v <= XenbusStateClosed ? 0 : -EINVAL;
+}
+
+/*
+ * The toolstack detaches the device: online=0, or Closing written to our
+ * state node by someone else (libxl's device removal writes both).
+ * Linux blkback with libxl: the backend is Closing, so the guest closes
+ * its side; the ring is pulled only when the frontend is Closed or gone
+ * (frontend_changed(): Closed, then the device goes as it is not
+ * online), never from under a connected guest.  Closed stays Closed
+ * while online is 0.  Idempotent: runs again on each event until done.
+ */
+static void
+dev_detach(struct bk_dev *dev, unsigned long be_state)
+{
+	unsigned long fe_state = XenbusStateUnknown;
+	int r = -ENOENT;
+
+	if (dev->state == XenbusStateClosed && be_state == XenbusStateClosed) {
+		dev->detaching = false;
+		return;
+	}
+	dev->detaching = true;
+	set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
+	if (dev->fe_watched)
+		r = fe_state_read(dev, &fe_state);
+	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&
+			     fe_state != XenbusStateUnknown))
+		return;	/* the frontend's Closed (its watch) brings us back */
+	if (!disconnect(dev)) {
+		dev->then_update = true;	/* Closed once drained */
+		return;
+	}
+	set_state(dev, XenbusStateClosed);
+	dev->detaching = false;
+}
+
 /* A frontend that closed (not after an error) and comes back. */
 static bool
 may_reconnect(const struct bk_dev *dev)
@@ -1097,16 +1191,9 @@ dev_update(struct bk_dev *dev)
 	xs_get_uint(d, dev->be, "online", 1, &online);
 
 	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
-	if (online == 0 ||
+	if (online == 0 || dev->detaching ||
 	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
-		if (be_state != XenbusStateClosed || dev->state != XenbusStateClosed) {
-			if (!disconnect(dev)) {
-				dev->then_update = true;
-				return;
-			}
-			dev->state = (int)be_state;	/* what the node says now */
-			set_state(dev, XenbusStateClosed);
-		}
+		dev_detach(dev, be_state);
 		return;
 	}
 	/* Someone reset the device to Initialising: start over. */
@@ -1130,11 +1217,13 @@ dev_update(struct bk_dev *dev)
 		return;	/* the frontend watch fires once at once: next step there */
 	}
 
-	r = xs_get_uint(d, dev->fe, "state", 0, &fe_state);
+	r = fe_state_read(dev, &fe_state);
 	if (r == -ENOENT) {
 		if (!dev->fe_seen)
 			return;	/* the frontend has not appeared yet */
 		fe_state = XenbusStateClosed;	/* gone */
+	} else if (r < 0) {
+		return;		/* a bad value: reported by fe_state_read */
 	} else {
 		dev->fe_seen = true;
 	}
@@ -1229,6 +1318,27 @@ parse_id(const char *s, uint32_t *out)
 	return true;
 }
 
+/*
+ * A directory under vbd_root whose name is not a number (parent/name) is
+ * not a vbd this daemon can serve: say so once per name (of the last
+ * few), not per watch event.
+ */
+static void
+bad_dir(struct bk_daemon *d, const char *parent, const char *name)
+{
+	unsigned int i, n = ARRAY_SIZE(d->bad_dirs);
+	char full[sizeof(d->bad_dirs[0])];
+
+	snprintf(full, sizeof(full), "%s/%s", parent + strlen(d->vbd_root), name);
+	for (i = 0; i < n; i++)
+		if (!strcmp(d->bad_dirs[i], full))
+			return;
+	snprintf(d->bad_dirs[d->bad_dirs_next], sizeof(d->bad_dirs[0]), "%s", full);
+	d->bad_dirs_next = (d->bad_dirs_next + 1) % n;
+	log_info("%s/%s: not a number: ignored (blkbackd serves %s/<frontend domid>/<devid>)",
+		 parent, name, d->vbd_root);
+}
+
 /* Rescan frontend f (or every frontend when all): devices come and go. */
 static void
 scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
@@ -1251,6 +1361,8 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 
 			if (parse_id(ents[i], &fid))
 				scan_frontend(d, false, fid);
+			else
+				bad_dir(d, d->vbd_root, ents[i]);
 		}
 		free(ents);
 		return;
@@ -1260,7 +1372,9 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 	for (i = 0; ents && i < n; i++) {
 		uint32_t id;
 
-		if (parse_id(ents[i], &id) && !dev_find(d, f, id))
+		if (!parse_id(ents[i], &id))
+			bad_dir(d, path, ents[i]);
+		else if (!dev_find(d, f, id))
 			scan_device(d, f, id);
 	}
 	free(ents);
@@ -1286,8 +1400,11 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &f))
+	if (!parse_id(p, &f)) {
+		if (*p)
+			bad_dir(d, d->vbd_root, p);
 		return;
+	}
 	if (!slash) {
 		scan_frontend(d, false, f);
 		return;
@@ -1296,8 +1413,14 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &id))
+	if (!parse_id(p, &id)) {
+		char parent[sizeof(d->vbd_root) + 16];
+
+		snprintf(parent, sizeof(parent), "%s/%u", d->vbd_root, f);
+		if (*p)
+			bad_dir(d, parent, p);
 		return;
+	}
 	scan_device(d, f, id);
 }
 
@@ -1476,9 +1599,13 @@ bk_xenbus_log_stats(struct bk_daemon *d)
 	struct bk_dev *dev;
 	unsigned int i;
 
+	/* connected devices only (blkbackd.8 SIGUSR1): a closed vbd's
+	 * counters no longer move; bk_xenbus_shutdown() logs them */
 	for (dev = d->devs; dev; dev = dev->next) {
 		struct bk_stats s = dev->closed_stats;
 
+		if (dev->phase == DEV_DISCONNECTED)
+			continue;
 		for (i = 0; i < dev->nr_queues; i++)
 			bk_stats_sum(&s, bk_dataplane_stats(dev->queues[i]));
 		bk_stats_log(dev->name, &s);

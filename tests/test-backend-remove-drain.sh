@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The toolstack's teardowns while a vbd drains (2 writes of 1 s each in
 # flight).  Each step that follows the disconnect waits for the drain:
-#  - xl-remove (online=0, state=5): Closed (6) only after both writes
-#    are answered, within libxl's 10 s, then the directories go;
+#  - xl-remove (online=0, state=5) and the guest closes its side:
+#    Closed (6) only after both writes are answered, within libxl's
+#    10 s, then the directories go;
 #  - xl-remove --force (directories removed at once): the device is
 #    forgotten ("removed") only after both writes are answered;
 #  - the frontend's domain dies: Closed only after both are answered.
@@ -60,6 +61,11 @@ inflight $A
 blkfront-test xl-remove --domid $A > "$BK_TMP/rm.out" 2>&1 &
 rm=$!
 xs_wait "$(bk_be $A)/online" 0
+# online=0 waits for the guest to close its side (Linux blkback; Linux
+# blkfront closes on the backend's Closing, the script frontend does
+# not): close it by hand, with the writes still in flight
+xs_wait "$(bk_be $A)/state" 5
+xenstore-write "/local/domain/$A/device/vbd/51712/state" 6
 connects_meanwhile $A
 wait_for $(( N + 10 )) _xs_eq "$(bk_be $A)/state" 6 || xs_absent "$(bk_be $A)"
 answered $A || fail "vbd $A: Closed before every write was answered"
