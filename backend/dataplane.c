@@ -20,6 +20,12 @@
  * A WRITE_BARRIER holds the ring: nothing after it is consumed until it
  * has drained everything before it, flushed, written its data with FUA
  * and responded.
+ *
+ * Stopping never makes the control thread wait for the guest's I/O:
+ * bk_dataplane_stop() only wakes the thread through stop_efd; the thread
+ * consumes no more, finishes what it has in flight, responds, marks
+ * itself finished and reports BK_REPORT_DRAINED as its last act.  The
+ * control thread joins it (at once, then) when it handles that report.
  */
 #include <config.h>
 
@@ -60,7 +66,8 @@ struct bk_queue {
 
 	int epfd, stop_efd;
 	pthread_t thread;
-	bool started, joined;
+	bool started, stop_sent, joined;	/* control thread's */
+	bool finished;			/* atomic: the thread's last store */
 
 	struct blkreq_limits lim;
 	struct bk_pool pool;
@@ -642,6 +649,11 @@ queue_main(void *opaque)
 		}
 	}
 	queue_push(q);
+	/* paired with the acquire in bk_dataplane_stopped: everything this
+	 * thread did to the ring and the store happens before the control
+	 * thread tears them down */
+	smp_store_release(&q->finished, true);
+	bk_dev_report(q->dev, BK_REPORT_DRAINED, NULL, NULL);
 	return NULL;
 }
 
@@ -778,10 +790,27 @@ bk_dataplane_stop(struct bk_queue *q)
 {
 	uint64_t one = 1;
 
-	if (!q->started || q->joined)
+	if (!q->started || q->stop_sent)
 		return;
+	/* an eventfd write fails only on counter overflow: never here */
 	if (write(q->stop_efd, &one, sizeof(one)) != sizeof(one))
 		log_error("vbd %s ring %u: cannot signal stop: %m", q->name, q->idx);
+	q->stop_sent = true;
+}
+
+bool
+bk_dataplane_stopped(const struct bk_queue *q)
+{
+	/* paired with the release at the end of queue_main */
+	return !q->started || smp_load_acquire(&q->finished);
+}
+
+void
+bk_dataplane_join(struct bk_queue *q)
+{
+	if (!q->started || q->joined)
+		return;
+	bk_dataplane_stop(q);
 	pthread_join(q->thread, NULL);
 	q->joined = true;
 }
@@ -791,7 +820,7 @@ bk_dataplane_destroy(struct bk_queue *q)
 {
 	if (!q)
 		return;
-	bk_dataplane_stop(q);
+	bk_dataplane_join(q);
 	if (q->evtchn)
 		xenops_evtchn_close(q->evtchn);
 	if (q->sq)

@@ -139,12 +139,29 @@ struct bk_queue *bk_dataplane_create(struct bk_dev *dev, unsigned int idx,
 /* Start the queue thread.  0/-errno. */
 int bk_dataplane_start(struct bk_queue *q);
 /*
- * Stop: the thread stops consuming the ring, finishes every request in
- * flight, pushes their responses, notifies, and exits; joined here.
- * Idempotent.  Control thread.
+ * Ask the queue to stop and return at once (never waits for I/O): the
+ * thread stops consuming the ring, finishes every request in flight,
+ * pushes their responses, notifies, and then, as its last act, reports
+ * BK_REPORT_DRAINED through bk_dev_report() (Linux blkback: the last
+ * request in flight completes the disconnect).  Idempotent; a queue
+ * never started is stopped already.  Control thread.
  */
 void bk_dataplane_stop(struct bk_queue *q);
-/* Unbind, unmap, free.  Stopped first (or never started). */
+/*
+ * True once the queue thread has finished (drained and reported), or
+ * was never started; bk_dataplane_destroy() then does not wait.  Also
+ * true after a thread stopped on its own (it could not wait any more).
+ * Control thread.
+ */
+bool bk_dataplane_stopped(const struct bk_queue *q);
+/*
+ * Stop (if not yet) and join the thread; its counters are final after.
+ * Blocks until the thread has drained when bk_dataplane_stopped() is
+ * false: only SIGTERM's shutdown, which wants exactly that, calls it
+ * then.  Idempotent.  Control thread.
+ */
+void bk_dataplane_join(struct bk_queue *q);
+/* Join (as above), unbind, unmap, free.  q may be NULL.  Control thread. */
 void bk_dataplane_destroy(struct bk_queue *q);
 const struct bk_stats *bk_dataplane_stats(const struct bk_queue *q);
 
@@ -165,6 +182,7 @@ enum bk_report {
 	BK_REPORT_BROKEN_RING,	/* C03: stop the device, error node */
 	BK_REPORT_FAILED,	/* C15: a flush failed: device failed */
 	BK_REPORT_WITHDRAW,	/* EOPNOTSUPP: withdraw a feature */
+	BK_REPORT_DRAINED,	/* a queue thread finished: see bk_dataplane_stop */
 };
 
 /*
@@ -211,17 +229,23 @@ struct bk_daemon {
 	struct bk_trace *trace;
 	struct bk_dev *devs;
 	int report_efd;			/* queue threads -> control thread */
+	/* xenbus.c: the last few non-numeric directory names under
+	 * vbd_root it has logged, so each is logged once, not per event */
+	char bad_dirs[4][64];
+	unsigned int bad_dirs_next;
 };
 
 /* The control plane, on the control thread (xenbus.c). */
 int bk_xenbus_init(struct bk_daemon *d);
 /* xs fd readable: handle every pending watch event. */
 void bk_xenbus_handle_watches(struct bk_daemon *d);
-/* report_efd readable: act on queue reports. */
+/* report_efd readable: act on queue reports; finish the disconnect of
+ * every device whose queues have drained, then what waited for it. */
 void bk_xenbus_handle_reports(struct bk_daemon *d);
 /* SIGUSR1 / --stats: one line per device. */
 void bk_xenbus_log_stats(struct bk_daemon *d);
-/* SIGTERM: drain and disconnect every device, write Closed, free. */
+/* SIGTERM: stop every queue of every device at once, wait until each
+ * has drained (in parallel), write Closed, free.  Blocks. */
 void bk_xenbus_shutdown(struct bk_daemon *d);
 /* SIGUSR2 (blkcrash): power-cut every device's store, no drain. */
 void bk_xenbus_power_cut(struct bk_daemon *d);

@@ -41,6 +41,7 @@
 #include "compiler.h"
 #include "log.h"
 #include "store.h"
+#include "store-util.h"
 
 #ifndef RWF_DSYNC
 #define RWF_DSYNC 0x00000002
@@ -164,12 +165,11 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 	}
 	if (s->fd < 0) {
 		rc = -errno;
-		log_error("open %s: %m", cfg->path);
+		log_error("open %s: %m", cfg->path);	/* the errno says it all */
 		goto err;
 	}
 	if (fstat(s->fd, &st) < 0) {
-		rc = -errno;
-		log_error("fstat %s: %m", cfg->path);
+		rc = bk_store_fail(cfg, -errno, cfg->path, "fstat: %m");
 		goto err;
 	}
 	if (S_ISBLK(st.st_mode)) {
@@ -179,8 +179,7 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 
 		s->is_blk = true;
 		if (ioctl(s->fd, BLKGETSIZE64, &bytes) < 0) {
-			rc = -errno;
-			log_error("BLKGETSIZE64 %s: %m", cfg->path);
+			rc = bk_store_fail(cfg, -errno, cfg->path, "BLKGETSIZE64: %m");
 			goto err;
 		}
 		if (ioctl(s->fd, BLKSSZGET, &ss) < 0)
@@ -204,8 +203,8 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 						     FALLOC_FL_KEEP_SIZE, past, 4096) == 0;
 		}
 	} else {
-		rc = -EINVAL;
-		log_error("%s: neither a regular file nor a block device", cfg->path);
+		rc = bk_store_fail(cfg, -EINVAL, cfg->path,
+				   "neither a regular file nor a block device");
 		goto err;
 	}
 	s->f.size &= ~(uint64_t)511;

@@ -63,9 +63,9 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	char *end;
 
 	if (cfg->size == 0 || cfg->size % 512) {
-		log_error("memory store: size %llu is not a positive multiple of 512",
-			  (unsigned long long)cfg->size);
-		return -EINVAL;
+		return bk_store_fail(cfg, -EINVAL, "memory store",
+				     "size %llu is not a positive multiple of 512",
+				     (unsigned long long)cfg->size);
 	}
 	delay = bk_opt_get(cfg->options, "delay-ms", buf, sizeof(buf));
 	if (delay) {
@@ -74,15 +74,15 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 		/* digits only: strtoul would take " 5", "+5" and "-5" */
 		if (!isdigit((unsigned char)delay[0]) || *end || errno ||
 		    delay_ms > MEMORY_MAX_DELAY_MS) {
-			log_error("memory store: delay-ms=\"%s\" is not a number of milliseconds "
-				  "in 0..%u", delay, MEMORY_MAX_DELAY_MS);
-			return -EINVAL;
+			return bk_store_fail(cfg, -EINVAL, "memory store",
+					     "delay-ms=\"%s\" is not a number of milliseconds "
+					     "in 0..%u", delay, MEMORY_MAX_DELAY_MS);
 		}
 	}
 	fua = bk_opt_get(cfg->options, "fua", fbuf, sizeof(fbuf));
 	if (fua && strcmp(fua, "none") && strcmp(fua, "emulated") && strcmp(fua, "native")) {
-		log_error("memory store: fua=\"%s\" is not one of none, emulated, native", fua);
-		return -EINVAL;
+		return bk_store_fail(cfg, -EINVAL, "memory store",
+				     "fua=\"%s\" is not one of none, emulated, native", fua);
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -93,7 +93,8 @@ memory_open(const struct bk_store_config *cfg, struct bk_store **out,
 	if (s->data == MAP_FAILED) {
 		int err = -errno;
 
-		log_error("memory store: mmap %llu bytes: %m", (unsigned long long)s->size);
+		bk_store_fail(cfg, err, "memory store", "mmap %llu bytes: %m",
+			      (unsigned long long)s->size);
 		free(s);
 		return err;
 	}

@@ -32,9 +32,9 @@ null_open(const struct bk_store_config *cfg, struct bk_store **out,
 	struct bk_store *s;
 
 	if (cfg->size == 0 || cfg->size % 512) {
-		log_error("null store: size %llu is not a positive multiple of 512",
-			  (unsigned long long)cfg->size);
-		return -EINVAL;
+		return bk_store_fail(cfg, -EINVAL, "null store",
+				     "size %llu is not a positive multiple of 512",
+				     (unsigned long long)cfg->size);
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -7,6 +7,7 @@
 #ifndef BK_STORE_UTIL_H
 #define BK_STORE_UTIL_H
 
+#include "compiler.h"
 #include "store.h"
 
 struct bk_syncq {
@@ -35,5 +36,14 @@ bool bk_opt_has(const char *opts, const char *word);
  * NULL if absent; "" when empty or longer than len - 1 bytes (never a
  * silently truncated value: callers refuse "" as invalid). */
 const char *bk_opt_get(const char *opts, const char *key, char *buf, size_t len);
+
+/*
+ * For a driver's open() that fails: log "who: reason" as an error and
+ * copy the reason (without who) into cfg->why when the caller wants one
+ * (store.h).  Returns err (a -errno) so that the caller can
+ * "return bk_store_fail(...)".  Preserves errno.
+ */
+int bk_store_fail(const struct bk_store_config *cfg, int err, const char *who,
+		  const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(4, 5);
 
 #endif /* BK_STORE_UTIL_H */

@@ -6,12 +6,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "compiler.h"
+#include "log.h"
 #include "store.h"
 #include "store-util.h"
 
@@ -32,6 +35,41 @@ bk_store_lookup(const char *name)
 		if (strcmp(drivers[i]->name, name) == 0)
 			return drivers[i];
 	return NULL;
+}
+
+int
+bk_store_open(const struct bk_store_ops *ops, const struct bk_store_config *cfg,
+	      struct bk_store **out, struct bk_store_features *features,
+	      char *why, size_t why_len)
+{
+	struct bk_store_config c = *cfg;
+	int rc;
+
+	why[0] = '\0';
+	c.why = why;
+	c.why_len = why_len;
+	rc = ops->open(&c, out, features);
+	if (rc < 0 && !why[0])
+		snprintf(why, why_len, "%s", strerror(-rc));
+	return rc;
+}
+
+int
+bk_store_fail(const struct bk_store_config *cfg, int err, const char *who,
+	      const char *fmt, ...)
+{
+	int saved = errno;
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_error("%s: %s", who, msg);
+	if (cfg->why && cfg->why_len)
+		snprintf(cfg->why, cfg->why_len, "%s", msg);
+	errno = saved;
+	return err;
 }
 
 int

@@ -25,7 +25,8 @@
  * store may run at once (the driver makes that safe).
  *
  * Errors: 0/-errno.  A driver logs nothing on the I/O path; it reports
- * through bk_io.result.  open() logs the failing call with the path.
+ * through bk_io.result.  open() logs the failing call with the path, and
+ * says why in a short reason for the caller (bk_store_open(), below).
  */
 #ifndef BK_STORE_H
 #define BK_STORE_H
@@ -106,6 +107,16 @@ struct bk_store_config {
 	 * "refuse-flush"/"refuse-discard" (offered, then -EOPNOTSUPP).
 	 */
 	const char *options;
+	/*
+	 * Out, optional: where open() puts a short reason when it fails
+	 * (one line without the path, e.g. "size 0 is not a positive
+	 * multiple of 512"), NUL-terminated in why_len bytes.  Left as the
+	 * caller set it ("") when the errno says it all.  NULL: not wanted.
+	 * Drivers write it with bk_store_fail() (store-util.h); callers use
+	 * bk_store_open(), which sets it up.
+	 */
+	char *why;
+	size_t why_len;
 };
 
 struct bk_store_ops {
@@ -167,5 +178,18 @@ extern const struct bk_store_ops bk_store_volatile_ops;	/* blkcrash */
 
 /* Look a driver up by name ("file", "memory", ...).  NULL if unknown. */
 const struct bk_store_ops *bk_store_lookup(const char *name);
+
+/*
+ * ops->open(cfg, out, features) with a reason on failure: returns what
+ * open() returns (0/-errno); on failure why (why_len bytes, > 0) holds
+ * the driver's reason, or strerror(-errno) when the driver gave none,
+ * never "".  For the device's xenstore error node, which the toolstack
+ * shows to the admin who has no access to the daemon's log.
+ * cfg->why/why_len are ignored (the wrapper points them at why).
+ * Control thread, as open().
+ */
+int bk_store_open(const struct bk_store_ops *ops, const struct bk_store_config *cfg,
+		  struct bk_store **out, struct bk_store_features *features,
+		  char *why, size_t why_len);
 
 #endif /* BK_STORE_H */

@@ -15,15 +15,39 @@
  *             discard-secure), feature-persistent, sectors, info,
  *             sector-size, physical-sector-size and state Connected (4)
  *             in ONE transaction, retried on EAGAIN
- *   frontend Closing (5):  disconnect, Closing
+ *   frontend Closing (5):  Closing, disconnect
  *   frontend Closed (6), frontend gone, its domain dead:
  *             disconnect, Closed (6)
- *   frontend Initialising (1) while we are Closed: InitWait (reconnect)
+ *   frontend Initialising (1) while we are Closed, or Closing not after
+ *             an error: InitWait (reconnect); Initialised/Connected
+ *             there: connect at once
  *   toolstack: online=0, or our state node set to Closing (5) by
- *             someone else (libxl): disconnect, Closed (6)
+ *             someone else (libxl writes both): Closing (5) at once;
+ *             disconnect and Closed (6) once the frontend is Closed or
+ *             gone (Linux: frontend_changed, Closed and not online)
  *   backend directory removed: disconnect and forget the device
+ * ("disconnect, X": X once the queues have drained, see below.)
  * Errors: logged with the key, written to <backend>/error, and the
  * device goes to Closing (Linux xenbus_dev_fatal); other devices go on.
+ *
+ * Disconnecting never waits for a guest's I/O (Linux blkback's
+ * xen_blkif_disconnect returns -EBUSY while requests are in flight, and
+ * the last one completes the free).  Each device's teardown is a small
+ * state machine, dev->phase:
+ *   DEV_DISCONNECTED  no store, no queue
+ *   DEV_CONNECTED     dev_connect opened the store and runs the queues
+ *   DEV_DRAINING      disconnect() asked every queue to stop; each
+ *                     finishes its in-flight requests, responds, and
+ *                     reports BK_REPORT_DRAINED
+ * When the last queue has reported, bk_xenbus_handle_reports joins the
+ * finished threads, unmaps, unbinds, closes the store (DISCONNECTED),
+ * and only then takes the xenbus step that waited for it: Closed for a
+ * frontend domain that is gone (then_closed), and for everything else,
+ * the device brought in line with what xenstore says by then
+ * (then_update: dev_update, or forgetting a removed device).  Events
+ * for a draining device are only remembered (then_update), so a
+ * frontend that went Closing, Initialising, Initialised meanwhile is
+ * connected afresh once the drain is over.
  */
 #include <config.h>
 
@@ -58,10 +82,18 @@ struct bk_dev {
 	char fe[160];			/* frontend directory ("" until read) */
 	char fe_state[176];		/* watched */
 	bool fe_watched, fe_seen;
+	/* the frontend state value outside 1..6 last reported ("" none):
+	 * reported once per value, not per watch event */
+	char fe_bad[24];
 	int state;			/* the state we wrote last, -1 none */
 	bool probed;
-	bool connected;
+	enum { DEV_DISCONNECTED, DEV_CONNECTED, DEV_DRAINING } phase;
+	bool then_update;		/* DRAINING: dev_update (scan_device) after */
+	bool then_closed;		/* DRAINING: write Closed after (domain gone) */
+	bool published;			/* we wrote Connected for this connection */
 	bool fatal;			/* an error stopped it until reconnect */
+	bool detaching;			/* the toolstack asked it to close (online=0) */
+	bool backing_wait;		/* its backing is still another vbd's, draining */
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (STATE_LOG_BURST per STATE_LOG_WINDOW_S) */
 	time_t log_window;
@@ -360,10 +392,22 @@ config_read(struct bk_dev *dev)
 		c.discard_enable = v[0] == '1';
 	free(v);
 
+	/* what xl/libxl write (libxl_device.c: device-type disk|cdrom,
+	 * removable 0|1); anything else is a typo, not a plain disk */
 	v = xs_get(d, XBT_NULL, dev->be, "device-type");
+	if (v && strcmp(v, "disk") && strcmp(v, "cdrom")) {
+		dev_fatal(dev, "device-type", "\"%s\" is neither disk nor cdrom", v);
+		free(v);
+		goto out;
+	}
 	c.cdrom = v && !strcmp(v, "cdrom");
 	free(v);
 	v = xs_get(d, XBT_NULL, dev->be, "removable");
+	if (v && strcmp(v, "0") && strcmp(v, "1")) {
+		dev_fatal(dev, "removable", "\"%s\" is neither 0 nor 1", v);
+		free(v);
+		goto out;
+	}
 	c.removable = v && !strcmp(v, "1");
 	free(v);
 
@@ -432,7 +476,10 @@ unknown_option(const struct bk_store_ops *drv, const char *opts, size_t *len)
  * with its own cache) corrupt a filesystem.  Checks a file store's path
  * against the Connected devices, at probe and again at connect (a vbd
  * idling in InitWait after its guest left does not hold its backing).
- * 0, or -EBUSY after dev_fatal().
+ * A vbd still draining (DEV_DRAINING) holds it until its last write is
+ * done: dev then waits (dev->backing_wait; retried when that drain is
+ * over), as it did when a disconnect blocked the control thread.
+ * 0, -EINPROGRESS while waiting, or -EBUSY after dev_fatal().
  */
 static int
 backing_exclusive(struct bk_dev *dev)
@@ -446,17 +493,30 @@ backing_exclusive(struct bk_dev *dev)
 	dev->back_dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
 	dev->back_ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
 	for (o = dev->d->devs; o; o = o->next) {
-		if (o == dev || !o->back_known || o->fatal || o->state != XenbusStateConnected)
+		bool draining = o->phase == DEV_DRAINING;
+
+		if (o == dev || !o->back_known)
+			continue;
+		if (!draining && (o->fatal || o->state != XenbusStateConnected))
 			continue;
 		if (o->back_dev != dev->back_dev || o->back_ino != dev->back_ino)
 			continue;
 		if (o->cfg.read_only && dev->cfg.read_only)
 			continue;
+		if (draining) {
+			if (!dev->backing_wait)
+				log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
+					 "finishing its requests in flight; waiting for it",
+					 dev->name, dev->cfg.path, o->name);
+			dev->backing_wait = true;
+			return -EINPROGRESS;
+		}
 		dev_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
 			  "a backing is shared only when every vbd has mode=r",
 			  dev->cfg.path, o->name, o->cfg.read_only ? " (read-only)" : " read-write");
 		return -EBUSY;
 	}
+	dev->backing_wait = false;
 	dev->back_known = true;
 	return 0;
 }
@@ -465,7 +525,8 @@ backing_exclusive(struct bk_dev *dev)
  * Open the driver stack.  check_only (at probe, like Linux blkback
  * opening the backing in backend_changed() before InitWait): open the
  * base driver, check that it has something to serve, close it again.
- * 0, or -errno after dev_fatal().
+ * 0, -EINPROGRESS while the backing waits for another vbd's drain
+ * (backing_exclusive), or -errno after dev_fatal().
  */
 static int
 stores_open(struct bk_dev *dev, bool check_only)
@@ -475,15 +536,16 @@ stores_open(struct bk_dev *dev, bool check_only)
 		.read_only = dev->cfg.read_only,
 		.writethrough = dev->cfg.writethrough,
 	};
-	char *sizestr = NULL;
+	char *sizestr = NULL, why[160];
 	const struct bk_store_ops *wrappers[2];
 	unsigned int nw = 0, i;
 	int rc;
 
 	if (dev->cfg.driver == &bk_store_file_ops) {
 		sc.path = dev->cfg.path;
-		if (backing_exclusive(dev) < 0)
-			return -EBUSY;
+		rc = backing_exclusive(dev);
+		if (rc < 0)
+			return rc;
 	} else {
 		/* memory:SIZE[,OPTIONS] / null:SIZE */
 		char *comma;
@@ -516,10 +578,10 @@ stores_open(struct bk_dev *dev, bool check_only)
 			}
 		}
 	}
-	rc = dev->cfg.driver->open(&sc, &dev->stores[0], &dev->sf);
+	rc = bk_store_open(dev->cfg.driver, &sc, &dev->stores[0], &dev->sf, why, sizeof(why));
 	if (rc < 0) {
 		dev_fatal(dev, "params", "cannot open %s store \"%s\": %s",
-			  dev->cfg.driver->name, dev->cfg.path, strerror(-rc));
+			  dev->cfg.driver->name, dev->cfg.path, why);
 		free(sizestr);
 		return rc;
 	}
@@ -553,10 +615,11 @@ stores_open(struct bk_dev *dev, bool check_only)
 		lower_f = dev->sf;
 		wc.lower_features = &lower_f;
 		wc.record_path = d->opt.record_path;
-		rc = wrappers[i]->open(&wc, &dev->stores[dev->nr_stores], &dev->sf);
+		rc = bk_store_open(wrappers[i], &wc, &dev->stores[dev->nr_stores], &dev->sf,
+				   why, sizeof(why));
 		if (rc < 0) {
 			dev_fatal(dev, "params", "cannot stack the %s store: %s",
-				  wrappers[i]->name, strerror(-rc));
+				  wrappers[i]->name, why);
 			stores_close(dev);
 			free(sizestr);
 			return rc;
@@ -621,26 +684,69 @@ features_negotiate(struct bk_dev *dev)
 /* Connect / disconnect.                                              */
 /* ---------------------------------------------------------------- */
 
-static void
-disconnect(struct bk_dev *dev)
+/* Have all (all: true) or any (false) of the device's queue threads
+ * finished? */
+static bool
+queues_stopped(const struct bk_dev *dev, bool all)
 {
 	unsigned int i;
 
-	if (!dev->connected && !dev->nr_queues && !dev->nr_stores)
-		return;
-	/* stop every queue first: they drain in parallel */
 	for (i = 0; i < dev->nr_queues; i++)
-		bk_dataplane_stop(dev->queues[i]);
+		if (bk_dataplane_stopped(dev->queues[i]) != all)
+			return !all;
+	return all;
+}
+
+/*
+ * The second half of a disconnect: join the queue threads, unmap,
+ * unbind, close the store: DEV_DISCONNECTED.  Waits for any thread that
+ * has not finished yet: only shutdown and dev_free() call it before
+ * queues_stopped(dev, true).
+ */
+static void
+disconnect_finish(struct bk_dev *dev)
+{
+	unsigned int i;
+
 	for (i = 0; i < dev->nr_queues; i++) {
+		/* join first: the counters are final once the thread is gone */
+		bk_dataplane_join(dev->queues[i]);
 		bk_stats_sum(&dev->closed_stats, bk_dataplane_stats(dev->queues[i]));
 		bk_dataplane_destroy(dev->queues[i]);
 		dev->queues[i] = NULL;
 	}
 	dev->nr_queues = 0;
 	stores_close(dev);
-	if (dev->connected && state_log_ok(dev))
+	if (dev->published && state_log_ok(dev))
 		log_info("vbd %s: disconnected", dev->name);
-	dev->connected = false;
+	dev->published = false;
+	dev->phase = DEV_DISCONNECTED;
+}
+
+/*
+ * Start a disconnect: ask every queue to stop (they drain in parallel)
+ * and return at once.  True when the device is DEV_DISCONNECTED now
+ * (nothing was running), false while it drains: the caller then leaves
+ * its next xenbus step to the end of the drain (dev->then_*, handled in
+ * bk_xenbus_handle_reports).
+ */
+static bool
+disconnect(struct bk_dev *dev)
+{
+	unsigned int i;
+
+	if (dev->phase == DEV_DRAINING)
+		return false;
+	for (i = 0; i < dev->nr_queues; i++)
+		bk_dataplane_stop(dev->queues[i]);
+	if (queues_stopped(dev, true)) {
+		disconnect_finish(dev);
+		return true;
+	}
+	dev->phase = DEV_DRAINING;
+	bk_dbg(BK_DBG_XENBUS, "vbd %s: draining %u queue%s", dev->name, dev->nr_queues,
+	       dev->nr_queues == 1 ? "" : "s");
+	return false;
 }
 
 /* Where queue i of nq keeps its ring keys: the frontend directory, or
@@ -747,7 +853,12 @@ dev_connect(struct bk_dev *dev)
 	unsigned int i;
 	int r;
 
-	disconnect(dev);	/* a stale connection never leaks */
+	/* a stale connection never leaks (dev_update never calls us while
+	 * one drains; this is the safety net) */
+	if (!disconnect(dev)) {
+		dev->then_update = true;
+		return;
+	}
 	/* Knobs may have been written after InitWait (by the hotplug
 	 * script, like Linux's physical-device): read them again now. */
 	if (config_read(dev) < 0)
@@ -783,7 +894,8 @@ dev_connect(struct bk_dev *dev)
 	/* feature-persistent: read for completeness; we never keep grants. */
 
 	if (stores_open(dev, false) < 0)
-		return;
+		return;	/* -EINPROGRESS: retried once the backing is free */
+	dev->phase = DEV_CONNECTED;
 	features_negotiate(dev);
 	for (i = 0; i < nq; i++) {
 		const char *why = "?", *key = NULL;
@@ -819,11 +931,11 @@ dev_connect(struct bk_dev *dev)
 	if (r < 0) {
 		errno = -r;
 		log_error("vbd %s: publishing features: %m", dev->name);
-		disconnect(dev);
 		dev_fatal(dev, "state", "cannot publish features: %s", strerror(-r));
+		disconnect(dev);
 		return;
 	}
-	dev->connected = true;
+	dev->published = true;
 	/* not rate-limited: each needs a real ring handshake, and it is the
 	 * line that says what the guest got */
 	log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
@@ -875,13 +987,16 @@ dev_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 	return dev;
 }
 
+/* Forget the device.  Waits for a drain still running: callers other
+ * than shutdown disconnect it first (scan_device). */
 static void
 dev_free(struct bk_dev *dev, bool removed)
 {
 	struct bk_daemon *d = dev->d;
 	struct bk_dev **pp;
 
-	disconnect(dev);
+	if (!disconnect(dev))
+		disconnect_finish(dev);
 	if (dev->fe_watched)
 		xs_unwatch(d->xs, dev->fe_state, "fe");
 	for (pp = &d->devs; *pp; pp = &(*pp)->next)
@@ -901,13 +1016,16 @@ static void
 dev_probe(struct bk_dev *dev)
 {
 	struct bk_daemon *d = dev->d;
-	int tries;
+	int tries, r;
 
 	dev->fatal = false;
-	if (config_read(dev) < 0 || stores_open(dev, true) < 0) {
-		dev->probed = true;
-		return;
-	}
+	if (config_read(dev) < 0)
+		goto failed;
+	r = stores_open(dev, true);
+	if (r == -EINPROGRESS)
+		return;	/* probed again once the backing is free */
+	if (r < 0)
+		goto failed;
 	for (tries = 0; tries < 100; tries++) {
 		xs_transaction_t t = xs_transaction_start(d->xs);
 		bool ok;
@@ -940,6 +1058,7 @@ dev_probe(struct bk_dev *dev)
 			break;
 	}
 	log_error("vbd %s: cannot write the probe keys under %s: %m", dev->name, dev->be);
+failed:
 	dev->probed = true;
 }
 
@@ -966,7 +1085,97 @@ dev_watch_frontend(struct bk_dev *dev)
 	return 0;
 }
 
-/* Bring the device in line with what xenstore says now (idempotent). */
+/*
+ * Read the frontend's state node.  0 with *out in 0..6, -ENOENT if
+ * absent, -EINVAL if it holds anything else: Linux blkback's
+ * frontend_changed() calls that fatal ("saw state N at frontend"), and
+ * so does this, once per value.  0 (Unknown) is what Linux's
+ * xenbus_read_driver_state() says of an absent node: taken as Closed, as
+ * before, with one line saying so.
+ */
+static int
+fe_state_read(struct bk_dev *dev, unsigned long *out)
+{
+	char *s = xs_get(dev->d, XBT_NULL, dev->fe, "state"), *end;
+	unsigned long v = ULONG_MAX;
+	bool same;
+
+	if (!s)
+		return -ENOENT;
+	if (s[0] >= '0' && s[0] <= '9') {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || *end)
+			v = ULONG_MAX;
+	}
+	same = strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
+	       strlen(s) < sizeof(dev->fe_bad);
+	if (v >= XenbusStateInitialising && v <= XenbusStateClosed) {
+		dev->fe_bad[0] = '\0';
+	} else if (!same) {
+		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
+		if (v == XenbusStateUnknown)
+			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
+				 dev->name, dev->fe_state);
+		else
+			dev_fatal(dev, "state", "the frontend's state \"%.32s\"%s at %s is not "
+				  "a XenbusState in 1..6", s, strlen(s) > 32 ? "..." : "",
+				  dev->fe_state);
+	}
+	free(s);
+	*out = v;
+	return v <= XenbusStateClosed ? 0 : -EINVAL;
+}
+
+/*
+ * The toolstack detaches the device: online=0, or Closing written to our
+ * state node by someone else (libxl's device removal writes both).
+ * Linux blkback with libxl: the backend is Closing, so the guest closes
+ * its side; the ring is pulled only when the frontend is Closed or gone
+ * (frontend_changed(): Closed, then the device goes as it is not
+ * online), never from under a connected guest.  Closed stays Closed
+ * while online is 0.  Idempotent: runs again on each event until done.
+ */
+static void
+dev_detach(struct bk_dev *dev, unsigned long be_state)
+{
+	unsigned long fe_state = XenbusStateUnknown;
+	int r = -ENOENT;
+
+	if (dev->state == XenbusStateClosed && be_state == XenbusStateClosed) {
+		dev->detaching = false;
+		return;
+	}
+	dev->detaching = true;
+	set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
+	if (dev->fe_watched)
+		r = fe_state_read(dev, &fe_state);
+	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&
+			     fe_state != XenbusStateUnknown))
+		return;	/* the frontend's Closed (its watch) brings us back */
+	if (!disconnect(dev)) {
+		dev->then_update = true;	/* Closed once drained */
+		return;
+	}
+	set_state(dev, XenbusStateClosed);
+	dev->detaching = false;
+}
+
+/* A frontend that closed (not after an error) and comes back. */
+static bool
+may_reconnect(const struct bk_dev *dev)
+{
+	return dev->state == XenbusStateClosed ||
+	       (dev->state == XenbusStateClosing && !dev->fatal);
+}
+
+/*
+ * Bring the device in line with what xenstore says now (idempotent).
+ * While the device drains, only remember that something changed: this
+ * runs again once the drain is over (then_update), and then sees the
+ * latest states, so every step that must follow a disconnect (Closed,
+ * a fresh probe, a reconnect) happens after it, never before.
+ */
 static void
 dev_update(struct bk_dev *dev)
 {
@@ -974,22 +1183,25 @@ dev_update(struct bk_dev *dev)
 	unsigned long be_state, online, fe_state;
 	int r;
 
+	if (dev->phase == DEV_DRAINING) {
+		dev->then_update = true;
+		return;
+	}
 	xs_get_uint(d, dev->be, "state", XenbusStateUnknown, &be_state);
 	xs_get_uint(d, dev->be, "online", 1, &online);
 
 	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
-	if (online == 0 ||
+	if (online == 0 || dev->detaching ||
 	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
-		if (be_state != XenbusStateClosed || dev->state != XenbusStateClosed) {
-			disconnect(dev);
-			dev->state = (int)be_state;	/* what the node says now */
-			set_state(dev, XenbusStateClosed);
-		}
+		dev_detach(dev, be_state);
 		return;
 	}
 	/* Someone reset the device to Initialising: start over. */
 	if (be_state == XenbusStateInitialising && dev->state > XenbusStateInitialising) {
-		disconnect(dev);
+		if (!disconnect(dev)) {
+			dev->then_update = true;
+			return;
+		}
 		dev->probed = false;
 		dev->state = -1;
 	}
@@ -1005,11 +1217,13 @@ dev_update(struct bk_dev *dev)
 		return;	/* the frontend watch fires once at once: next step there */
 	}
 
-	r = xs_get_uint(d, dev->fe, "state", 0, &fe_state);
+	r = fe_state_read(dev, &fe_state);
 	if (r == -ENOENT) {
 		if (!dev->fe_seen)
 			return;	/* the frontend has not appeared yet */
 		fe_state = XenbusStateClosed;	/* gone */
+	} else if (r < 0) {
+		return;		/* a bad value: reported by fe_state_read */
 	} else {
 		dev->fe_seen = true;
 	}
@@ -1018,23 +1232,30 @@ dev_update(struct bk_dev *dev)
 
 	switch (fe_state) {
 	case XenbusStateInitialising:
-		if (dev->state == XenbusStateClosed) {
-			/* reconnect: a fresh probe */
+		/* reconnect: a fresh probe (also from our Closing: the
+		 * frontend did not wait for Closed, e.g. while we drained) */
+		if (may_reconnect(dev)) {
 			dev->probed = false;
 			dev_probe(dev);
 		}
 		break;
 	case XenbusStateInitialised:
 	case XenbusStateConnected:
-		if (dev->state == XenbusStateInitWait || dev->state == XenbusStateClosed) {
+		/* From Closing too: the frontend went Initialising and on
+		 * while we drained, or two watches fired in close succession
+		 * (Linux blkback's frontend_changed connects there as well). */
+		if (dev->state == XenbusStateInitWait || may_reconnect(dev)) {
 			if (!dev->fatal)
 				dev_connect(dev);
 		}
 		break;
 	case XenbusStateClosing:
-		disconnect(dev);
+		/* Closing at once (Linux blkback); Closed waits for the drain
+		 * and the frontend's Closed */
 		if (dev->state != XenbusStateClosed)
 			set_state(dev, XenbusStateClosing);
+		if (!disconnect(dev))
+			dev->then_update = true;
 		break;
 	case XenbusStateClosed:
 	case XenbusStateUnknown:
@@ -1047,7 +1268,10 @@ dev_update(struct bk_dev *dev)
 		 */
 		if (dev->state == XenbusStateInitWait)
 			break;
-		disconnect(dev);
+		if (!disconnect(dev)) {
+			dev->then_update = true;
+			break;
+		}
 		if (dev->state != -1)
 			set_state(dev, XenbusStateClosed);
 		dev->fatal = false;
@@ -1066,7 +1290,10 @@ scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 	snprintf(path, sizeof(path), "%s/%u/%u/state", d->vbd_root, f, id);
 	st = xs_read(d->xs, XBT_NULL, path, &len);
 	if (!st) {
-		if (dev)
+		/* forgotten once it has drained: then_update scans again */
+		if (dev && !disconnect(dev))
+			dev->then_update = true;
+		else if (dev)
 			dev_free(dev, true);
 		return;
 	}
@@ -1091,6 +1318,27 @@ parse_id(const char *s, uint32_t *out)
 	return true;
 }
 
+/*
+ * A directory under vbd_root whose name is not a number (parent/name) is
+ * not a vbd this daemon can serve: say so once per name (of the last
+ * few), not per watch event.
+ */
+static void
+bad_dir(struct bk_daemon *d, const char *parent, const char *name)
+{
+	unsigned int i, n = ARRAY_SIZE(d->bad_dirs);
+	char full[sizeof(d->bad_dirs[0])];
+
+	snprintf(full, sizeof(full), "%s/%s", parent + strlen(d->vbd_root), name);
+	for (i = 0; i < n; i++)
+		if (!strcmp(d->bad_dirs[i], full))
+			return;
+	snprintf(d->bad_dirs[d->bad_dirs_next], sizeof(d->bad_dirs[0]), "%s", full);
+	d->bad_dirs_next = (d->bad_dirs_next + 1) % n;
+	log_info("%s/%s: not a number: ignored (blkbackd serves %s/<frontend domid>/<devid>)",
+		 parent, name, d->vbd_root);
+}
+
 /* Rescan frontend f (or every frontend when all): devices come and go. */
 static void
 scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
@@ -1113,6 +1361,8 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 
 			if (parse_id(ents[i], &fid))
 				scan_frontend(d, false, fid);
+			else
+				bad_dir(d, d->vbd_root, ents[i]);
 		}
 		free(ents);
 		return;
@@ -1122,7 +1372,9 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 	for (i = 0; ents && i < n; i++) {
 		uint32_t id;
 
-		if (parse_id(ents[i], &id) && !dev_find(d, f, id))
+		if (!parse_id(ents[i], &id))
+			bad_dir(d, path, ents[i]);
+		else if (!dev_find(d, f, id))
 			scan_device(d, f, id);
 	}
 	free(ents);
@@ -1148,8 +1400,11 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &f))
+	if (!parse_id(p, &f)) {
+		if (*p)
+			bad_dir(d, d->vbd_root, p);
 		return;
+	}
 	if (!slash) {
 		scan_frontend(d, false, f);
 		return;
@@ -1158,8 +1413,14 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &id))
+	if (!parse_id(p, &id)) {
+		char parent[sizeof(d->vbd_root) + 16];
+
+		snprintf(parent, sizeof(parent), "%s/%u", d->vbd_root, f);
+		if (*p)
+			bad_dir(d, parent, p);
 		return;
+	}
 	scan_device(d, f, id);
 }
 
@@ -1171,10 +1432,13 @@ handle_release_domain(struct bk_daemon *d)
 	for (dev = d->devs; dev; dev = dev->next) {
 		int alive = xenops_domain_alive(d->xops, dev->frontid);
 
-		if (alive == 0 && dev->state != XenbusStateClosed && dev->probed) {
+		if (alive == 0 && dev->state != XenbusStateClosed && dev->probed &&
+		    !dev->then_closed) {
 			log_info("vbd %s: frontend domain %u is gone", dev->name, dev->frontid);
-			disconnect(dev);
-			set_state(dev, XenbusStateClosed);
+			if (disconnect(dev))
+				set_state(dev, XenbusStateClosed);
+			else
+				dev->then_closed = true;
 		}
 	}
 }
@@ -1240,6 +1504,13 @@ bk_dev_report(struct bk_dev *dev, enum bk_report what, const char *feature, cons
 			log_error("vbd %s: write %s/%s: %m", dev->name, dev->be, feature);
 		return;
 	}
+	if (what == BK_REPORT_DRAINED) {
+		/* the news is bk_dataplane_stopped(): only wake the control
+		 * thread (the queue thread's last act) */
+		if (write(d->report_efd, &one, sizeof(one)) != sizeof(one))
+			log_error("vbd %s: cannot wake the control thread: %m", dev->name);
+		return;
+	}
 	pthread_mutex_lock(&dev->rlock);
 	if (what == BK_REPORT_BROKEN_RING) {
 		dev->rep_broken = true;
@@ -1256,15 +1527,40 @@ bk_dev_report(struct bk_dev *dev, enum bk_report what, const char *feature, cons
 		log_error("vbd %s: cannot wake the control thread: %m", dev->name);
 }
 
+/*
+ * The drain of dev is over: finish its disconnect, then take the steps
+ * that waited for it (dev may be freed), then retry the devices that
+ * waited for a backing it held.
+ */
+static void
+drain_done(struct bk_daemon *d, struct bk_dev *dev)
+{
+	uint32_t f = dev->frontid, id = dev->devid;
+	bool closed = dev->then_closed, update = dev->then_update;
+	struct bk_dev *o, *next;
+
+	disconnect_finish(dev);
+	dev->then_closed = dev->then_update = false;
+	if (closed)
+		set_state(dev, XenbusStateClosed);
+	if (update)
+		scan_device(d, f, id);	/* dev_update, or forget it */
+	for (o = d->devs; o; o = next) {
+		next = o->next;
+		if (o->backing_wait)
+			scan_device(d, o->frontid, o->devid);
+	}
+}
+
 void
 bk_xenbus_handle_reports(struct bk_daemon *d)
 {
-	struct bk_dev *dev;
+	struct bk_dev *dev, *next;
 	uint64_t v;
 
 	if (read(d->report_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_error("reading reports: %m");
-	for (dev = d->devs; dev; dev = dev->next) {
+	for (dev = d->devs; dev; dev = next) {
 		bool broken, failed;
 		char msg[256];
 
@@ -1274,12 +1570,25 @@ bk_xenbus_handle_reports(struct bk_daemon *d)
 		dev->rep_broken = dev->rep_failed = false;
 		snprintf(msg, sizeof(msg), "%s", dev->rep_msg);
 		pthread_mutex_unlock(&dev->rlock);
-		if (broken) {
-			disconnect(dev);
+		if (broken && dev->phase == DEV_CONNECTED) {
 			dev_fatal(dev, "ring", "%s", msg);
+			disconnect(dev);
 		} else if (failed) {
 			if (!xs_put(d, XBT_NULL, dev->be, "error", "failed: %s", msg))
 				log_error("vbd %s: write %s/error: %m", dev->name, dev->be);
+		}
+		if (dev->phase == DEV_CONNECTED && queues_stopped(dev, false)) {
+			/* not asked to: it could not wait for events any more */
+			dev_fatal(dev, "queue", "a queue thread stopped (see the log)");
+			disconnect(dev);
+		}
+		/* drain_done may free dev, never another device but through
+		 * scan_device of a waiter, which the loop has not reached:
+		 * restart from the head after one (rare) */
+		next = dev->next;
+		if (dev->phase == DEV_DRAINING && queues_stopped(dev, true)) {
+			drain_done(d, dev);
+			next = d->devs;
 		}
 	}
 }
@@ -1290,9 +1599,13 @@ bk_xenbus_log_stats(struct bk_daemon *d)
 	struct bk_dev *dev;
 	unsigned int i;
 
+	/* connected devices only (blkbackd.8 SIGUSR1): a closed vbd's
+	 * counters no longer move; bk_xenbus_shutdown() logs them */
 	for (dev = d->devs; dev; dev = dev->next) {
 		struct bk_stats s = dev->closed_stats;
 
+		if (dev->phase == DEV_DISCONNECTED)
+			continue;
 		for (i = 0; i < dev->nr_queues; i++)
 			bk_stats_sum(&s, bk_dataplane_stats(dev->queues[i]));
 		bk_stats_log(dev->name, &s);
@@ -1304,7 +1617,9 @@ bk_xenbus_shutdown(struct bk_daemon *d)
 {
 	struct bk_dev *dev;
 
-	/* Stop every queue of every device first, so they drain in parallel. */
+	/* Stop every queue of every device first, so they drain in parallel;
+	 * then wait for each (here, and only here, the control thread waits
+	 * for I/O: nothing else is left to serve). */
 	for (dev = d->devs; dev; dev = dev->next) {
 		unsigned int i;
 
@@ -1315,11 +1630,10 @@ bk_xenbus_shutdown(struct bk_daemon *d)
 		struct bk_stats s;
 
 		dev = d->devs;
-		if (dev->probed && dev->state != XenbusStateClosed) {
-			disconnect(dev);
+		if (!disconnect(dev))
+			disconnect_finish(dev);
+		if (dev->probed && dev->state != XenbusStateClosed)
 			set_state(dev, XenbusStateClosed);
-		}
-		disconnect(dev);
 		s = dev->closed_stats;
 		bk_stats_log(dev->name, &s);
 		dev_free(dev, false);

@@ -33,6 +33,11 @@ BACKEND_SH_TESTS = \
 	test-case-C15.sh \
 	test-backend-sigterm.sh \
 	test-backend-cycles.sh \
+	test-backend-drain.sh \
+	test-backend-sigterm-drain.sh \
+	test-backend-reconnect-drain.sh \
+	test-backend-remove-drain.sh \
+	test-backend-fuse-drain.sh \
 	test-backend-stats.sh \
 	test-backend-domain-gone.sh \
 	test-backend-hotplug.sh \

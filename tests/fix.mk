@@ -10,6 +10,8 @@ FIX_TESTS = \
 	test-fix-state-flood.sh \
 	test-fix-trace-opnum.sh \
 	test-fix-front-messages.sh \
+	test-fix-bad-names.sh \
+	test-fix-online-zero.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)

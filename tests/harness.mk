@@ -11,6 +11,7 @@ TESTS += \
 	test-harness-interrupt.sh \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
+	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \
 	$(NULL)
@@ -22,6 +23,7 @@ EXTRA_DIST += \
 	test-harness-interrupt.sh \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
+	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \
 	harness-common.sh \

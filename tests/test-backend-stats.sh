@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# SIGUSR1 logs exact per-vbd counters; --stats=1 logs them every second.
+# SIGUSR1 logs exact per-vbd counters; --stats=1 logs them every second;
+# both list connected vbds only, and exit logs every vbd's final counters.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend --stats=1
@@ -18,6 +19,15 @@ send op=read sector=99999999 seg=p2 expect=ERROR
 send op=7 sector=0 seg=p2 expect=EOPNOTSUPP
 EOS
 run_script $DOM "$BK_TMP/s" --no-close
+# a second guest that writes once and closes: Closed, then left out
+live=$DOM
+new_guest
+add_disk $DOM memory:4M
+echo "send op=write sector=0 seg=p0 expect=OKAY" > "$BK_TMP/s2"
+run_script $DOM "$BK_TMP/s2"
+xs_wait "$(bk_be $DOM)/state" 6
+closed=$DOM DOM=$live
+n0=$(grep -c "stats vbd=$closed/51712 " "$BACKEND_LOG" || true)
 kill -USR1 "$(cat "$BACKEND_PIDFILE")"
 want="stats vbd=$DOM/51712 rd_req=2 wr_req=3 flush_req=1 barrier_req=1 discard_req=1 rd_sect=16 wr_sect=32 discard_sect=8 oo_req=0 errors=1 eopnotsupp=1"
 wait_for 5 grep -q "$want" "$BACKEND_LOG" || { grep stats "$BACKEND_LOG"; fail "no exact stats line after SIGUSR1"; }
@@ -25,5 +35,9 @@ wait_for 5 grep -q "$want" "$BACKEND_LOG" || { grep stats "$BACKEND_LOG"; fail "
 n=$(grep -c "$want" "$BACKEND_LOG")
 more_lines() { [ "$(grep -c "$want" "$BACKEND_LOG")" -gt "$n" ]; }
 wait_for 3 more_lines || fail "--stats=1 did not log periodically"
+n1=$(grep -c "stats vbd=$closed/51712 " "$BACKEND_LOG" || true)
+[ "$n1" = "$n0" ] || { grep stats "$BACKEND_LOG"; fail "the closed vbd $closed/51712 is still listed"; }
 stop_backend
+grep -qx "blkbackd: stats vbd=$closed/51712 rd_req=0 wr_req=1 flush_req=0 barrier_req=0 discard_req=0 rd_sect=0 wr_sect=8 discard_sect=0 oo_req=0 errors=0 eopnotsupp=0" \
+	"$BACKEND_LOG" || { grep stats "$BACKEND_LOG"; fail "no final line for the closed vbd at exit"; }
 exit 0

@@ -39,6 +39,18 @@ expect_refused 5 memory:abc "params: bad size \"abc\""
 expect_refused 6 memory:0 "params: cannot open memory store \"0\""
 expect_refused 7 memory:1M,bogus=1 "params: unknown option \"bogus=1\" for driver memory"
 expect_refused 8 memory:1M,no-flush,fua=nonsense-ok,delay=3 "params: unknown option \"delay=3\""
+# the reason is in the error node itself, not only in the daemon's log
+# (it once said "Invalid argument" for both of these)
+xs_is "$(bk_be 3 3)/error" \
+	"params: cannot open file store \"/dev/zero\": neither a regular file nor a block device"
+xs_is "$(bk_be 3 6)/error" \
+	"params: cannot open memory store \"0\": size 0 is not a positive multiple of 512"
+xs_is "$(bk_be 3 1)/error" \
+	"params: cannot open file store \"$BK_TMP/missing\": No such file or directory"
+add_vbd 3 9 null:1000
+xs_wait "$(bk_be 3 9)/state" 5
+xs_is "$(bk_be 3 9)/error" \
+	"params: cannot open null store \"1000\": size 1000 is not a positive multiple of 512"
 
 # good ones still reach InitWait
 truncate -s 1M "$BK_TMP/good"

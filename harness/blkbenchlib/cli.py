@@ -309,6 +309,9 @@ class Bench:
             if self.cgroup_kind[0] == "v1":
                 row["loop_nr_requests"], row["loop_max_sectors_kb"] = \
                     loop.limit_inflight((self.o.mem << 20) // 4)
+                # half: the other half stays clean cache, slab and anon
+                # memory that reclaim can take without writing back
+                row["loop_dirty_max_bytes"] = loop.limit_dirty((self.o.mem << 20) // 2, log)
 
             # bonnie++ -n N makes N*1024 files at once: room for them all
             inodes = self.o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
@@ -360,8 +363,9 @@ class Bench:
         }
         if self.cgroup_kind[0] == "v1":
             info("cgroup v1: no per-cgroup dirty throttling, so the loop device's queue "
-                 "is limited to %d KiB in flight (a quarter of --mem) in every cell"
-                 % ((self.o.mem << 10) // 4))
+                 "is limited to %d KiB in flight (a quarter of --mem) and its writers "
+                 "to %d KiB dirty (half of --mem) in every cell"
+                 % ((self.o.mem << 10) // 4, (self.o.mem << 10) // 2))
         total = len(self.cells) * self.o.runs
         done, t_start = 0, time.monotonic()
         info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))

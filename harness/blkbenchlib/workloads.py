@@ -26,6 +26,15 @@ class RunContext:
         self.log, self.workdir = log, workdir
         self.deadline = time.monotonic() + opts.timeout
 
+    def failed(self, what, rc, tail, path):
+        """The BenchError for a workload program that exited rc != 0: a
+        kill by the memory cgroup's OOM killer is named as such (it is a
+        --mem too small for the workload, not a tool failure)."""
+        if rc in (-signal.SIGKILL, 128 + signal.SIGKILL) and (self.cgroup.oom_kills() or 0) > 0:
+            return BenchError("%s was killed by the memory cgroup's OOM killer (limit %d MiB); "
+                              "raise --mem (see %s)" % (what, self.opts.mem, path))
+        return BenchError("%s failed (exit %d): %s (see %s)" % (what, rc, tail, path))
+
     def raw(self, name):
         return os.path.join(self.rundir, name)
 
@@ -66,7 +75,7 @@ class RunContext:
         if rc != 0:
             with open(out_path) as f:
                 tail = " / ".join(f.read().strip().splitlines()[-4:])
-            raise BenchError("%s failed (exit %d): %s (see %s)" % (what, rc, tail, out_path))
+            raise self.failed(what, rc, tail, out_path)
         return ru.ru_utime, ru.ru_stime, real
 
     def run_to_file(self, argv, what, out_path):
@@ -79,7 +88,7 @@ class RunContext:
         if rc != 0:
             with open(err_path) as f:
                 tail = " / ".join(f.read().strip().splitlines()[-2:])
-            raise BenchError("%s failed (exit %d): %s (see %s)" % (what, rc, tail, err_path))
+            raise self.failed(what, rc, tail, err_path)
 
 
 class Workload:

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# One slow vbd never holds up another (Linux blkback's deferred free):
+# vbd A on a store that takes 2 s per request has writes in flight when
+# its frontend closes.  While A drains, a new vbd B reaches InitWait
+# within a second of being added, connects and serves byte-exact I/O;
+# only then does A finish: every one of its writes answered OKAY, and
+# Closed (6) once the frontend is Closed.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+start_sim_backend
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+# N writes of 2 s each: A drains for 2N s after the close
+N=3 limit=1
+if [ "${BLK_VALGRIND:-}" = 1 ]; then N=5 limit=4; fi
+
+new_guest; A=$DOM
+add_disk $A memory:4M,delay-ms=2000
+{
+	for i in $(seq 1 $N); do
+		echo "fill p$i seed:$i"
+		echo "send op=write id=$i sector=$((i * 8)) seg=p$i nopush"
+	done
+	echo "push"
+	echo "wait-all status=OKAY timeout=$(( (N + 5) * 2000 ))"
+} > "$BK_TMP/a"
+blkfront-test script --domid $A --max-indirect 16 "$BK_TMP/a" > "$BK_TMP/a.out" 2>&1 &
+front=$!
+cleanup_fn kill $front
+wait_for 10 grep -q "vbd=$A/51712 ring=0 id=1 issue=write" "$BACKEND_TRACE" ||
+	fail "A's writes never reached blkbackd"
+
+# The guest closes A with all N writes in flight (the first one is in
+# the store, the others consumed behind it).
+t0=$EPOCHREALTIME
+xenstore-write /local/domain/$A/device/vbd/51712/state 5
+xs_wait "$(bk_be $A)/state" 5 5
+
+# B: added and InitWait (2) within $limit s, although A still drains
+new_guest; B=$DOM
+t1=$EPOCHREALTIME
+add_disk $B memory:4M
+xs_wait "$(bk_be $B)/state" 2 $(( N * 2 ))
+t2=$EPOCHREALTIME
+awk -v t="$(secs $t1 $t2)" -v l=$limit 'BEGIN { exit !(t < l) }' ||
+	fail "B reached InitWait only $(secs $t1 $t2) s after xl-add (limit $limit s): it waited for A's drain"
+cat > "$BK_TMP/b" <<'EOS'
+fill p0 seed:7
+send op=write sector=8 seg=p0 seg=p1 expect=OKAY
+send op=read sector=8 seg=p2 seg=p3 expect=OKAY
+check p2 seed:7
+send op=flush nr_segments=0 expect=OKAY
+EOS
+run_script $B "$BK_TMP/b"
+xs_wait "$(bk_be $B)/state" 6 5
+t3=$EPOCHREALTIME
+echo "B: InitWait $(secs $t1 $t2) s after xl-add; connected, I/O done and closed $(secs $t0 $t3) s after A's close"
+
+# A is still draining: Closing, not every write answered yet
+xs_is "$(bk_be $A)/state" 5
+grep -q "vbd=$A/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&
+	fail "A had drained already: the test proves nothing (too slow a machine?)"
+grep -q "vbd $A/51712: disconnected" "$BACKEND_LOG" && fail "A disconnected before its drain"
+
+# A drains: every write answered OKAY, the frontend got them all
+wait $front || { cat "$BK_TMP/a.out"; fail "A's frontend did not get OKAY for every write"; }
+for i in $(seq 1 $N); do
+	grep -q "vbd=$A/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
+		fail "A's write $i was not done and answered OKAY"
+done
+# the script's close handshake (Closed) completes A's
+xs_wait "$(bk_be $A)/state" 6 $(( N * 2 + 10 ))
+t4=$EPOCHREALTIME
+echo "A: Closed $(secs $t0 $t4) s after its close"
+[ "$(grep -c "vbd $A/51712: disconnected" "$BACKEND_LOG")" = 1 ] || fail "A did not disconnect exactly once"
+# and the daemon still serves
+good_device_works memory:1M
+stop_backend
+exit 0

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Values blkbackd cannot act on are said once, not ignored silently and
+# not once per watch event: a frontend state outside 1..6 (Linux blkback:
+# "saw state N at frontend", fatal: error node and Closing), state 0
+# (Unknown: taken as Closed), and a directory under backend/vbd whose
+# name is not a number (frontend domid or devid).
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires test -x "$abs_top_builddir/sim/xensim"
+start_xensim
+start_backend
+R=/local/domain/0/backend/vbd
+
+count() { grep -cF -- "$1" "$BACKEND_LOG" || true; }
+expect_lines() { # N text
+	local got
+	got=$(count "$2")
+	[ "$got" = "$1" ] || { cat "$BACKEND_LOG"; fail "want $1 line(s) \"$2\", got $got"; }
+}
+
+# ---- frontend state ----
+add_vbd 3 60 memory:1M
+be=$(bk_be 3 60) fe=/local/domain/3/device/vbd/60
+xs_wait "$be/state" 2
+xenstore-write "$fe/state" 9
+xs_wait "$be/state" 5
+msg="state: the frontend's state \"9\" at $fe/state is not a XenbusState in 1..6"
+xs_is "$be/error" "$msg"
+# the same value again (a watch event each): no new line
+xenstore-write "$fe/state" 9
+xenstore-write "$fe/state" 9
+xenstore-write "$fe/state" abc
+msg2="state: the frontend's state \"abc\" at $fe/state is not a XenbusState in 1..6"
+xs_wait "$be/error" "$msg2"
+expect_lines 1 "vbd 3/60: $msg"
+expect_lines 1 "vbd 3/60: $msg2"
+# back to a real state: a later bad value is reported again
+xenstore-write "$fe/state" 6
+xs_wait "$be/state" 6
+xenstore-write "$fe/state" 9
+xs_wait "$be/error" "$msg"
+expect_lines 2 "vbd 3/60: $msg"
+
+# state 0 (Unknown): Closed, with one line
+add_vbd 3 61 memory:1M
+be=$(bk_be 3 61) fe=/local/domain/3/device/vbd/61
+xs_wait "$be/state" 2
+xenstore-write "$fe/state" 1
+xenstore-write "$fe/state" 0
+xenstore-write "$fe/state" 0
+wait_for 5 grep -qF "vbd 3/61: frontend state 0 (Unknown) at $fe/state: taken as Closed" \
+	"$BACKEND_LOG" || fail "no line for state 0"
+xs_is "$be/state" 2	# InitWait: a frontend not started yet, as for Closed
+xs_absent "$be/error"
+expect_lines 1 "vbd 3/61: frontend state 0 (Unknown)"
+
+# ---- directory names ----
+xenstore-write "$R/3/abc/params" memory:1M "$R/3/abc/state" 1
+xenstore-write "$R/3/abc/mode" w
+xenstore-write "$R/xyz/7/params" memory:1M
+xenstore-write "$R/xyz/7/state" 1
+line="$R/3/abc: not a number: ignored (blkbackd serves $R/<frontend domid>/<devid>)"
+line2="$R/xyz: not a number: ignored (blkbackd serves $R/<frontend domid>/<devid>)"
+wait_for 5 grep -qF "$line2" "$BACKEND_LOG" || { cat "$BACKEND_LOG"; fail "no line: $line2"; }
+wait_for 5 grep -qF "$line" "$BACKEND_LOG" || { cat "$BACKEND_LOG"; fail "no line: $line"; }
+# a good device alongside still works, and rescans say nothing new
+add_vbd 3 62 memory:1M
+xs_wait "$(bk_be 3 62)/state" 2
+xenstore-write "$R/3/abc/mode" r
+xs_wait "$(bk_be 3 62)/state" 2
+expect_lines 1 "$line"
+expect_lines 1 "$line2"
+xs_absent "$R/3/abc/error"
+stop_backend
+exit 0
