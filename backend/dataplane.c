@@ -701,7 +701,9 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
 	if (!q->ring) {
 		err = errno;
-		*why = "cannot attach the ring";
+		*why = err == EIO ? "the ring's req_prod is more than the ring size past rsp_prod" :
+				    "cannot attach the ring";
+		*key = "ring-ref";
 		goto fail;
 	}
 	size = blkring_size(q->ring);
