@@ -5,9 +5,8 @@
  * it (sync.c, the blkif_ops.h table), grant-copy write data in and submit
  * its host I/O at once; reap completions in batches, run each request's
  * next step and push its response at once, notifying only when the ring
- * macros ask.  The only xenstore write from here is
- * the withdrawal of a feature after the host answered EOPNOTSUPP
- * (through bk_dev_report).
+ * macros ask.  The only xenstore write from here is the withdrawal of a
+ * feature after the host answered EOPNOTSUPP (through bk_dev_report).
  *
  * Sleeping: before it sleeps, the thread polls the ring and the store's
  * completions for a short, adaptive window (include/pollwin.h, at most
