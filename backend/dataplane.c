@@ -4,10 +4,9 @@
  * Loop: consume the ring until empty, validate each private copy, plan
  * it (sync.c, the blkif_ops.h table), grant-copy write data in and submit
  * its host I/O at once; reap completions in batches, run each request's
- * next step, queue responses, push them after each batch and notify
- * only when the ring macros ask.  The only xenstore write from here is
- * the withdrawal of a feature after the host answered EOPNOTSUPP
- * (through bk_dev_report).
+ * next step and push its response at once, notifying only when the ring
+ * macros ask.  The only xenstore write from here is the withdrawal of a
+ * feature after the host answered EOPNOTSUPP (through bk_dev_report).
  *
  * Sleeping: before it sleeps, the thread polls the ring and the store's
  * completions for a short, adaptive window (include/pollwin.h, at most
@@ -517,12 +516,17 @@ queue_reap(struct bk_queue *q)
 	/* fewer than asked: nothing else is ready (store.h reap contract) */
 	do {
 		n = q->sops->reap(q->sq, done, ARRAY_SIZE(done));
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			io_done(q, done[i]);
+			/* Answer each at once, as Linux blkback's make_response
+			 * does: the host completes in bursts (~25 at a time
+			 * here), and a push after the whole burst held the
+			 * first answers back while the rest were copied
+			 * (4 KiB QD32 polled: ~107 k -> ~112 k IOPS).  A
+			 * frontend that sleeps is notified once per arming. */
+			queue_push(q);
+		}
 	} while (n == (int)ARRAY_SIZE(done));
-	/* answer now: consuming and submitting new requests first held
-	 * these responses back (Linux blkback pushes per completion) */
-	queue_push(q);
 }
 
 static void
@@ -696,7 +700,9 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
 	if (!q->ring) {
 		err = errno;
-		*why = "cannot attach the ring";
+		*why = err == EIO ? "the ring's req_prod is more than the ring size past rsp_prod" :
+				    "cannot attach the ring";
+		*key = "ring-ref";
 		goto fail;
 	}
 	size = blkring_size(q->ring);

@@ -15,15 +15,18 @@
  *             discard-secure), feature-persistent, sectors, info,
  *             sector-size, physical-sector-size and state Connected (4)
  *             in ONE transaction, retried on EAGAIN
- *   frontend Closing (5):  disconnect, Closing
+ *   frontend Closing (5):  Closing, disconnect
  *   frontend Closed (6), frontend gone, its domain dead:
  *             disconnect, Closed (6)
- *   frontend Initialising (1) while we are Closed: InitWait (reconnect)
+ *   frontend Initialising (1) while we are Closed, or Closing not after
+ *             an error: InitWait (reconnect); Initialised/Connected
+ *             there: connect at once
  *   toolstack: online=0, or our state node set to Closing (5) by
  *             someone else (libxl writes both): Closing (5) at once;
  *             disconnect and Closed (6) once the frontend is Closed or
  *             gone (Linux: frontend_changed, Closed and not online)
  *   backend directory removed: disconnect and forget the device
+ * ("disconnect, X": X once the queues have drained, see below.)
  * Errors: logged with the key, written to <backend>/error, and the
  * device goes to Closing (Linux xenbus_dev_fatal); other devices go on.
  *

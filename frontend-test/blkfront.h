@@ -214,16 +214,34 @@ int blkfront_submit(blkfront_t *bf, struct blkfront_req *req);
 int blkfront_poll(blkfront_t *bf);
 
 /*
- * A thread that will poll with blkfront_poll() for a while (a submitter
- * keeping a queue depth) brackets that time with these.  Meanwhile the
- * completion thread does not poll: it still arms rsp_event and takes
- * the backend's notifications, but leaves the CPU to the caller (two
- * spinners on two CPUs starve whatever else must run there).  Counted:
+ * A thread that reaps its own completions for a while (a submitter
+ * keeping a queue depth, like fio's io_getevents loop) brackets that
+ * time with these.  Meanwhile the completion thread leaves the rings and
+ * the event channels alone (it still watches the backend's state and
+ * the timeouts): the caller reaps with blkfront_poll() and sleeps in
+ * blkfront_wait().  So a response that finds the caller asleep costs
+ * one wake-up, not two (completion thread, then the caller), and no
+ * second thread spins beside a polling caller (measured: 4 KiB QD32
+ * through the ring fell from ~91 k to ~57 k IOPS with one).  Counted:
  * any number of threads may be inside at once; each begin needs one
- * end.  Any thread, while the device is open.
+ * end, after which the completion thread takes the rings back.  Any
+ * thread, while the device is open.
  */
 void blkfront_poll_begin(blkfront_t *bf);
 void blkfront_poll_end(blkfront_t *bf);
+
+/*
+ * For a thread inside blkfront_poll_begin()..end(): arm every ring's
+ * rsp_event (RING_FINAL_CHECK_FOR_RESPONSES), sleep until the backend
+ * notifies, the device breaks (fail_all) or timeout_ms passes (-1: no
+ * limit), then reap as blkfront_poll() does.  Returns how many requests
+ * completed here (0: none; the caller looks at its own state and calls
+ * again), -EPROTO after a protocol fault, or -errno from poll(2).  The
+ * device breaking completes every request with an error and wakes it.
+ * A request may also complete on another thread (a caller reaping at the
+ * same time, fail_all): such a completion wakes sleepers here.
+ */
+int blkfront_wait(blkfront_t *bf, int timeout_ms);
 
 /* ---- synchronous helpers (any thread; split and run in parallel) ---- */
 

@@ -76,11 +76,12 @@ struct io_unit {
 struct io_ctx {
 	blkfront_t *bf;
 	const struct io_job *job;
+	/* done() mostly runs in this job's own thread (it reaps, see
+	 * wait_done), but may run on another (blkfront's fail_all) */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	struct io_unit *done, **done_tail;	/* completed stages, FIFO */
 	bool ready;			/* done != NULL; read unlocked to poll */
-	struct pollwin poll;		/* wait_done's, before cond_wait */
+	struct pollwin poll;		/* wait_done's, before blkfront_wait */
 	struct io_unit *units;
 	unsigned int nunits;
 	uint64_t *lat;			/* ns, one per unit completed */
@@ -119,10 +120,8 @@ part_done(struct blkfront_req *req)
 	pthread_mutex_lock(&c->lock);
 	if (req->result && !u->err)
 		u->err = req->result;
-	if (--u->pending == 0) {
+	if (--u->pending == 0)
 		push_done(c, u);
-		pthread_cond_signal(&c->cond);
-	}
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -270,6 +269,12 @@ unit_ready(void *opaque)
 	return READ_ONCE(c->ready);
 }
 
+/*
+ * The next completed unit.  This thread reaps for itself (fio's
+ * io_getevents loop; blkfront_poll_begin): it polls the rings for a
+ * short adaptive window, since a response is usually about to arrive,
+ * then sleeps on the event channels in blkfront_wait.
+ */
 static struct io_unit *
 wait_done(struct io_ctx *c)
 {
@@ -277,18 +282,17 @@ wait_done(struct io_ctx *c)
 	struct io_unit *u;
 	bool slept = false;
 
-	/* a response is usually about to arrive: reap it here (no handover
-	 * through the completion thread) for a short window before
-	 * sleeping on the cond */
-	if (!READ_ONCE(c->ready))
-		pollwin_spin(&c->poll, start, unit_ready, c);
-	pthread_mutex_lock(&c->lock);
-	while (!c->done) {
+	while (!READ_ONCE(c->ready)) {
+		if (pollwin_spin(&c->poll, start, unit_ready, c))
+			break;
+		/* an error here has completed everything (fail_all) or will
+		 * show in the next round; the timeout only bounds the sleep */
+		blkfront_wait(c->bf, 1000);
 		slept = true;
-		pthread_cond_wait(&c->cond, &c->lock);
 	}
 	if (slept)
 		pollwin_adapt(&c->poll, start);
+	pthread_mutex_lock(&c->lock);
 	u = c->done;
 	c->done = u->next_done;
 	if (!c->done) {
@@ -319,7 +323,6 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	c.done_tail = &c.done;
 	pollwin_init(&c.poll, job->poll_max_us);
 	pthread_mutex_init(&c.lock, NULL);
-	pthread_cond_init(&c.cond, NULL);
 	c.nunits = job->depth + 1;		/* +1: a flush unit */
 	c.units = calloc(c.nunits, sizeof(*c.units));
 	if (!c.units)
@@ -338,10 +341,7 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 	if (job->runtime > 0)
 		deadline = t_start + (uint64_t)(job->runtime * 1e9);
 
-	/* This thread polls for its completions (wait_done); the
-	 * completion thread then only takes notifications. */
-	if (job->poll_max_us)
-		blkfront_poll_begin(bf);
+	blkfront_poll_begin(bf);	/* this thread reaps (wait_done) */
 	while (!stop || inflight || flushing) {
 		/* fill the queue */
 		while (!stop && !flushing && inflight < job->depth) {
@@ -418,8 +418,7 @@ run_job(blkfront_t *bf, const struct io_job *job, struct io_res *res)
 			}
 		}
 	}
-	if (job->poll_max_us)
-		blkfront_poll_end(bf);
+	blkfront_poll_end(bf);
 	res->secs = (double)(ft_now_ns() - t_start) / 1e9;
 	res->ios = c.ios;
 	res->bytes = c.bytes;
@@ -445,7 +444,6 @@ out:
 	free(c.units);
 	free(c.lat);
 	pthread_mutex_destroy(&c.lock);
-	pthread_cond_destroy(&c.cond);
 	return r;
 }
 

@@ -194,13 +194,16 @@ typedef struct blkring blkring_t;
  * Attach to a shared ring of nr_pages pages at sring (contiguous, as
  * mapped by xenops_map_grefs() or from xenops_share_pages()).
  * blkring_back_attach() consumes requests and produces responses and does
- * not modify the shared indexes on attach (the frontend initialised them).
+ * not modify the shared indexes on attach (the frontend initialised them);
+ * it starts at the shared rsp_prod, as Linux blkback's xen_blkif_map does,
+ * so a frontend reconnecting with a used ring is not answered twice, and
+ * fails with EIO when req_prod is more than the ring size past rsp_prod.
  * blkring_front_attach() zeroes the whole nr_pages * 4096 bytes and
  * initialises the shared ring (SHARED_RING_INIT, FRONT_RING_INIT).  The
  * caller keeps ownership of the memory, which must outlive the
  * blkring_t (free it with blkring_free() first).  Returns NULL with errno
- * EINVAL (NULL sring, nr_pages not a power of two in 1..16, unknown abi)
- * or ENOMEM.  Never logs.
+ * EINVAL (NULL sring, nr_pages not a power of two in 1..16, unknown abi),
+ * EIO (back: see above) or ENOMEM.  Never logs.
  */
 blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);
 blkring_t *blkring_front_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);

@@ -146,7 +146,26 @@ blkring_t *blkring_attach_at(void *sring, unsigned int nr_pages,
 blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages,
 			       enum blkring_abi abi)
 {
-	return blkring_attach_at(sring, nr_pages, abi, false, 0);
+	const blkif_sring_t *s = sring;	/* the indexes: same in every ABI */
+	RING_IDX req_prod, rsp_prod;
+	blkring_t *r;
+
+	if (sring == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Linux blkback's xen_blkif_map: start where the ring stands, so a
+	 * frontend that reconnects with the ring it used before is not
+	 * answered again for requests it already had answers to. */
+	rsp_prod = READ_ONCE(s->rsp_prod);
+	req_prod = READ_ONCE(s->req_prod);
+	r = blkring_attach_at(sring, nr_pages, abi, false, rsp_prod);
+	if (r && req_prod - rsp_prod > blkring_size(r)) {
+		blkring_free(r);
+		errno = EIO;
+		return NULL;
+	}
+	return r;
 }
 
 blkring_t *blkring_front_attach(void *sring, unsigned int nr_pages,

@@ -331,6 +331,74 @@ static int test_response_accounting(void)
 	return 0;
 }
 
+/*
+ * A backend that attaches to a ring already in use (a frontend
+ * reconnecting with its old ring) starts at the shared rsp_prod, as
+ * Linux blkback's xen_blkif_map does: answered requests are not
+ * consumed again, the next one is; a ring whose req_prod is more than
+ * its size past rsp_prod is refused with EIO.
+ */
+static int test_back_attach_resumes(void)
+{
+	unsigned int a;
+
+	for (a = 0; a < ARRAY_SIZE(t_abis); a++) {
+		struct t_pair p;
+		struct blkreq req, got;
+		struct blkrsp rsp;
+		blkif_sring_t *s;
+		uint64_t id;
+
+		t_pair_init(&p, 1, t_abis[a]);
+		for (id = 1; id <= 3; id++) {
+			t_read_req(&req, id, id * 8);
+			T_CHECK(blkring_front_put_request(p.front, &req) == 0);
+		}
+		blkring_front_push_requests(p.front);
+		for (id = 1; id <= 3; id++) {
+			T_CHECK(blkring_back_get_request(p.back, &got) == 1);
+			T_CHECK(blkring_back_put_response(p.back, got.id, got.op,
+							  BLKIF_RSP_OKAY) == 0);
+		}
+		blkring_back_push_responses(p.back);
+		for (id = 1; id <= 3; id++)
+			T_CHECK(blkring_front_get_response(p.front, &rsp) == 1 &&
+				rsp.id == id);
+
+		/* the backend reconnects to the same pages */
+		blkring_free(p.back);
+		p.back = blkring_back_attach(p.mem, 1, t_abis[a]);
+		T_CHECK(p.back != NULL);
+		T_CHECK(blkring_back_get_request(p.back, &got) == 0);
+		t_read_req(&req, 4, 32);
+		T_CHECK(blkring_front_put_request(p.front, &req) == 0);
+		blkring_front_push_requests(p.front);
+		T_CHECK(blkring_back_get_request(p.back, &got) == 1 && got.id == 4);
+		T_CHECK(blkring_back_put_response(p.back, got.id, got.op,
+						  BLKIF_RSP_OKAY) == 0);
+		blkring_back_push_responses(p.back);
+		T_CHECK(blkring_front_get_response(p.front, &rsp) == 1 &&
+			rsp.id == 4 && rsp.status == BLKIF_RSP_OKAY);
+		s = p.mem;
+		T_CHECK(s->rsp_prod == 4);
+
+		/* more outstanding than the ring holds: refused */
+		s->req_prod = s->rsp_prod + 33;
+		errno = 0;
+		T_CHECK(blkring_back_attach(p.mem, 1, t_abis[a]) == NULL);
+		T_CHECK(errno == EIO);
+		s->req_prod = s->rsp_prod + 32;	/* a full ring is legal */
+		{
+			blkring_t *b = blkring_back_attach(p.mem, 1, t_abis[a]);
+
+			T_CHECK(b != NULL);
+			blkring_free(b);
+		}
+		t_pair_fini(&p);
+	}
+	return 0;
+}
+
 int main(void)
 {
 	T_RUN(test_ring_size_table);
@@ -343,5 +411,6 @@ int main(void)
 	T_RUN(test_final_check_race);
 	T_RUN(test_response_accounting);
 	T_RUN(test_peek);
+	T_RUN(test_back_attach_resumes);
 	return t_failed ? 1 : 0;
 }

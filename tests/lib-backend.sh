@@ -150,6 +150,31 @@ run_script() {
 		fail "script $file failed (exit $?)"
 }
 
+# writes_in_flight DOM N [script options]: a guest script on DOM's xvda
+# sends N one-page writes at once (id i, sector 8*i, data seed:i) and
+# waits for every answer to be OKAY.  It runs in the background as
+# $front (killed at cleanup; output in $BK_TMP/w$DOM.out); returns once
+# blkbackd has taken the first write (the trace).  For a store slow per
+# request (delay-ms), this leaves N requests in flight.
+writes_in_flight() {
+	local dom=$1 n=$2 i
+	shift 2
+	{
+		for i in $(seq 1 $n); do
+			echo "fill p$i seed:$i"
+			echo "send op=write id=$i sector=$((i * 8)) seg=p$i nopush"
+		done
+		echo "push"
+		echo "wait-all status=OKAY timeout=$(( (n + 5) * 2000 ))"
+	} > "$BK_TMP/w$dom"
+	blkfront-test script --domid $dom --max-indirect 16 "$@" "$BK_TMP/w$dom" \
+		> "$BK_TMP/w$dom.out" 2>&1 &
+	front=$!
+	cleanup_fn kill $front
+	wait_for 10 grep -q "vbd=$dom/51712 ring=0 id=1 issue=write" "$BACKEND_TRACE" ||
+		fail "vbd $dom: the writes never reached blkbackd"
+}
+
 # good_device_works PARAMS [blkfront-test script option]...: a new guest
 # with a disk on PARAMS writes one block and reads it back byte-exact;
 # fails otherwise.  After a hostile guest: the daemon still serves others.

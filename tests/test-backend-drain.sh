@@ -15,19 +15,7 @@ if [ "${BLK_VALGRIND:-}" = 1 ]; then N=5 limit=4; fi
 
 new_guest; A=$DOM
 add_disk $A memory:4M,delay-ms=2000
-{
-	for i in $(seq 1 $N); do
-		echo "fill p$i seed:$i"
-		echo "send op=write id=$i sector=$((i * 8)) seg=p$i nopush"
-	done
-	echo "push"
-	echo "wait-all status=OKAY timeout=$(( (N + 5) * 2000 ))"
-} > "$BK_TMP/a"
-blkfront-test script --domid $A --max-indirect 16 "$BK_TMP/a" > "$BK_TMP/a.out" 2>&1 &
-front=$!
-cleanup_fn kill $front
-wait_for 10 grep -q "vbd=$A/51712 ring=0 id=1 issue=write" "$BACKEND_TRACE" ||
-	fail "A's writes never reached blkbackd"
+writes_in_flight $A $N
 
 # The guest closes A with all N writes in flight (the first one is in
 # the store, the others consumed behind it).
@@ -62,7 +50,7 @@ grep -q "vbd=$A/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&
 grep -q "vbd $A/51712: disconnected" "$BACKEND_LOG" && fail "A disconnected before its drain"
 
 # A drains: every write answered OKAY, the frontend got them all
-wait $front || { cat "$BK_TMP/a.out"; fail "A's frontend did not get OKAY for every write"; }
+wait $front || { cat "$BK_TMP/w$A.out"; fail "A's frontend did not get OKAY for every write"; }
 for i in $(seq 1 $N); do
 	grep -q "vbd=$A/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
 		fail "A's write $i was not done and answered OKAY"

@@ -22,20 +22,8 @@ echo "# connect and close" > "$BK_TMP/empty"
 run_script $A "$BK_TMP/empty"
 xs_wait "$(bk_be $A)/state" 6
 fd0=$(fds)
-{
-	for i in $(seq 1 $N); do
-		echo "fill p$i seed:$i"
-		echo "send op=write id=$i sector=$((i * 8)) seg=p$i nopush"
-	done
-	echo "push"
-	echo "wait-all status=OKAY timeout=$(( (N + 5) * 1000 ))"
-} > "$BK_TMP/old"
 # --no-close: the old connection's process leaves the state to the new one
-blkfront-test script --domid $A --max-indirect 16 --no-close "$BK_TMP/old" > "$BK_TMP/old.out" 2>&1 &
-old=$!
-cleanup_fn kill $old
-wait_for 10 grep -q "vbd=$A/51712 ring=0 id=1 issue=write" "$BACKEND_TRACE" ||
-	fail "the writes never reached blkbackd"
+writes_in_flight $A $N --no-close; old=$front
 
 xenstore-write $fe/state 5
 xs_wait "$(bk_be $A)/state" 5 5
@@ -57,7 +45,7 @@ check p22 seed:99
 check p23 seed:98
 EOS
 run_script $A "$BK_TMP/new"
-wait $old || { cat "$BK_TMP/old.out"; fail "the old connection did not get OKAY for every write"; }
+wait $old || { cat "$BK_TMP/w$A.out"; fail "the old connection did not get OKAY for every write"; }
 for i in $(seq 1 $N); do
 	grep -q "vbd=$A/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
 		fail "the old connection's write $i was not done and answered OKAY"

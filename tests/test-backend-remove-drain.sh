@@ -14,26 +14,6 @@ start_sim_backend
 N=2 limit=1.5
 if [ "${BLK_VALGRIND:-}" = 1 ]; then N=5 limit=3; fi
 
-# inflight DOM: N slow writes in flight on DOM's xvda (script in the
-# background, $front); returns once blkbackd took the first
-inflight() {
-	local dom=$1 i
-	{
-		for i in $(seq 1 $N); do
-			echo "fill p$i seed:$i"
-			echo "send op=write id=$i sector=$((i * 8)) seg=p$i nopush"
-		done
-		echo "push"
-		echo "wait-all status=OKAY timeout=$(( (N + 5) * 1000 ))"
-	} > "$BK_TMP/w$dom"
-	blkfront-test script --domid $dom --max-indirect 16 --no-close "$BK_TMP/w$dom" \
-		> "$BK_TMP/w$dom.out" 2>&1 &
-	front=$!
-	cleanup_fn kill $front
-	wait_for 10 grep -q "vbd=$dom/51712 ring=0 id=1 issue=write" "$BACKEND_TRACE" ||
-		fail "vbd $dom: the writes never reached blkbackd"
-}
-
 # answered DOM [STATUS]: every write of DOM was answered (per the
 # trace): done and OKAY, or with STATUS (a regular expression)
 answered() {
@@ -57,7 +37,7 @@ connects_meanwhile() {
 # 1. xl-remove: Closed only after the drain, then the directories go
 new_guest; A=$DOM
 add_disk $A memory:4M,delay-ms=1000
-inflight $A
+writes_in_flight $A $N --no-close
 blkfront-test xl-remove --domid $A > "$BK_TMP/rm.out" 2>&1 &
 rm=$!
 xs_wait "$(bk_be $A)/online" 0
@@ -76,7 +56,7 @@ wait_for 5 grep -q "vbd $A/51712: removed" "$BACKEND_LOG" || fail "vbd $A: not f
 # 2. xl-remove --force: forgotten only after the drain
 new_guest; B=$DOM
 add_disk $B memory:4M,delay-ms=1000
-inflight $B
+writes_in_flight $B $N --no-close
 blkfront-test xl-remove --domid $B --force || fail "xl-remove --force failed"
 xs_absent "$(bk_be $B)"
 connects_meanwhile $B
@@ -88,7 +68,7 @@ wait $front || { cat "$BK_TMP/w$B.out"; fail "vbd $B: the frontend did not get O
 # 3. the frontend's domain dies: Closed only after the drain
 new_guest; C=$DOM
 add_disk $C memory:4M,delay-ms=1000
-inflight $C
+writes_in_flight $C $N --no-close
 destroy_domain $C
 wait_for 5 grep -q "vbd $C/51712: frontend domain $C is gone" "$BACKEND_LOG" ||
 	fail "vbd $C: the domain's death was not noticed"

@@ -11,19 +11,7 @@ N=3
 
 new_guest; A=$DOM
 add_disk $A memory:4M,delay-ms=2000
-{
-	for i in $(seq 1 $N); do
-		echo "fill p$i seed:$i"
-		echo "send op=write id=$i sector=$((i * 8)) seg=p$i nopush"
-	done
-	echo "push"
-	echo "wait-all status=OKAY timeout=$(( (N + 5) * 2000 ))"
-} > "$BK_TMP/a"
-blkfront-test script --domid $A --max-indirect 16 "$BK_TMP/a" > "$BK_TMP/a.out" 2>&1 &
-fronta=$!
-cleanup_fn kill $fronta
-wait_for 10 grep -q "vbd=$A/51712 ring=0 id=1 issue=write" "$BACKEND_TRACE" ||
-	fail "A's writes never reached blkbackd"
+writes_in_flight $A $N; fronta=$front
 xenstore-write /local/domain/$A/device/vbd/51712/state 5
 xs_wait "$(bk_be $A)/state" 5 5
 
@@ -48,7 +36,7 @@ grep -q "vbd=$A/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&
 	fail "A had drained already: the test proves nothing (too slow a machine?)"
 stop_backend
 
-wait $fronta || { cat "$BK_TMP/a.out"; fail "A's frontend did not get OKAY for every write"; }
+wait $fronta || { cat "$BK_TMP/w$A.out"; fail "A's frontend did not get OKAY for every write"; }
 for i in $(seq 1 $N); do
 	grep -q "vbd=$A/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
 		fail "A's write $i was not done and answered OKAY before exit"

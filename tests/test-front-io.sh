@@ -47,6 +47,28 @@ cat "$FT/b"
 for p in seq-output-block seq-rewrite seq-input-block random-seeks; do
 	grep -q "^$p .*(.* 0 errors)" "$FT/b" || fail "bonnie phase $p missing or failed"
 done
+# a backend that stops answering mid-run: io's submitting thread (it
+# reaps for itself, asleep on the event channel) must be woken when the
+# request timeout breaks the device, and fail exactly what was in flight
+bk=$(cat "$BACKEND_PIDFILE")
+cleanup_fn kill -CONT $bk
+n0=$(grep -c ' op=read ' "$BACKEND_TRACE" || true)
+blkfront-test io --domid $DOM --rw randread --bs 4k --iodepth 8 --runtime 60 \
+	--timeout 2000 --output-format json >"$FT/j" 2>"$FT/e" &
+io=$!
+wait_for 10 eval '[ "$(grep -c " op=read " "$BACKEND_TRACE")" -gt $((n0 + 100)) ]' ||
+	fail "io did not get going"
+kill -STOP $bk
+t0=$EPOCHREALTIME
+wait $io && fail "io succeeded though blkbackd stopped answering"
+t1=$EPOCHREALTIME
+kill -CONT $bk
+cat "$FT/j" "$FT/e"
+awk -v a=$t0 -v b=$t1 'BEGIN { exit !(b - a < 15) }' ||
+	fail "io took $(awk -v a=$t0 -v b=$t1 'BEGIN { print b - a }') s to give up (timeout 2 s)"
+grep -q '"errors":8,' "$FT/j" || fail "expected the 8 requests in flight to fail"
+grep -q "no response to read .* within 2000 ms" "$FT/e" || fail "io did not say why"
+
 blkfront-test xl-remove --domid $DOM >/dev/null
 stop_backend
 exit 0
