@@ -17,7 +17,10 @@
  *             in ONE transaction, retried on EAGAIN
  *   frontend Closing (5):  Closing, disconnect
  *   frontend Closed (6), frontend gone, its domain dead:
- *             disconnect, Closed (6)
+ *             disconnect, Closed (6) (Closing while the queues drain,
+ *             but for a dead domain)
+ *   frontend Initialising (1) while we are Connected: Closing,
+ *             disconnect, then as below
  *   frontend Initialising (1) while we are Closed, or Closing not after
  *             an error: InitWait (reconnect); Initialised/Connected
  *             there: connect at once
@@ -1232,6 +1235,17 @@ dev_update(struct bk_dev *dev)
 
 	switch (fe_state) {
 	case XenbusStateInitialising:
+		/* A frontend that starts over while we are Connected: its
+		 * Closing was overwritten before we read it (5 then 1 in quick
+		 * succession), or it restarted without closing.  Close our
+		 * side first; the probe follows once the queues have drained. */
+		if (dev->state == XenbusStateConnected) {
+			set_state(dev, XenbusStateClosing);
+			if (!disconnect(dev)) {
+				dev->then_update = true;
+				break;
+			}
+		}
 		/* reconnect: a fresh probe (also from our Closing: the
 		 * frontend did not wait for Closed, e.g. while we drained) */
 		if (may_reconnect(dev)) {
@@ -1269,6 +1283,11 @@ dev_update(struct bk_dev *dev)
 		if (dev->state == XenbusStateInitWait)
 			break;
 		if (!disconnect(dev)) {
+			/* Closing while the queues drain; then Closed, or
+			 * whatever the frontend has moved on to by then (a
+			 * Connected state here would leave nothing behind it) */
+			if (dev->state != XenbusStateClosed && dev->state != -1)
+				set_state(dev, XenbusStateClosing);
 			dev->then_update = true;
 			break;
 		}

@@ -38,6 +38,7 @@ BACKEND_SH_TESTS = \
 	test-backend-reconnect-drain.sh \
 	test-backend-remove-drain.sh \
 	test-backend-fuse-drain.sh \
+	test-backend-fe-restart.sh \
 	test-backend-stats.sh \
 	test-backend-domain-gone.sh \
 	test-backend-hotplug.sh \
