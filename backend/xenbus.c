@@ -17,8 +17,7 @@
  *             in ONE transaction, retried on EAGAIN
  *   frontend Closing (5):  Closing, disconnect
  *   frontend Closed (6), frontend gone, its domain dead:
- *             disconnect, Closed (6) (Closing while the queues drain,
- *             but for a dead domain)
+ *             disconnect, Closed (6) (Closing while the queues drain)
  *   frontend Initialising (1) while we are Connected: Closing,
  *             disconnect, then as below
  *   frontend Initialising (1) while we are Closed, or Closing not after
@@ -265,14 +264,52 @@ state_log_ok(struct bk_dev *dev)
 	return false;
 }
 
+/*
+ * Write our state node, as Linux's __xenbus_switch_state does: in a
+ * transaction, and only while the node exists, so that a late state
+ * change never brings back a directory the toolstack has removed
+ * (xl-remove --force during a drain).
+ */
 static void
 set_state(struct bk_dev *dev, int state)
 {
+	struct bk_daemon *d = dev->d;
+	int tries;
+
 	if (dev->state == state)
 		return;
-	if (!xs_put(dev->d, XBT_NULL, dev->be, "state", "%d", state)) {
-		log_error("vbd %s: write %s/state: %m", dev->name, dev->be);
-		return;
+	for (tries = 0; ; tries++) {
+		xs_transaction_t t = xs_transaction_start(d->xs);
+		char *cur;
+		bool ok;
+
+		if (t == XBT_NULL) {
+			log_error("vbd %s: write %s/state: %m", dev->name, dev->be);
+			return;
+		}
+		cur = xs_get(d, t, dev->be, "state");
+		if (!cur) {
+			xs_transaction_end(d->xs, t, true);
+			bk_dbg(BK_DBG_XENBUS, "vbd %s: %s/state is gone: %s not written",
+			       dev->name, dev->be, state_name(state));
+			return;
+		}
+		free(cur);
+		ok = xs_put(d, t, dev->be, "state", "%d", state);
+		if (!ok) {
+			int err = errno;
+
+			xs_transaction_end(d->xs, t, true);
+			errno = err;
+			log_error("vbd %s: write %s/state: %m", dev->name, dev->be);
+			return;
+		}
+		if (xs_transaction_end(d->xs, t, false))
+			break;
+		if (errno != EAGAIN || tries == 99) {
+			log_error("vbd %s: write %s/state: %m", dev->name, dev->be);
+			return;
+		}
 	}
 	if (state_log_ok(dev))
 		log_info("vbd %s: %s -> %s", dev->name, state_name(dev->state),
@@ -1454,10 +1491,14 @@ handle_release_domain(struct bk_daemon *d)
 		if (alive == 0 && dev->state != XenbusStateClosed && dev->probed &&
 		    !dev->then_closed) {
 			log_info("vbd %s: frontend domain %u is gone", dev->name, dev->frontid);
-			if (disconnect(dev))
+			if (disconnect(dev)) {
 				set_state(dev, XenbusStateClosed);
-			else
+			} else {
+				/* as for a frontend that closed: Closing
+				 * while the queues drain, Closed after */
+				set_state(dev, XenbusStateClosing);
 				dev->then_closed = true;
+			}
 		}
 	}
 }

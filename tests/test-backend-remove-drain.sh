@@ -73,7 +73,7 @@ destroy_domain $C
 wait_for 5 grep -q "vbd $C/51712: frontend domain $C is gone" "$BACKEND_LOG" ||
 	fail "vbd $C: the domain's death was not noticed"
 connects_meanwhile $C
-xs_is "$(bk_be $C)/state" 4
+xs_is "$(bk_be $C)/state" 5	# Closing while it drains
 xs_wait "$(bk_be $C)/state" 6 $(( N + 10 ))
 # (a write taken after the death fails its grant copy: any status)
 answered $C '-?[0-9]+' || fail "vbd $C: Closed before every write was answered"
