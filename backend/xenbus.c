@@ -396,7 +396,7 @@ config_read(struct bk_dev *dev)
 
 	v = xs_get(d, XBT_NULL, dev->be, "mode");
 	if (v && strcmp(v, "r") && strcmp(v, "w") && strcmp(v, "ro") && strcmp(v, "rw")) {
-		dev_fatal(dev, "mode", "\"%s\" is neither r nor w", v);
+		dev_fatal(dev, "mode", "\"%s\" is neither r (ro) nor w (rw)", v);
 		free(v);
 		goto out;
 	}
@@ -835,6 +835,18 @@ read_ring(struct bk_dev *dev, const char *dir, unsigned int order, struct bk_rin
 	return 0;
 }
 
+/* dev_fatal for a frontend key that should be a number up to our
+ * limit: quotes what the frontend wrote. */
+static void
+fatal_fe_number(struct bk_dev *dev, const char *key, const char *what,
+		const char *limit_key, unsigned int limit)
+{
+	char *v = xs_get(dev->d, XBT_NULL, dev->fe, key);
+
+	dev_fatal(dev, key, "\"%.32s\": %s (%s is %u)", v ? v : "", what, limit_key, limit);
+	free(v);
+}
+
 /* Publish the features and Connected in one transaction (EAGAIN retry). */
 static int
 publish(struct bk_dev *dev)
@@ -905,15 +917,15 @@ dev_connect(struct bk_dev *dev)
 		return;
 	r = xs_get_uint(d, dev->fe, "ring-page-order", 0, &order);
 	if (r == -EINVAL || order > d->opt.max_ring_order) {
-		dev_fatal(dev, "ring-page-order", "%s (max-ring-page-order is %u)",
-			  r == -EINVAL ? "not a number" : "too large", d->opt.max_ring_order);
+		fatal_fe_number(dev, "ring-page-order", r == -EINVAL ? "not a number" : "too large",
+				"max-ring-page-order", d->opt.max_ring_order);
 		return;
 	}
 	r = xs_get_uint(d, dev->fe, "multi-queue-num-queues", 1, &nq);
 	if (r == -EINVAL || nq == 0 || nq > d->opt.max_queues) {
-		dev_fatal(dev, "multi-queue-num-queues", "%s%lu (multi-queue-max-queues is %u)",
-			  r == -EINVAL ? "not a number: " : "", r == -EINVAL ? 0ul : nq,
-			  d->opt.max_queues);
+		fatal_fe_number(dev, "multi-queue-num-queues",
+				r == -EINVAL ? "not a number" : nq ? "too large" : "zero",
+				"multi-queue-max-queues", d->opt.max_queues);
 		return;
 	}
 	proto = xs_get(d, XBT_NULL, dev->fe, "protocol");

@@ -32,7 +32,7 @@ blkfront-test script --domid $DOM --expect-no-connect --fe-key ring-page-order=3
 	fail "ring-page-order=3 connected"
 wait_for 10 xenstore-read "$(bk_be $DOM)/error" >/dev/null || fail "no error node"
 case "$(xenstore-read "$(bk_be $DOM)/error")" in
-"ring-page-order: too large (max-ring-page-order is 2)") ;;
+"ring-page-order: \"3\": too large (max-ring-page-order is 2)") ;;
 *) fail "error node: $(xenstore-read "$(bk_be $DOM)/error")" ;;
 esac
 stop_backend

@@ -24,7 +24,7 @@ expect_error 1 "params: missing or empty"
 add_vbd 3 2 "bogus:/x"
 expect_error 2 "params: unknown storage driver"
 add_vbd 3 3 memory:1M mode=x
-expect_error 3 "mode: \"x\" is neither r nor w"
+expect_error 3 "mode: \"x\" is neither r (ro) nor w (rw)"
 add_vbd 3 4 memory:1M cache=sometimes
 expect_error 4 "cache: \"sometimes\""
 add_vbd 3 5 memory:1M flush-mode=always

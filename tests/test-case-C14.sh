@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# C14: a frontend that writes multi-queue-num-queues=0, or more than
+# C14: a frontend that writes multi-queue-num-queues=0 (or not a number), or more than
 # multi-queue-max-queues: the device does not connect, its error node
 # says why, and the daemon keeps serving other devices.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend --max-queues=4
-for n in 0 5; do
+for n in 0 5 abc; do
 	new_guest
 	add_disk $DOM memory:1M
 	blkfront-test script --domid $DOM --expect-no-connect --fe-key multi-queue-num-queues=$n /dev/null ||
@@ -15,7 +15,7 @@ for n in 0 5; do
 	wait_for 10 xenstore-read $be/error >/dev/null || fail "no error node"
 	case "$(xenstore-read $be/state)" in 5|6) ;; *) fail "state $(xenstore-read $be/state)" ;; esac
 	case "$(xenstore-read $be/error)" in
-	"multi-queue-num-queues: "*"$n (multi-queue-max-queues is 4)") ;;
+	"multi-queue-num-queues: \"$n\": "*" (multi-queue-max-queues is 4)") ;;
 	*) fail "error node: \"$(xenstore-read $be/error)\"" ;;
 	esac
 	grep -q "vbd $DOM/51712: multi-queue-num-queues: " "$BACKEND_LOG" || fail "not logged"
