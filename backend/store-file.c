@@ -207,6 +207,10 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 				   "neither a regular file nor a block device");
 		goto err;
 	}
+	if (s->f.size & 511)	/* Linux blkback: sectors = size >> 9 */
+		log_info("%s: size %llu is not a multiple of 512: the last %u bytes are "
+			 "not served", cfg->path, (unsigned long long)s->f.size,
+			 (unsigned int)(s->f.size & 511));
 	s->f.size &= ~(uint64_t)511;
 	s->f.writeback = !cfg->writethrough;
 

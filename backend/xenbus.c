@@ -784,8 +784,11 @@ disconnect(struct bk_dev *dev)
 		return true;
 	}
 	dev->phase = DEV_DRAINING;
-	bk_dbg(BK_DBG_XENBUS, "vbd %s: draining %u queue%s", dev->name, dev->nr_queues,
-	       dev->nr_queues == 1 ? "" : "s");
+	/* what the device waits for, until "disconnected" (the xenbus step
+	 * that follows, e.g. a re-added vbd's InitWait, waits too) */
+	if (state_log_ok(dev))
+		log_info("vbd %s: disconnecting: answering the requests in flight first",
+			 dev->name);
 	return false;
 }
 

@@ -112,5 +112,15 @@ check_flush memory:1M,no-flush writeback - 0 0
 grep -q "flush-mode=auto: the backing cannot flush" "$BACKEND_LOG" ||
 	fail "no log line for auto on a store that cannot flush"
 
+# a file whose size is not a multiple of 512: whole sectors only (Linux
+# blkback: size >> 9), and a line saying what is left out
+head -c 1000 /dev/zero > "$BK_TMP/odd.img"
+new_guest
+add_disk $DOM "$BK_TMP/odd.img"
+blkfront-test attach --domid $DOM >/dev/null || fail "attach to a 1000-byte file"
+xs_is "$(bk_be $DOM)/sectors" 1
+grep -q "$BK_TMP/odd.img: size 1000 is not a multiple of 512: the last 488 bytes are not served" \
+	"$BACKEND_LOG" || fail "no log line for the 488 bytes not served"
+
 stop_backend
 exit 0
