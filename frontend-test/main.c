@@ -421,8 +421,11 @@ ft_cmd_attach(int argc, char **argv)
 		ft_print_info(stdout, bf, attach_json);
 		fflush(stdout);
 	}
+	/* until a signal, or the backend closes (the completion thread
+	 * breaks the device): then close our side too, as Linux blkfront
+	 * does when its backend goes Closing */
 	while (attach_hold && !ft_stop && !blkfront_broken(bf))
-		pause();
+		usleep(100000);
 	i = blkfront_broken(bf) ? 1 : 0;
 	ft_common_close(&c, bf);
 	return i;

@@ -88,7 +88,17 @@ check_mode barrier true true true
 check_mode both true false false
 check_mode none false false false
 
-blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove"
+# 4. the toolstack removes the disk under a held connection: the
+# backend goes Closing, the guest closes its side (as Linux blkfront
+# does), so xl-remove sees Closed in time and attach --hold ends
+blkfront-test attach --domid $DOM --hold > "$FT/info4" 2>"$FT/attach4.log" &
+apid=$!
+cleanup_fn kill $apid
+xs_wait "$be/state" 4
+blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove under a held connection"
+wait_for 5 eval '! kill -0 $apid 2>/dev/null' || fail "attach --hold did not end when the backend closed"
+grep -q "backend $be went Closing" "$FT/attach4.log" ||
+	fail "attach --hold did not say why: $(cat "$FT/attach4.log")"
 xs_absent "$fe"
 xs_absent "$be"
 stop_backend
