@@ -436,21 +436,34 @@ drain_queue(blkfront_t *bf, struct ft_queue *q, bool evtchn)
 	return (int)n;
 }
 
-int
-blkfront_poll(blkfront_t *bf)
+/*
+ * Drain each queue that has a response waiting or whose event channel
+ * polled readable (pfd[i].revents; pfd NULL: none polled, take no
+ * event).  How many requests completed, or -EPROTO (drain_queue).
+ */
+static int
+reap_queues(blkfront_t *bf, const struct pollfd *pfd)
 {
 	unsigned int i;
 	int n = 0, r;
 
 	for (i = 0; i < bf->nq; i++) {
-		if (!blkring_front_peek(bf->q[i].ring))
+		bool evtchn = pfd && pfd[i].revents;
+
+		if (!evtchn && !blkring_front_peek(bf->q[i].ring))
 			continue;
-		r = drain_queue(bf, &bf->q[i], false);
+		r = drain_queue(bf, &bf->q[i], evtchn);
 		if (r < 0)
 			return r;
 		n += r;
 	}
 	return n;
+}
+
+int
+blkfront_poll(blkfront_t *bf)
+{
+	return reap_queues(bf, NULL);
 }
 
 void
@@ -546,7 +559,6 @@ blkfront_wait(blkfront_t *bf, int timeout_ms)
 {
 	struct pollfd pfd[FT_MAX_QUEUES + 1];
 	unsigned int i, n = 0;
-	int r, done = 0;
 
 	/* RING_FINAL_CHECK_FOR_RESPONSES: a response pushed from here on
 	 * notifies; one already there is reaped without sleeping */
@@ -562,18 +574,8 @@ blkfront_wait(blkfront_t *bf, int timeout_ms)
 		if (pfd[bf->nq].revents)
 			efd_clear(bf->wake_fd);
 	}
-	for (i = 0; i < bf->nq; i++) {
-		/* a readable event channel: take its event (and unmask) */
-		bool evtchn = n && pfd[i].revents;
-
-		if (!evtchn && !blkring_front_peek(bf->q[i].ring))
-			continue;
-		r = drain_queue(bf, &bf->q[i], evtchn);
-		if (r < 0)
-			return r;
-		done += r;
-	}
-	return done;
+	/* a readable event channel: take its event (and unmask) */
+	return reap_queues(bf, n ? pfd : NULL);
 }
 
 /*

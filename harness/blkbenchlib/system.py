@@ -480,12 +480,7 @@ class LoopDevice:
         kb = min(int(self._read_sys("queue/max_sectors_kb") or 512), 512)
         nr = max(4, min(128, max_bytes // (kb * 1024)))
         for rel, val in (("queue/max_sectors_kb", kb), ("queue/nr_requests", nr)):
-            path = "/sys/block/%s/%s" % (self.name, rel)
-            try:
-                with open(path, "w") as f:
-                    f.write(str(val))
-            except OSError as e:
-                raise BenchError("cannot write %d to %s: %s" % (val, path, e.strerror)) from None
+            self._write_sys(rel, val)
         return int(self._read_sys("queue/nr_requests")), int(self._read_sys("queue/max_sectors_kb"))
 
     def limit_dirty(self, max_bytes, log=None):
