@@ -175,21 +175,40 @@ writes_in_flight() {
 		fail "vbd $dom: the writes never reached blkbackd"
 }
 
-# good_device_works PARAMS [blkfront-test script option]...: a new guest
-# with a disk on PARAMS writes one block and reads it back byte-exact;
-# fails otherwise.  After a hostile guest: the daemon still serves others.
-good_device_works() {
-	local params=$1
+# writes_answered DOM N [STATUS [HOST]]: blkbackd's trace shows every one
+# of writes_in_flight's N writes on DOM answered with STATUS (a regular
+# expression; default 0, OKAY), after host action HOST when given.
+writes_answered() {
+	local dom=$1 n=$2 want=${3:-0} host=${4:-} i
+	for i in $(seq 1 $n); do
+		grep -Eq "vbd=$dom/51712 ring=0 op=write id=$i .*${host:+host=$host }status=$want( |\$)" \
+			"$BACKEND_TRACE" || return 1
+	done
+}
+
+# io_works DOM [blkfront-test script option]...: DOM's xvda writes one
+# block and reads it back byte-exact; fails otherwise.
+io_works() {
+	local dom=$1
 	shift
-	new_guest
-	add_disk $DOM "$params"
 	cat > "$BK_TMP/good.script" <<'EOS'
 fill p0 seed:7
 send op=write sector=8 seg=p0 expect=OKAY
 send op=read sector=8 seg=p1 expect=OKAY
 check p1 seed:7
 EOS
-	run_script $DOM "$BK_TMP/good.script" "$@"
+	run_script $dom "$BK_TMP/good.script" "$@"
+}
+
+# good_device_works PARAMS [blkfront-test script option]...: io_works on
+# a new guest with a disk on PARAMS.  After a hostile guest: the daemon
+# still serves others.
+good_device_works() {
+	local params=$1
+	shift
+	new_guest
+	add_disk $DOM "$params"
+	io_works $DOM "$@"
 }
 
 # trace_of ID: the trace lines of request ID, without the vbd/ring prefix.

@@ -51,10 +51,7 @@ grep -q "vbd $A/51712: disconnected" "$BACKEND_LOG" && fail "A disconnected befo
 
 # A drains: every write answered OKAY, the frontend got them all
 wait $front || { cat "$BK_TMP/w$A.out"; fail "A's frontend did not get OKAY for every write"; }
-for i in $(seq 1 $N); do
-	grep -q "vbd=$A/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
-		fail "A's write $i was not done and answered OKAY"
-done
+writes_answered $A $N 0 mem-write || fail "A's writes were not all done and answered OKAY"
 # the script's close handshake (Closed) completes A's
 xs_wait "$(bk_be $A)/state" 6 $(( N * 2 + 10 ))
 t4=$EPOCHREALTIME

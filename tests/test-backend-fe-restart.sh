@@ -11,18 +11,12 @@
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
 N=3
-cat > "$BK_TMP/io" <<'EOS'
-fill p20 seed:99
-send op=write sector=64 seg=p20 expect=OKAY
-send op=read sector=64 seg=p21 expect=OKAY
-check p21 seed:99
-EOS
 
 # 1. Connected -> the frontend writes Initialising
 new_guest; A=$DOM
 fe=/local/domain/$A/device/vbd/51712
 add_disk $A memory:4M
-run_script $A "$BK_TMP/io" --no-close
+io_works $A --no-close
 xs_is "$(bk_be $A)/state" 4
 xenstore-write $fe/state 1
 xs_wait "$(bk_be $A)/state" 2 5
@@ -30,7 +24,7 @@ grep -q "vbd $A/51712: Connected -> Closing" "$BACKEND_LOG" ||
 	fail "blkbackd did not close the old connection first"
 [ "$(grep -c "vbd $A/51712: disconnected" "$BACKEND_LOG")" = 1 ] ||
 	fail "the old connection was not disconnected exactly once"
-run_script $A "$BK_TMP/io"
+io_works $A
 xs_wait "$(bk_be $A)/state" 6
 [ "$(grep -c "vbd $A/51712: .*-> Connected" "$BACKEND_LOG")" = 2 ] || fail "not exactly 2 connects"
 
@@ -47,12 +41,9 @@ xs_is "$(bk_be $B)/state" 5	# still draining
 grep -q "vbd=$B/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&
 	fail "drained already: the test proves nothing (too slow a machine?)"
 xs_wait "$(bk_be $B)/state" 2 $(( N * 2 + 5 ))
-for i in $(seq 1 $N); do
-	grep -q "vbd=$B/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
-		fail "write $i was not done and answered OKAY"
-done
+writes_answered $B $N 0 mem-write || fail "the writes were not all done and answered OKAY"
 wait $front || { cat "$BK_TMP/w$B.out"; fail "the old connection did not get OKAY for every write"; }
-run_script $B "$BK_TMP/io"
+io_works $B
 xs_wait "$(bk_be $B)/state" 6
 good_device_works memory:1M
 stop_backend

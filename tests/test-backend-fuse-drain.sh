@@ -66,10 +66,7 @@ grep -q "vbd=$A/51712 ring=0 op=write " "$BACKEND_TRACE" && fail "the backing di
 # the backing comes back: A drains, answers, and B goes on
 kill -CONT "$EXPORT_PID"
 wait $front || { cat "$BK_TMP/a.out"; fail "A's frontend did not get OKAY for every write"; }
-for i in $(seq 1 $N); do
-	grep -q "vbd=$A/51712 ring=0 op=write id=$i .* status=0\$" "$BACKEND_TRACE" ||
-		fail "A's write $i was not answered OKAY"
-done
+writes_answered $A $N || fail "A's writes were not all answered OKAY"
 xs_wait "$(bk_be $A)/state" 6
 xs_wait "$(bk_be $B)/state" 2 10
 {

@@ -46,10 +46,7 @@ check p23 seed:98
 EOS
 run_script $A "$BK_TMP/new"
 wait $old || { cat "$BK_TMP/w$A.out"; fail "the old connection did not get OKAY for every write"; }
-for i in $(seq 1 $N); do
-	grep -q "vbd=$A/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
-		fail "the old connection's write $i was not done and answered OKAY"
-done
+writes_answered $A $N 0 mem-write || fail "the old connection's writes were not all done and answered OKAY"
 xs_wait "$(bk_be $A)/state" 6
 [ "$(grep -c "vbd $A/51712: .*-> Connected" "$BACKEND_LOG")" = 3 ] || fail "not exactly 3 connects"
 [ "$(grep -c "vbd $A/51712: disconnected" "$BACKEND_LOG")" = 3 ] || fail "not exactly 3 disconnects"

@@ -14,23 +14,13 @@ start_sim_backend
 N=2 limit=1.5
 if [ "${BLK_VALGRIND:-}" = 1 ]; then N=5 limit=3; fi
 
-# answered DOM [STATUS]: every write of DOM was answered (per the
-# trace): done and OKAY, or with STATUS (a regular expression)
-answered() {
-	local i want=${2:-0}
-	for i in $(seq 1 $N); do
-		grep -Eq "vbd=$1/51712 ring=0 op=write id=$i .* status=$want( |\$)" \
-			"$BACKEND_TRACE" || return 1
-	done
-}
-
 # another vbd connects and serves while one drains
 connects_meanwhile() {
 	local t0=$EPOCHREALTIME
 	good_device_works memory:1M
 	awk -v a=$t0 -v b=$EPOCHREALTIME -v l=$limit 'BEGIN { exit !(b - a < l) }' ||
 		fail "a new vbd took more than $limit s to connect and do I/O during a drain"
-	answered $1 '-?[0-9]+' && fail "vbd $1 had drained already: the test proves nothing"
+	writes_answered $1 $N '-?[0-9]+' && fail "vbd $1 had drained already: the test proves nothing"
 	return 0
 }
 
@@ -48,7 +38,7 @@ xs_wait "$(bk_be $A)/state" 5
 xenstore-write "/local/domain/$A/device/vbd/51712/state" 6
 connects_meanwhile $A
 wait_for $(( N + 10 )) _xs_eq "$(bk_be $A)/state" 6 || xs_absent "$(bk_be $A)"
-answered $A || fail "vbd $A: Closed before every write was answered"
+writes_answered $A $N || fail "vbd $A: Closed before every write was answered"
 wait $rm || { cat "$BK_TMP/rm.out"; fail "xl-remove failed"; }
 wait $front || { cat "$BK_TMP/w$A.out"; fail "vbd $A: the frontend did not get OKAY for every write"; }
 wait_for 5 grep -q "vbd $A/51712: removed" "$BACKEND_LOG" || fail "vbd $A: not forgotten"
@@ -62,7 +52,7 @@ xs_absent "$(bk_be $B)"
 connects_meanwhile $B
 grep -q "vbd $B/51712: removed" "$BACKEND_LOG" && fail "vbd $B: forgotten before its drain"
 wait_for $(( N + 10 )) grep -q "vbd $B/51712: removed" "$BACKEND_LOG" || fail "vbd $B: never forgotten"
-answered $B || fail "vbd $B: forgotten before every write was answered"
+writes_answered $B $N || fail "vbd $B: forgotten before every write was answered"
 wait $front || { cat "$BK_TMP/w$B.out"; fail "vbd $B: the frontend did not get OKAY for every write"; }
 
 # 3. the frontend's domain dies: Closed only after the drain
@@ -76,7 +66,7 @@ connects_meanwhile $C
 xs_is "$(bk_be $C)/state" 5	# Closing while it drains
 xs_wait "$(bk_be $C)/state" 6 $(( N + 10 ))
 # (a write taken after the death fails its grant copy: any status)
-answered $C '-?[0-9]+' || fail "vbd $C: Closed before every write was answered"
+writes_answered $C $N '-?[0-9]+' || fail "vbd $C: Closed before every write was answered"
 kill $front 2>/dev/null; wait $front 2>/dev/null || true
 
 stop_backend

@@ -37,10 +37,7 @@ grep -q "vbd=$A/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&
 stop_backend
 
 wait $fronta || { cat "$BK_TMP/w$A.out"; fail "A's frontend did not get OKAY for every write"; }
-for i in $(seq 1 $N); do
-	grep -q "vbd=$A/51712 ring=0 op=write id=$i .*host=mem-write status=0\$" "$BACKEND_TRACE" ||
-		fail "A's write $i was not done and answered OKAY before exit"
-done
+writes_answered $A $N 0 mem-write || fail "A's writes were not all done and answered OKAY before exit"
 wait $frontc || { cat "$BK_TMP/c.out"; fail "C's frontend did not see Closed"; }
 xs_is "$(bk_be $A)/state" 6
 xs_is "$(bk_be $C)/state" 6
