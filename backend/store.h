@@ -1,43 +1,57 @@
 /*
- * store.h: storage drivers behind a small ops table (STYLE.md #10).
+ * store.h: blkbackd's storage: drivers behind one checked dispatch.
  *
  * A store is one backing (file, block device, RAM, nothing) opened for
- * one vbd.  I/O is asynchronous: the dataplane thread of each ring queue
- * opens its own bk_store_queue, submits bk_io descriptors and reaps
- * completions when the queue's fd polls readable.
+ * one vbd, possibly with wrappers stacked on it (blkcrash's "record"
+ * and "volatile").  Everything above the stores -- the vbd state
+ * machine that opens them, the dataplane that does I/O on them, and a
+ * wrapper calling the store below it -- goes through the functions of
+ * this header (store.c), never through a driver's table: store.c checks
+ * the contract below on every call, in one place, as nbdkit's
+ * server/backend.c does for its plugins.
  *
- * Drivers: "file" (regular file or block device, libaio, O_DIRECT),
- * "memory" (RAM, tests), "null" (ring benchmarks).  Wrappers stack on a
- * driver: "record" (blkcrash: logs every host write/flush/discard in
- * completion order) and "volatile" (blkcrash: a disk write cache that a
- * power cut can drop).  A wrapper is a driver whose open() takes the
- * lower store.
+ * Units: offsets and lengths in bytes, always multiples of 512.
  *
- * Units: offsets and lengths in bytes; always multiples of 512.
+ * I/O is asynchronous.  Each dataplane queue thread opens its own
+ * bk_store_queue, submits bk_io descriptors, and reaps completions when
+ * the queue's fd polls readable (or when bk_store_poll() says so).
  *
  * Ownership: a bk_io belongs to the caller; the store holds a pointer to
- * it from submit() until it is handed back by reap().  The iovec buffers
- * must stay valid and untouched for that time.  Read buffers and, for
- * the file driver, all buffers are 4096-byte aligned (O_DIRECT).
+ * it from bk_store_submit() until bk_store_reap() hands it back.  Its
+ * iovec buffers must stay valid and untouched for that time.  Buffers
+ * are 512-byte aligned (O_DIRECT on a 512-byte logical block device);
+ * the dataplane's own buffers are 4096-aligned.
  *
- * Threads: bk_store_ops.open/close/probe run on the control thread.
- * A bk_store_queue is used by exactly one thread.  Several queues of one
- * store may run at once (the driver makes that safe).
+ * Threads: open/close, the stack and the claims run on the control
+ * thread.  A bk_store_queue is used by exactly one thread at a time.
+ * Several queues of one store may run at once; the driver makes that
+ * safe.  bk_store_failed() may be read from any thread.
  *
- * Errors: 0/-errno.  A driver logs nothing on the I/O path; it reports
- * through bk_io.result.  open() logs the failing call with the path, and
- * says why in a short reason for the caller (bk_store_open(), below).
+ * Errors: 0/-errno.  Nothing here or in a driver logs on the I/O path
+ * (results go back through bk_io.result), with one exception: a call
+ * that breaks the contract is a bug in blkbackd, logged once per queue
+ * ("store contract: ...") and refused with -EINVAL.  Opening logs the
+ * failing call with the path, and gives a one-line reason for the
+ * device's xenstore error node (struct bk_store_why).
  */
 #ifndef BK_STORE_H
 #define BK_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
-struct bk_store;
-struct bk_store_queue;
-struct bk_store_ops;
+#include "blkif_ops.h"		/* enum bk_fua */
+#include "compiler.h"
+
+struct bk_store;		/* one open layer of a stack (store.c's) */
+struct bk_store_queue;		/* one thread's queue on a store (store.c's) */
+struct bk_store_driver;
+
+/* ---------------------------------------------------------------- */
+/* I/O descriptors.                                                  */
+/* ---------------------------------------------------------------- */
 
 enum bk_io_op {
 	BK_IO_READ,
@@ -46,41 +60,45 @@ enum bk_io_op {
 	BK_IO_DISCARD,	/* punch hole / BLKDISCARD; len bytes at offset */
 };
 
-/* WRITE: durable on completion.  Only when features.fua == BK_FUA_NATIVE;
- * other stores complete such a write with -EOPNOTSUPP. */
+/* WRITE: durable on completion.  Only on a store whose fua is
+ * BK_FUA_NATIVE (the dispatch refuses it elsewhere). */
 #define BK_IO_FUA	(1u << 0)
-#define BK_IO_SECURE	(1u << 1)	/* DISCARD: BLKSECDISCARD */
+/* DISCARD: BLKSECDISCARD.  Only where can_secure_discard. */
+#define BK_IO_SECURE	(1u << 1)
 
 struct bk_io {
 	enum bk_io_op op;
 	unsigned int flags;	/* BK_IO_* */
-	uint64_t offset;	/* bytes */
-	uint64_t len;		/* bytes (sum of iov for READ/WRITE) */
+	uint64_t offset;	/* bytes; 0 for FLUSH */
+	uint64_t len;		/* bytes (sum of iov for READ/WRITE); 0 for FLUSH */
 	struct iovec *iov;	/* READ/WRITE */
-	int iovcnt;
-	int64_t result;		/* out: len on success, or -errno */
+	int iovcnt;		/* READ/WRITE: 1..IOV_MAX */
+	/*
+	 * out: READ/WRITE: len on success; FLUSH/DISCARD: 0; or -errno.
+	 * Never a short count: a driver that transfers less reports -EIO
+	 * (the dispatch turns a short count into -EIO as well).
+	 */
+	int64_t result;
 	/*
 	 * out: what the host actually did, for the trace: "pwritev",
 	 * "pwritev+RWF_DSYNC", "pwritev+fdatasync", "fdatasync",
-	 * "fallocate", "BLKDISCARD", "mem"...  Static string.
+	 * "fallocate", "BLKDISCARD", "mem-write"...  A static string, set
+	 * by the driver (the dispatch sets "refused" when it refuses one).
 	 */
 	const char *host_action;
-	void *opaque;		/* caller's (the request it belongs to) */
+	void *opaque;		/* the caller's (the request it belongs to) */
 };
 
-/* FUA as negotiated once per store at open (DESIGN.md). */
-enum bk_fua {
-	BK_FUA_NONE,		/* store cannot make a write durable by itself */
-	BK_FUA_EMULATED,	/* write, then fdatasync */
-	BK_FUA_NATIVE,		/* RWF_DSYNC on the write */
-};
+/* ---------------------------------------------------------------- */
+/* What a store can honour, probed once at open.                     */
+/* ---------------------------------------------------------------- */
 
-/* What the store can honour, probed once at open (STYLE.md #7). */
 struct bk_store_features {
-	uint64_t size;			/* bytes */
+	uint64_t size;			/* bytes, a multiple of 512 */
 	unsigned int sector_size;	/* logical block size (BLKSSZGET; 512 for files) */
 	unsigned int physical_sector_size;
-	bool can_flush;			/* fdatasync works (or nothing to flush) */
+	bool read_only;			/* opened read-only: WRITE/DISCARD refused */
+	bool can_flush;			/* FLUSH works (or has nothing to flush) */
 	bool writeback;			/* has a volatile cache: needs flushes */
 	enum bk_fua fua;
 	bool can_discard;
@@ -88,108 +106,293 @@ struct bk_store_features {
 	bool direct;			/* O_DIRECT in use (else buffered, logged) */
 };
 
-struct bk_store_config {
-	const char *path;		/* params node: file or block device */
-	bool read_only;			/* mode=r */
-	bool writethrough;		/* cache mode: open O_DSYNC, every write durable */
-	/* wrappers only: the store below; not owned (closed by the caller
-	 * after the wrapper) */
-	struct bk_store *lower;
-	const struct bk_store_ops *lower_ops;	/* wrappers only: its driver */
-	/* wrappers only: what the store below reported at its open() */
-	const struct bk_store_features *lower_features;
-	const char *record_path;	/* "record" wrapper: log file */
-	uint64_t size;			/* "memory"/"null": bytes */
-	/*
-	 * Driver options, comma-separated, or NULL.  "memory" (tests only):
-	 * "fail-flush" (every FLUSH fails with -EIO), "delay-ms=N", "fua=none|emulated|
-	 * native", "no-flush" (FLUSH fails with -EOPNOTSUPP), "no-discard",
-	 * "refuse-flush"/"refuse-discard" (offered, then -EOPNOTSUPP).
-	 */
-	const char *options;
-	/*
-	 * Out, optional: where open() puts a short reason when it fails
-	 * (one line without the path, e.g. "size 0 is not a positive
-	 * multiple of 512"), NUL-terminated in why_len bytes.  Left as the
-	 * caller set it ("") when the errno says it all.  NULL: not wanted.
-	 * Drivers write it with bk_store_fail() (store-util.h); callers use
-	 * bk_store_open(), which sets it up.
-	 */
-	char *why;
-	size_t why_len;
+/*
+ * Why an open failed, for the device's xenstore "error" node (which the
+ * toolstack shows to an admin who may not see the daemon's log): one
+ * line, without the key ("params") that the caller puts in front.
+ */
+struct bk_store_why {
+	char msg[200];
+	/* set by the driver: arg itself is malformed (bad size, unknown
+	 * option), as opposed to a backing that cannot be opened */
+	bool bad_arg;
 };
 
-struct bk_store_ops {
-	const char *name;
+/* ---------------------------------------------------------------- */
+/* The driver side: implemented by store-*.c, called only by store.c. */
+/* ---------------------------------------------------------------- */
 
-	/* Required.  Open per cfg; fill *features.  0/-errno, logs why. */
-	int (*open)(const struct bk_store_config *cfg, struct bk_store **out,
-		    struct bk_store_features *features);
-	/* Required.  All queues closed first.  Does not flush. */
-	void (*close)(struct bk_store *s);
+struct bk_store_config {
+	/*
+	 * The driver's own argument, parsed by the driver: what follows
+	 * "DRIVER:" in params ("file": a path; "memory"/"null":
+	 * "SIZE[,OPTION...]"; blkbackd.8 lists each driver's options).
+	 * A wrapper's options, or NULL.
+	 */
+	const char *arg;
+	bool read_only;			/* mode=r */
+	bool writethrough;		/* cache=writethrough: every write durable (O_DSYNC) */
+	struct bk_store *lower;		/* wrappers only: the store below (not owned) */
+	const char *record_path;	/* "record" wrapper: the log file */
+	struct bk_store_why *why;	/* out: never NULL when a driver's open runs */
+};
 
-	/* Required.  A per-thread submission queue of depth >= depth. */
-	int (*queue_open)(struct bk_store *s, unsigned int depth,
-			  struct bk_store_queue **out);
-	/* Required.  Waits for everything in flight, then frees. */
-	void (*queue_close)(struct bk_store_queue *q);
-	/* Required.  Poll for POLLIN: completions are ready to reap. */
-	int (*queue_fd)(struct bk_store_queue *q);
+/*
+ * A driver's table.  Two kinds of driver:
+ *  - asynchronous (file, record, volatile): the queue_* ops, submit and
+ *    reap are Required, io is NULL;
+ *  - synchronous (memory, null): io is Required and the queue ops are
+ *    NULL; store.c gives them its default queue, which calls io() inside
+ *    bk_store_submit() and hands the completions back through an
+ *    eventfd that polls readable while any are waiting.
+ * Every op gets the driver's own handles (the priv pointers it returned
+ * from open and queue_open), never store.c's.
+ */
+struct bk_store_driver {
+	const char *name;		/* "file", "memory", ... */
+	bool wrapper;			/* stacks on cfg->lower; never named in params */
 
 	/*
-	 * Required.  Submit n I/Os; returns how many were accepted (>= 0;
-	 * the rest may be resubmitted later) or -errno if none.
-	 * FLUSH covers every write completed before this submit.
+	 * Required.  Open per cfg; fill *f (all of it).  0/-errno.  On
+	 * failure, logs the failing call and fills cfg->why (through
+	 * bk_store_fail() or bk_store_bad_arg()).
 	 */
-	int (*submit)(struct bk_store_queue *q, struct bk_io **ios, unsigned int n);
+	int (*open)(const struct bk_store_config *cfg, void **priv,
+		    struct bk_store_features *f);
+	/* Required.  Every queue is closed first.  Does not flush. */
+	void (*close)(void *priv);
 
 	/*
-	 * Required.  Hand back up to max completed I/Os into done[] without
-	 * blocking.  Returns the count (0 = none ready) or -errno.
-	 * queue_fd is level-agnostic: after it polls readable the caller
-	 * calls reap until it returns fewer than max (a driver may clear the
-	 * fd's readiness on the first call, and returns fewer than max only
-	 * when nothing else is ready at that moment).
+	 * Optional.  What arg serves, as a string equal for every arg
+	 * that names the same backing (a file through a symlink, a block
+	 * device by its st_rdev), for the claims below.  0, or -errno when
+	 * it cannot tell (the open says why later).
 	 */
-	int (*reap)(struct bk_store_queue *q, struct bk_io **done, unsigned int max);
+	int (*identify)(const char *arg, char *id, size_t len);
 
-	/*
-	 * Optional.  A cheap look, without a system call or side effect:
-	 * true when reap would find a completion now.  For a queue thread
-	 * that polls briefly before it sleeps; same thread as reap.  A false
-	 * "true" only costs a reap that finds nothing.  NULL: the caller does
-	 * not poll this store, it waits on queue_fd.
-	 */
-	bool (*poll)(struct bk_store_queue *q);
+	/* Asynchronous drivers. */
+	int (*queue_open)(void *priv, unsigned int depth, void **qpriv);
+	void (*queue_close)(void *qpriv);	/* waits for everything in flight */
+	int (*queue_fd)(void *qpriv);		/* POLLIN: completions to reap */
+	/* Returns how many were accepted (>= 0; the caller submits the
+	 * rest later) or -errno if none.  FLUSH covers every write
+	 * completed before this call. */
+	int (*submit)(void *qpriv, struct bk_io **ios, unsigned int n);
+	/* Up to max completions into done[], never blocking.  After the
+	 * fd polls readable the caller reaps until this returns fewer
+	 * than max. */
+	int (*reap)(void *qpriv, struct bk_io **done, unsigned int max);
+	/* Optional.  A cheap look without a system call or side effect:
+	 * true when reap would find a completion now. */
+	bool (*poll)(void *qpriv);
+
+	/* Synchronous drivers: do io now, set io->result and host_action.
+	 * Any queue thread; the driver serialises what needs it. */
+	void (*io)(void *priv, struct bk_io *io);
 
 	/*
 	 * Optional (blkcrash "volatile").  Simulate a power cut: drop what
-	 * the model says a cache may lose.  Called from the control thread
-	 * on SIGUSR2 right before the daemon exits without draining.
+	 * the model says a cache may lose.  Control thread, right before
+	 * the daemon exits without draining.
 	 */
-	void (*power_cut)(struct bk_store *s);
+	void (*power_cut)(void *priv);
 };
 
-extern const struct bk_store_ops bk_store_file_ops;
-extern const struct bk_store_ops bk_store_memory_ops;
-extern const struct bk_store_ops bk_store_null_ops;
-extern const struct bk_store_ops bk_store_record_ops;	/* blkcrash */
-extern const struct bk_store_ops bk_store_volatile_ops;	/* blkcrash */
-
-/* Look a driver up by name ("file", "memory", ...).  NULL if unknown. */
-const struct bk_store_ops *bk_store_lookup(const char *name);
+extern const struct bk_store_driver bk_store_file_driver;
+extern const struct bk_store_driver bk_store_memory_driver;
+extern const struct bk_store_driver bk_store_null_driver;
+extern const struct bk_store_driver bk_store_record_driver;	/* blkcrash */
+extern const struct bk_store_driver bk_store_volatile_driver;	/* blkcrash */
 
 /*
- * ops->open(cfg, out, features) with a reason on failure: returns what
- * open() returns (0/-errno); on failure why (why_len bytes, > 0) holds
- * the driver's reason, or strerror(-errno) when the driver gave none,
- * never "".  For the device's xenstore error node, which the toolstack
- * shows to the admin who has no access to the daemon's log.
- * cfg->why/why_len are ignored (the wrapper points them at why).
- * Control thread, as open().
+ * For a driver's open() that fails: log "who: reason" as an error, put
+ * the reason into cfg->why->msg, and return err (a -errno), so that a
+ * driver writes "return bk_store_fail(cfg, -EINVAL, ...)".  Preserves
+ * errno.
  */
-int bk_store_open(const struct bk_store_ops *ops, const struct bk_store_config *cfg,
-		  struct bk_store **out, struct bk_store_features *features,
-		  char *why, size_t why_len);
+int bk_store_fail(const struct bk_store_config *cfg, int err, const char *who,
+		  const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(4, 5);
+/*
+ * The same for an arg that is malformed (sets why->bad_arg; logs
+ * nothing: the caller's error line names the key).  Returns -EINVAL.
+ */
+int bk_store_bad_arg(const struct bk_store_config *cfg, const char *fmt, ...)
+	ATTRIBUTE_FORMAT_PRINTF(2, 3);
+
+/*
+ * Helpers for drivers whose arg is "SIZE[,OPTION...]" (memory, null).
+ * Splits arg, parses SIZE (bytes, or with a K/M/G/T suffix: powers of
+ * 1024) and checks every option word against known (NULL-terminated;
+ * a word may carry "=value", which the driver reads with
+ * bk_opt_get()).  0, or -EINVAL through bk_store_bad_arg() with the
+ * messages blkbackd.8 shows ("bad size ...", "unknown option ...").
+ * *opts points into arg (after the first comma) or is NULL.
+ */
+int bk_store_parse_sized(const struct bk_store_config *cfg, const char *driver,
+			 const char *const *known, uint64_t *size, const char **opts);
+/* Parse a size as above into bytes.  0 or -EINVAL. */
+int bk_parse_size(const char *s, uint64_t *out);
+/* True if the comma-separated list opts contains exactly word. */
+bool bk_opt_has(const char *opts, const char *word);
+/* Value of "key=value" in the comma-separated list, copied into buf;
+ * NULL if absent; "" when empty or longer than len - 1 bytes (never a
+ * silently truncated value: callers refuse "" as invalid). */
+const char *bk_opt_get(const char *opts, const char *key, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- */
+/* Opening stores.                                                    */
+/* ---------------------------------------------------------------- */
+
+/* The driver called name ("file", "memory", ...; wrappers too), or NULL. */
+const struct bk_store_driver *bk_store_lookup(const char *name);
+
+/*
+ * Open one layer: drv->open(cfg) with cfg->why pointed at why (cleared
+ * first; filled with strerror when the driver gave no reason, never "").
+ * The features are checked (size a multiple of 512, FUA and secure
+ * discard only with what they need) and kept.  0/-errno.
+ */
+int bk_store_open(const struct bk_store_driver *drv, const struct bk_store_config *cfg,
+		  struct bk_store **out, struct bk_store_why *why);
+/* Close one layer (not the ones below it).  s may be NULL. */
+void bk_store_close(struct bk_store *s);
+
+/* The layer's features, as probed at open.  Valid until close. */
+const struct bk_store_features *bk_store_features(const struct bk_store *s);
+/* The layer's driver name. */
+const char *bk_store_name(const struct bk_store *s);
+
+/*
+ * True once a FLUSH through any queue of s completed with an error
+ * other than -EOPNOTSUPP: acknowledged writes may not be durable, and
+ * the vbd must not answer OKAY again (Linux blkback fails the request;
+ * blkbackd fails the device: every later request is ERROR).  Sticky
+ * until close.  Any thread (acquire load).
+ */
+bool bk_store_failed(const struct bk_store *s);
+
+/* ---------------------------------------------------------------- */
+/* Stacks: what a vbd's "params" opens.                               */
+/* ---------------------------------------------------------------- */
+
+/*
+ * params, split: "DRIVER:ARG", libxl's "phy:", "aio:" and "raw:"
+ * prefixes for a file or block device, or a plain path (file).
+ */
+struct bk_params {
+	const struct bk_store_driver *driver;	/* never a wrapper */
+	char *arg;				/* malloc'd */
+};
+
+/* 0, -EINVAL (unknown driver; the message is in why) or -ENOMEM. */
+int bk_params_parse(const char *params, struct bk_params *out, struct bk_store_why *why);
+void bk_params_free(struct bk_params *p);
+
+struct bk_stack_config {
+	bool read_only;			/* mode=r */
+	bool writethrough;		/* cache=writethrough */
+	const char *record_path;	/* --record: stack "record" on the base */
+	bool volatile_cache;		/* --cache=volatile: then "volatile" on top */
+};
+
+/*
+ * Open params' driver and the wrappers c asks for: volatile(record(base)).
+ * check_only (at probe, as Linux blkback opens the backing before
+ * InitWait): open the base, check it has something to serve, close it,
+ * *top = NULL.  On failure why->msg is the whole line for the error
+ * node after "params: ", e.g. 'cannot open file store "/x": No such
+ * file or directory', 'bad size "abc" for driver memory (bytes, or with
+ * K/M/G/T)', 'file store "/x" is empty (0 bytes): nothing to serve',
+ * 'cannot stack the record store: ...'.  0/-errno.
+ */
+int bk_stack_open(const struct bk_params *p, const struct bk_stack_config *c,
+		  bool check_only, struct bk_store **top, struct bk_store_why *why);
+/* Close top and every layer below it.  top may be NULL. */
+void bk_stack_close(struct bk_store *top);
+/* power_cut of every layer, top first (blkcrash, SIGUSR2). */
+void bk_stack_power_cut(struct bk_store *top);
+
+/* ---------------------------------------------------------------- */
+/* Claims: one writer per backing.                                    */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Xen's block hotplug script refuses a backing another vbd uses unless
+ * every user has it read-only: two writers (or a writer and a reader
+ * with its own cache) corrupt a filesystem.  A vbd holds a claim on its
+ * backing from the moment it connects until its last request in flight
+ * has been answered after it disconnects; a vbd idling in InitWait holds
+ * none.  Keyed by the driver's identify(), so a file reached through a
+ * symlink is the same backing.  Control thread only.
+ */
+struct bk_claim {
+	struct bk_claim *next;
+	char id[96];
+	bool read_only;
+	bool draining;		/* disconnecting: released once drained */
+	const char *owner;	/* the vbd's name ("F/D"); outlives the claim */
+};
+
+struct bk_claims {
+	struct bk_claim *head;
+};
+
+/*
+ * May a vbd open p (read_only or not) now?  0 when no claim conflicts
+ * or the driver cannot identify the backing (its open says why);
+ * -EBUSY when a connected vbd holds it (*holder: that claim), or
+ * -EINPROGRESS when the holder is draining (wait for its release).
+ */
+int bk_claim_check(const struct bk_claims *reg, const struct bk_params *p,
+		   bool read_only, const struct bk_claim **holder);
+/* Take a claim (after bk_claim_check said 0).  NULL when the backing
+ * cannot be identified (nothing to hold) or out of memory. */
+struct bk_claim *bk_claim_take(struct bk_claims *reg, const struct bk_params *p,
+			       bool read_only, const char *owner);
+/* Release a claim; c may be NULL. */
+void bk_claim_release(struct bk_claims *reg, struct bk_claim *c);
+
+/* ---------------------------------------------------------------- */
+/* Queues and I/O (the checked dispatch).                             */
+/* ---------------------------------------------------------------- */
+
+/* A queue of depth >= depth for one thread.  0/-errno. */
+int bk_store_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_queue **out);
+/* Waits for everything in flight, then frees.  q may be NULL. */
+void bk_store_queue_close(struct bk_store_queue *q);
+/* Poll for POLLIN: completions are ready to reap.  Owned by the queue. */
+int bk_store_queue_fd(const struct bk_store_queue *q);
+
+/*
+ * Submit n I/Os; returns how many were accepted (>= 0: the caller
+ * submits the rest after a reap) or -errno if none.  Checked first, in
+ * order: an io that breaks the contract -- op unknown; READ/WRITE with
+ * len 0, offset or len not a multiple of 512, past the store's size or
+ * wrapping, iov not summing to len; WRITE or DISCARD on a read-only
+ * store; FUA where fua != BK_FUA_NATIVE; FLUSH where !can_flush;
+ * DISCARD where !can_discard; SECURE where !can_secure_discard -- ends
+ * the batch there: the ios before it are submitted, and when it is the
+ * first, the call returns -EINVAL (the caller fails that io) and logs
+ * the violation once per queue.  FLUSH covers every write completed
+ * before this call.
+ */
+int bk_store_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n);
+/*
+ * Hand back up to max completed I/Os into done[] without blocking.  The
+ * count (0 = none ready) or -errno.  After the fd polls readable, call
+ * again until it returns fewer than max.  A READ/WRITE whose driver
+ * reported a short count is handed back as -EIO; a FLUSH that failed
+ * (not -EOPNOTSUPP) makes bk_store_failed() true.
+ */
+int bk_store_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max);
+/*
+ * A cheap look, no system call: true when bk_store_reap() would find a
+ * completion now.  Same thread as reap.  Always false on a store that
+ * cannot tell (bk_store_can_poll() is false); wait on the fd there.
+ */
+bool bk_store_poll(struct bk_store_queue *q);
+bool bk_store_can_poll(const struct bk_store *s);
+/* I/Os submitted and not yet reaped. */
+unsigned int bk_store_inflight(const struct bk_store_queue *q);
 
 #endif /* BK_STORE_H */

@@ -107,11 +107,15 @@ enum bk_step {
 /* "drain", "flush", "read", "write", "write-fua", "discard", "end". */
 const char *bk_step_name(enum bk_step s);
 
-/* FUA, decided once per store at open (DESIGN.md). */
-enum bk_fua_mode {
-	BK_FUA_MODE_NONE = 0,	/* cannot make one write durable: FLUSH after it */
-	BK_FUA_MODE_EMULATED,	/* write, then fdatasync */
-	BK_FUA_MODE_NATIVE,	/* RWF_DSYNC on the write */
+/*
+ * FUA: how a store makes one write durable, probed once when it is
+ * opened (nbdkit's can_fua NONE/EMULATE/NATIVE).  The store reports it
+ * (bk_store_features.fua) and the vbd's features carry it unchanged.
+ */
+enum bk_fua {
+	BK_FUA_NONE = 0,	/* cannot make one write durable: FLUSH after it */
+	BK_FUA_EMULATED,	/* the store writes, then fdatasyncs */
+	BK_FUA_NATIVE,		/* RWF_DSYNC on the write (FUA on the device) */
 };
 
 /* The "flush-mode" knob: which of flush/barrier is advertised. */
@@ -153,7 +157,7 @@ struct bk_features {
 	unsigned int discard_alignment;	/* bytes */
 	bool writeback;			/* backing has a volatile cache; false:
 					 * flushes commit nothing (table) */
-	enum bk_fua_mode fua;
+	enum bk_fua fua;
 	bool ignore_flush;		/* --unsafe-ignore-flush: FLUSH is a no-op */
 };
 
