@@ -1,12 +1,21 @@
 /*
- * dataplane.c: one thread per ring queue (STYLE.md #6, #8, #9).
+ * dataplane.c: a queue's work (dataplane.h): its thread, from the event
+ * channel to the response.  Its life (create, stop, destroy) is queue.c's.
  *
- * Loop: consume the ring until empty, validate each private copy, plan
- * it (sync.c, the blkif_ops.h table), grant-copy write data in and submit
- * its host I/O at once; reap completions in batches, run each request's
+ * Loop: consume the ring until empty, validate each private copy, look
+ * its plan up (the blkif_ops.h table, built once per queue from its
+ * features by sync.c's planner), grant-copy write data in and submit its
+ * host I/O at once; reap completions in batches, run each request's
  * next step and push its response at once, notifying only when the ring
- * macros ask.  The only xenstore write from here is the withdrawal of a
- * feature after the host answered EOPNOTSUPP (through bk_dev_report).
+ * macros ask.  Nothing here touches xenstore: what the control plane
+ * must know goes into the queue's report box (report()).
+ *
+ * Requests: a fixed pool, one per ring slot (Linux blkback's
+ * pending_req), each with a 4096-aligned data buffer of max_segs pages
+ * and room for its indirect pages, all from one MAP_NORESERVE mapping
+ * (pages a small workload never touches cost nothing).  So "out of
+ * requests" cannot happen with a well-behaved frontend; it is counted
+ * (oo_req) if it does.
  *
  * Sleeping: before it sleeps, the thread polls the ring and the store's
  * completions for a short, adaptive window (include/pollwin.h, at most
@@ -35,99 +44,147 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "barrier.h"
 #include "log.h"
-#include "pollwin.h"
-#include "private.h"
-
-enum { EV_EVTCHN = 1, EV_STORE, EV_STOP };
-
-struct bk_queue {
-	struct bk_dev *dev;
-	unsigned int idx;
-	const char *name;		/* the device's "F/D" */
-	xenops_t *xops;
-	uint32_t domid;
-	struct bk_features *feat;
-	struct bk_trace *trace;
-
-	void *sring;
-	unsigned int nr_pages;
-	blkring_t *ring;
-	xenops_evtchn_t *evtchn;
-	uint32_t port;			/* local port */
-
-	const struct bk_store_ops *sops;
-	struct bk_store_queue *sq;
-
-	int epfd, stop_efd;
-	pthread_t thread;
-	bool started, stop_sent, joined;	/* control thread's */
-	bool finished;			/* atomic: the thread's last store */
-
-	struct blkreq_limits lim;
-	struct bk_pool pool;
-	unsigned int inflight;		/* consumed, not yet responded */
-	struct bk_req *drain_waiter;	/* a barrier waiting for inflight == 1 */
-	bool hold;			/* a barrier is in progress: do not consume */
-	bool broken;
-	bool stopping;
-	bool need_push;
-
-	struct bk_io **submit_q;	/* waiting for the store; pool.nr slots */
-	unsigned int submit_n;
-
-	unsigned int max_segs;		/* per request: 11, or the indirect maximum */
-	struct xenops_copy_seg *copy;	/* max_segs entries */
-	grant_ref_t *grefs;		/* max_segs entries, for mapping */
-	uint64_t map_threshold;		/* bytes; 0: always grant copy */
-
-	struct pollwin poll;		/* before sleeping; max --poll-max-us */
-
-	struct bk_stats stats;
-};
+#include "queue.h"
 
 static void req_advance(struct bk_queue *q, struct bk_req *req);
 static void queue_submit(struct bk_queue *q);
 static void queue_push(struct bk_queue *q);
 
-const struct bk_stats *
-bk_dataplane_stats(const struct bk_queue *q)
+/* ---------------------------------------------------------------- */
+/* Reports, plans and requests.                                       */
+/* ---------------------------------------------------------------- */
+
+/* Put an event into the report box and wake the control thread. */
+static void
+report(struct bk_queue *q, unsigned int event, unsigned int withdraw, const char *msg)
 {
-	return &q->stats;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&q->rep_lock);
+	q->rep.events |= event;
+	q->rep.withdraw |= withdraw;
+	if (msg)
+		snprintf(q->rep.msg, sizeof(q->rep.msg), "%s", msg);
+	pthread_mutex_unlock(&q->rep_lock);
+	/* an eventfd write fails only on counter overflow */
+	if (write(q->report_efd, &one, sizeof(one)) != sizeof(one))
+		log_error("vbd %s ring %u: cannot wake the control thread: %m", q->name, q->idx);
 }
+
+/* The blkif_ops.h table for our features, as data: one plan per
+ * (operation, with or without data).  At create, and after a
+ * withdrawal changed the features. */
+void
+bk_queue_plans_build(struct bk_queue *q)
+{
+	struct blkreq br;
+	unsigned int op, data;
+
+	memset(&br, 0, sizeof(br));
+	for (op = 0; op < PLAN_OPS; op++)
+		for (data = 0; data < 2; data++) {
+			struct bk_plan *p = &q->plans[op][data];
+
+			br.op = op;
+			br.nr_segments = data;
+			p->status = bk_plan_request(&q->feat, &br, p->steps);
+		}
+}
+
+static const struct bk_plan *
+plan_of(const struct bk_queue *q, const struct blkreq *br)
+{
+	static const struct bk_plan unknown = { .status = BLKIF_RSP_EOPNOTSUPP };
+
+	return br->op < PLAN_OPS ? &q->plans[br->op][br->nr_segments != 0] : &unknown;
+}
+
+/* NULL when every request is in flight (the caller counts oo_req). */
+static struct bk_req *
+req_get(struct bk_queue *q)
+{
+	struct bk_req *r = q->free;
+
+	if (!r)
+		return NULL;
+	q->free = r->next;
+	q->nr_free--;
+	r->next = NULL;
+	r->step = 0;
+	r->secure = false;
+	r->host[0] = '\0';
+	r->map = NULL;
+	return r;
+}
+
+static void
+req_put(struct bk_queue *q, struct bk_req *r)
+{
+	r->next = q->free;
+	q->free = r;
+	q->nr_free++;
+}
+
+/* ---------------------------------------------------------------- */
+/* A request's life.                                                  */
+/* ---------------------------------------------------------------- */
 
 /* Record a host action for the request's trace line (only when tracing). */
 static void
-host_append(struct bk_req *req, const char *action)
+host_append(struct bk_queue *q, struct bk_req *req, const char *action)
 {
 	size_t n;
 
-	if (!bk_tracing(req->q->trace))
+	if (!bk_tracing(q->trace))
 		return;
 	n = strlen(req->host);
-
 	snprintf(req->host + n, sizeof(req->host) - n, "%s%s", n ? "," : "", action);
 }
 
+static enum bk_step
+req_step(const struct bk_req *req)
+{
+	return req->plan->steps[req->step];
+}
+
 static bool
-plan_has(const struct bk_req *req, enum bk_step step)
+plan_has(const struct bk_plan *p, enum bk_step step)
 {
 	unsigned int i;
 
-	for (i = 0; i < BK_MAX_STEPS && req->plan[i] != BK_STEP_END; i++)
-		if (req->plan[i] == step)
+	for (i = 0; i < BK_MAX_STEPS && p->steps[i] != BK_STEP_END; i++)
+		if (p->steps[i] == step)
 			return true;
 	return false;
 }
 
 static bool
-plan_has_write(const struct bk_req *req)
+plan_has_write(const struct bk_plan *p)
 {
-	return plan_has(req, BK_STEP_WRITE) || plan_has(req, BK_STEP_WRITE_FUA);
+	return plan_has(p, BK_STEP_WRITE) || plan_has(p, BK_STEP_WRITE_FUA);
+}
+
+static void
+trace_response(struct bk_queue *q, struct bk_req *req, int16_t status, const char *reason)
+{
+	const struct blkreq *br = &req->br;
+	const char *op = blkreq_op_name(br->op);
+	char opn[8];
+
+	if (!strcmp(op, "unknown")) {	/* blkbackd.8: "opN" */
+		snprintf(opn, sizeof(opn), "op%u", br->op);
+		op = opn;
+	}
+	bk_trace(q->trace, q->name, q->idx,
+		 "op=%s id=%" PRIu64 " sector=%" PRIu64 " nr=%" PRIu64 " segs=%u fua=%d -> host=%s status=%d%s%s",
+		 op, br->id, br->sector, br->nr_sectors, br->nr_segments,
+		 req->plan ? plan_has(req->plan, BK_STEP_WRITE_FUA) : 0,
+		 req->host[0] ? req->host : "none", status,
+		 reason ? " reason=" : "", reason ? reason : "");
 }
 
 /* Queue the response; wake a draining barrier; free the request. */
@@ -135,7 +192,7 @@ static void
 complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *reason)
 {
 	const struct blkreq *br = &req->br;
-	bool was_barrier = req->plan[0] == BK_STEP_DRAIN;
+	bool was_barrier = req->plan && req->plan->steps[0] == BK_STEP_DRAIN;
 
 	/* An INDIRECT request is answered with its indirect_op (Linux
 	 * blkback's req_operation, which hardened blkfront checks). */
@@ -145,28 +202,14 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 		bk_stat_add(&q->stats, err_rsp, 1);
 	else if (status == BLKIF_RSP_EOPNOTSUPP)
 		bk_stat_add(&q->stats, eopnotsupp_rsp, 1);
-	if (bk_tracing(q->trace)) {
-		const char *op = blkreq_op_name(br->op);
-		char opn[8];
-
-		if (!strcmp(op, "unknown")) {	/* blkbackd.8: "opN" */
-			snprintf(opn, sizeof(opn), "op%u", br->op);
-			op = opn;
-		}
-		bk_trace(q->trace, q->name, q->idx,
-			 "op=%s id=%" PRIu64 " sector=%" PRIu64 " nr=%" PRIu64 " segs=%u fua=%d -> host=%s status=%d%s%s",
-			 op, br->id, br->sector, br->nr_sectors,
-			 br->nr_segments,
-			 plan_has(req, BK_STEP_WRITE_FUA),
-			 req->host[0] ? req->host : "none", status,
-			 reason ? " reason=" : "", reason ? reason : "");
-	}
+	if (bk_tracing(q->trace))
+		trace_response(q, req, status, reason);
 	if (req->map) {
 		xenops_unmap(q->xops, req->map, br->nr_segments);
 		req->map = NULL;
 	}
 	q->inflight--;
-	bk_pool_put(&q->pool, req);
+	req_put(q, req);
 
 	if (was_barrier && q->drain_waiter != req)
 		q->hold = false;
@@ -205,7 +248,7 @@ map_data(struct bk_queue *q, struct bk_req *req, bool writable)
 					(first << SECTOR_SHIFT);
 		req->iovs[i].iov_len = (last - first + 1) << SECTOR_SHIFT;
 	}
-	host_append(req, "map");
+	host_append(q, req, "map");
 	return 0;
 }
 
@@ -234,35 +277,73 @@ copy_data(struct bk_queue *q, struct bk_req *req, bool to_guest)
 	return xenops_grant_copy(q->xops, q->domid, to_guest, n, segs);
 }
 
+/* Fill req->io for the request's current step (READ/WRITE/...). */
 static void
-submit_add(struct bk_queue *q, struct bk_io *io)
+req_prepare_io(struct bk_req *req, enum bk_step step)
 {
-	q->submit_q[q->submit_n++] = io;
+	struct bk_io *io = &req->io;
+
+	memset(io, 0, sizeof(*io));
+	io->opaque = req;
+	switch (step) {
+	case BK_STEP_FLUSH:
+		io->op = BK_IO_FLUSH;
+		break;
+	case BK_STEP_READ:
+	case BK_STEP_WRITE:
+	case BK_STEP_WRITE_FUA:
+		io->op = step == BK_STEP_READ ? BK_IO_READ : BK_IO_WRITE;
+		io->flags = step == BK_STEP_WRITE_FUA ? BK_IO_FUA : 0;
+		io->offset = req->br.sector << SECTOR_SHIFT;
+		io->len = req->br.nr_sectors << SECTOR_SHIFT;
+		if (req->map) {
+			/* zero-copy: one iovec per segment of the mapped pages */
+			io->iov = req->iovs;
+			io->iovcnt = req->br.nr_segments;
+		} else {
+			req->iov.iov_base = req->buf;
+			req->iov.iov_len = io->len;
+			io->iov = &req->iov;
+			io->iovcnt = 1;
+		}
+		break;
+	case BK_STEP_DISCARD:
+		io->op = BK_IO_DISCARD;
+		io->flags = req->secure ? BK_IO_SECURE : 0;
+		io->offset = req->br.sector << SECTOR_SHIFT;
+		io->len = req->br.nr_sectors << SECTOR_SHIFT;
+		break;
+	default:
+		break;
+	}
 }
 
+/* The host refused op (EOPNOTSUPP): stop offering it (Linux blkback
+ * parity): our features and plans now, the feature node through the
+ * control thread. */
 static void
 withdraw(struct bk_queue *q, uint8_t op)
 {
-	const char *node;
+	unsigned int what;
 
 	switch (op) {
 	case BLKIF_OP_FLUSH_DISKCACHE:
-		/* paired with READ_ONCE in bk_plan_request */
-		WRITE_ONCE(q->feat->flush_cache, false);
-		node = "feature-flush-cache";
+		q->feat.flush_cache = false;
+		what = BK_WITHDRAW_FLUSH;
 		break;
 	case BLKIF_OP_WRITE_BARRIER:
-		WRITE_ONCE(q->feat->barrier, false);
-		node = "feature-barrier";
+		q->feat.barrier = false;
+		what = BK_WITHDRAW_BARRIER;
 		break;
 	case BLKIF_OP_DISCARD:
-		WRITE_ONCE(q->feat->discard, false);
-		node = "feature-discard";
+		q->feat.discard = false;
+		what = BK_WITHDRAW_DISCARD;
 		break;
 	default:
 		return;
 	}
-	bk_dev_report(q->dev, BK_REPORT_WITHDRAW, node, NULL);
+	bk_queue_plans_build(q);
+	report(q, BK_REPORT_WITHDRAW, what, NULL);
 }
 
 /* Run the request's steps from req->step until one needs the host. */
@@ -270,7 +351,7 @@ static void
 req_advance(struct bk_queue *q, struct bk_req *req)
 {
 	for (;;) {
-		enum bk_step step = req->plan[req->step];
+		enum bk_step step = req_step(req);
 
 		switch (step) {
 		case BK_STEP_END:
@@ -280,7 +361,7 @@ req_advance(struct bk_queue *q, struct bk_req *req)
 			q->hold = true;
 			bk_trace(q->trace, q->name, q->idx, "id=%" PRIu64 " host=drain inflight=%u",
 				 req->br.id, q->inflight - 1);
-			host_append(req, "drain");
+			host_append(q, req, "drain");
 			if (q->inflight > 1) {
 				q->drain_waiter = req;
 				return;
@@ -288,10 +369,10 @@ req_advance(struct bk_queue *q, struct bk_req *req)
 			req->step++;
 			continue;
 		case BK_STEP_FLUSH:
-			if (q->feat->ignore_flush) {
+			if (q->feat.ignore_flush) {
 				bk_trace(q->trace, q->name, q->idx,
 					 "id=%" PRIu64 " host=none(unsafe-ignore-flush)", req->br.id);
-				host_append(req, "none(unsafe-ignore-flush)");
+				host_append(q, req, "none(unsafe-ignore-flush)");
 				req->step++;
 				continue;
 			}
@@ -299,7 +380,7 @@ req_advance(struct bk_queue *q, struct bk_req *req)
 		default:
 			break;
 		}
-		bk_sync_prepare_io(req, step);
+		req_prepare_io(req, step);
 		bk_dbg(BK_DBG_IO, "vbd %s ring %u id %" PRIu64 ": issue %s", q->name, q->idx,
 		       req->br.id, bk_step_name(step));
 		if (bk_tracing(q->trace))
@@ -308,7 +389,7 @@ req_advance(struct bk_queue *q, struct bk_req *req)
 				 req->br.id, bk_step_name(step),
 				 step == BK_STEP_FLUSH ? 0 : req->br.sector,
 				 step == BK_STEP_FLUSH ? 0 : req->br.nr_sectors);
-		submit_add(q, &req->io);
+		q->submit_q[q->submit_n++] = &req->io;
 		return;
 	}
 }
@@ -317,25 +398,28 @@ static void
 io_done(struct bk_queue *q, struct bk_io *io)
 {
 	struct bk_req *req = io->opaque;
-	enum bk_step step = req->plan[req->step];
+	enum bk_step step = req_step(req);
 	int16_t status;
 
-	host_append(req, io->host_action ? io->host_action : "?");
+	host_append(q, req, io->host_action ? io->host_action : "?");
 	if (bk_tracing(q->trace))
 		bk_trace(q->trace, q->name, q->idx, "id=%" PRIu64 " host=%s result=%" PRId64,
 			 req->br.id, io->host_action ? io->host_action : "?", io->result);
 	if (io->result < 0) {
-		status = bk_sync_status(step, io->result);
+		status = bk_step_status(step, io->result);
 		if (status == BLKIF_RSP_EOPNOTSUPP) {
 			withdraw(q, req->br.op);
 		} else if (step == BK_STEP_FLUSH) {
 			char msg[160];
 
+			/* the store now says bk_store_failed(): every queue of
+			 * this vbd answers ERROR from here on (dispatch) */
 			snprintf(msg, sizeof(msg), "%s failed: %s; device failed, "
 				 "acknowledged writes may not be durable",
 				 io->host_action ? io->host_action : "flush",
 				 strerror((int)-io->result));
-			bk_dev_report(q->dev, BK_REPORT_FAILED, NULL, msg);
+			q->failed = true;
+			report(q, BK_REPORT_FAILED, 0, msg);
 		}
 		complete(q, req, status, "host error");
 		return;
@@ -377,33 +461,8 @@ fetch_indirect(struct bk_queue *q, struct bk_req *req, const char **reason)
 }
 
 static void
-dispatch(struct bk_queue *q, struct bk_req *req)
+count_request(struct bk_queue *q, const struct blkreq *br)
 {
-	struct blkreq *br = &req->br;
-	const char *reason = NULL;
-	bool needs_indirect = false;
-	int status;
-
-	q->inflight++;
-	req->plan[0] = BK_STEP_END;
-	if (unlikely(bk_dev_failed(q->dev))) {
-		complete(q, req, BLKIF_RSP_ERROR, "device failed");
-		return;
-	}
-	status = blkreq_validate(br, &q->lim, &needs_indirect, &reason);
-	if (status == BLKIF_RSP_OKAY && needs_indirect)
-		status = fetch_indirect(q, req, &reason);
-	if (status != BLKIF_RSP_OKAY) {
-		bk_dbg(BK_DBG_RING, "vbd %s ring %u id %" PRIu64 ": %s", q->name, q->idx,
-		       br->id, reason ? reason : "invalid");
-		complete(q, req, status, reason ? reason : "invalid");
-		return;
-	}
-	status = bk_plan_request(q->feat, br, req->plan);
-	if (status != BLKIF_RSP_OKAY) {
-		complete(q, req, status, "not offered");
-		return;
-	}
 	switch (br->op) {
 	case BLKIF_OP_READ:
 		bk_stat_add(&q->stats, rd_req, 1);
@@ -424,23 +483,61 @@ dispatch(struct bk_queue *q, struct bk_req *req)
 	case BLKIF_OP_DISCARD:
 		bk_stat_add(&q->stats, discard_req, 1);
 		bk_stat_add(&q->stats, discard_sect, br->nr_sectors);
-		/* SECURE without discard-secure=1 is a plain discard (blkif.h) */
-		req->secure = br->discard_secure && q->feat->discard_secure;
 		break;
 	}
+}
+
+static void
+dispatch(struct bk_queue *q, struct bk_req *req)
+{
+	struct blkreq *br = &req->br;
+	const char *reason = NULL;
+	bool needs_indirect = false;
+	int status;
+
+	q->inflight++;
+	req->plan = NULL;
+	/* a flush failed: here, on another queue of the store (C15), or
+	 * before the vbd reconnected */
+	if (unlikely(q->failed || bk_store_failed(q->store))) {
+		complete(q, req, BLKIF_RSP_ERROR, "device failed");
+		return;
+	}
+	status = blkreq_validate(br, &q->lim, &needs_indirect, &reason);
+	if (status == BLKIF_RSP_OKAY && needs_indirect)
+		status = fetch_indirect(q, req, &reason);
+	if (status != BLKIF_RSP_OKAY) {
+		bk_dbg(BK_DBG_RING, "vbd %s ring %u id %" PRIu64 ": %s", q->name, q->idx,
+		       br->id, reason ? reason : "invalid");
+		complete(q, req, status, reason ? reason : "invalid");
+		return;
+	}
+	req->plan = plan_of(q, br);
+	if (req->plan->status != BLKIF_RSP_OKAY) {
+		complete(q, req, req->plan->status, "not offered");
+		return;
+	}
+	count_request(q, br);
+	/* SECURE without discard-secure=1 is a plain discard (blkif.h) */
+	if (br->op == BLKIF_OP_DISCARD)
+		req->secure = br->discard_secure && q->feat.discard_secure;
 	if (q->map_threshold && br->nr_segments &&
-	    (br->op == BLKIF_OP_READ || plan_has_write(req)) &&
+	    (br->op == BLKIF_OP_READ || plan_has_write(req->plan)) &&
 	    (br->nr_sectors << SECTOR_SHIFT) >= q->map_threshold) {
 		if (map_data(q, req, br->op == BLKIF_OP_READ) < 0) {
 			complete(q, req, BLKIF_RSP_ERROR, "cannot map the guest's grants");
 			return;
 		}
-	} else if (plan_has_write(req) && copy_data(q, req, false) < 0) {
+	} else if (plan_has_write(req->plan) && copy_data(q, req, false) < 0) {
 		complete(q, req, BLKIF_RSP_ERROR, "grant copy from guest failed");
 		return;
 	}
 	req_advance(q, req);
 }
+
+/* ---------------------------------------------------------------- */
+/* The queue thread.                                                  */
+/* ---------------------------------------------------------------- */
 
 static void
 queue_broken(struct bk_queue *q)
@@ -452,14 +549,14 @@ queue_broken(struct bk_queue *q)
 		 "the ring size (%u) past our responses; ring stopped",
 		 q->idx, blkring_size(q->ring));
 	bk_trace(q->trace, q->name, q->idx, "ring=broken");
-	bk_dev_report(q->dev, BK_REPORT_BROKEN_RING, NULL, msg);
+	report(q, BK_REPORT_BROKEN_RING, 0, msg);
 }
 
 static void
 queue_consume(struct bk_queue *q)
 {
 	while (!q->hold && !q->broken && !q->stopping) {
-		struct bk_req *req = bk_pool_get(&q->pool);
+		struct bk_req *req = req_get(q);
 		int rc;
 
 		if (!req) {
@@ -469,7 +566,6 @@ queue_consume(struct bk_queue *q)
 		}
 		rc = blkring_back_get_request(q->ring, &req->br);
 		if (rc == 1) {
-			req->q = q;
 			dispatch(q, req);
 			/* Submit each request as soon as it is planned (Linux
 			 * blkback plugs per request too): batching a whole
@@ -478,10 +574,10 @@ queue_consume(struct bk_queue *q)
 			queue_submit(q);
 			continue;
 		}
-		bk_pool_put(&q->pool, req);
+		req_put(q, req);
 		if (rc < 0)
 			queue_broken(q);
-		return;		/* empty: queue_main arms req_event before sleeping */
+		return;		/* empty: bk_queue_main arms req_event before sleeping */
 	}
 }
 
@@ -489,7 +585,7 @@ static void
 queue_submit(struct bk_queue *q)
 {
 	while (q->submit_n) {
-		int rc = q->sops->submit(q->sq, q->submit_q, q->submit_n);
+		int rc = bk_store_submit(q->sq, q->submit_q, q->submit_n);
 
 		if (rc == -EAGAIN || rc == 0)
 			return;	/* the store is full: retried after a reap */
@@ -515,7 +611,7 @@ queue_reap(struct bk_queue *q)
 
 	/* fewer than asked: nothing else is ready (store.h reap contract) */
 	do {
-		n = q->sops->reap(q->sq, done, ARRAY_SIZE(done));
+		n = bk_store_reap(q->sq, done, ARRAY_SIZE(done));
 		for (i = 0; i < n; i++) {
 			io_done(q, done[i]);
 			/* Answer each at once, as Linux blkback's make_response
@@ -557,7 +653,7 @@ queue_evtchn(struct bk_queue *q)
 static bool
 queue_can_consume(const struct bk_queue *q)
 {
-	return !q->hold && !q->broken && !q->stopping && q->pool.nr_free;
+	return !q->hold && !q->broken && !q->stopping && q->nr_free;
 }
 
 /* A request to consume, or a completion to reap (no system calls). */
@@ -567,7 +663,7 @@ queue_ready(void *opaque)
 	struct bk_queue *q = opaque;
 
 	return (queue_can_consume(q) && blkring_back_peek(q->ring)) ||
-	       (q->inflight && q->sops->poll(q->sq));
+	       (q->inflight && bk_store_poll(q->sq));
 }
 
 /*
@@ -577,19 +673,19 @@ queue_ready(void *opaque)
 static bool
 queue_poll(struct bk_queue *q, uint64_t start)
 {
-	/* A store without a poll op tells of completions only through its
-	 * fd: spinning on the ring alone would delay them. */
-	if (q->inflight && !q->sops->poll)
+	/* A store that cannot be polled tells of completions only through
+	 * its fd: spinning on the ring alone would delay them. */
+	if (q->inflight && !q->store_polls)
 		return false;
 	if (!pollwin_spin(&q->poll, start, queue_ready, q))
 		return false;
-	if (q->inflight && q->sops->poll(q->sq))
+	if (q->inflight && bk_store_poll(q->sq))
 		queue_reap(q);
 	return true;
 }
 
-static void *
-queue_main(void *opaque)
+void *
+bk_queue_main(void *opaque)
 {
 	struct bk_queue *q = opaque;
 	struct epoll_event evs[4];
@@ -652,191 +748,7 @@ queue_main(void *opaque)
 	 * thread did to the ring and the store happens before the control
 	 * thread tears them down */
 	smp_store_release(&q->finished, true);
-	bk_dev_report(q->dev, BK_REPORT_DRAINED, NULL, NULL);
+	report(q, BK_REPORT_DRAINED, 0, NULL);
 	return NULL;
 }
 
-static int
-epoll_add(int epfd, int fd, uint32_t tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-struct bk_queue *
-bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_config *rc,
-		    const char **why, const char **key)
-{
-	struct bk_daemon *d = bk_dev_daemon(dev);
-	struct bk_queue *q;
-	unsigned int size;
-	int err, port;
-
-	q = calloc(1, sizeof(*q));
-	if (!q) {
-		*why = "out of memory";
-		errno = ENOMEM;
-		return NULL;
-	}
-	q->dev = dev;
-	q->idx = idx;
-	q->name = bk_dev_name(dev);
-	q->xops = d->xops;
-	q->domid = bk_dev_frontend_id(dev);
-	q->feat = bk_dev_features(dev);
-	q->trace = d->trace;
-	q->sops = bk_dev_store_ops(dev);
-	q->epfd = q->stop_efd = -1;
-	q->nr_pages = rc->nr_pages;
-
-	q->sring = xenops_map_grefs(q->xops, q->domid, rc->nr_pages, rc->refs, true);
-	if (!q->sring) {
-		err = errno;
-		*why = "cannot map the ring pages";
-		*key = "ring-ref";
-		goto fail;
-	}
-	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
-	if (!q->ring) {
-		err = errno;
-		*why = err == EIO ? "the ring's req_prod is more than the ring size past rsp_prod" :
-				    "cannot attach the ring";
-		*key = "ring-ref";
-		goto fail;
-	}
-	size = blkring_size(q->ring);
-	q->max_segs = d->opt.max_indirect > BLKIF_MAX_SEGMENTS_PER_REQUEST ?
-		      d->opt.max_indirect : BLKIF_MAX_SEGMENTS_PER_REQUEST;
-	q->map_threshold = d->opt.map_threshold;
-	pollwin_init(&q->poll, d->opt.poll_max_us);
-	q->copy = calloc(q->max_segs, sizeof(*q->copy));
-	q->grefs = calloc(q->max_segs, sizeof(*q->grefs));
-	err = q->copy && q->grefs ? 0 : ENOMEM;
-	if (!err)
-		err = -bk_pool_init(&q->pool, size, q->max_segs,
-				    (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
-				    BLKRING_SEGS_PER_INDIRECT_PAGE);
-	if (err) {
-		*why = "cannot allocate the request pool";
-		goto fail;
-	}
-	q->submit_q = calloc(size, sizeof(*q->submit_q));
-	if (!q->submit_q) {
-		err = ENOMEM;
-		*why = "out of memory";
-		goto fail;
-	}
-	err = -q->sops->queue_open(bk_dev_store(dev), size, &q->sq);
-	if (err) {
-		*why = "cannot open a queue on the backing store";
-		goto fail;
-	}
-	q->evtchn = xenops_evtchn_open(q->xops);
-	if (!q->evtchn) {
-		err = errno;
-		*why = "cannot open an event channel handle";
-		goto fail;
-	}
-	port = xenops_evtchn_bind_interdomain(q->evtchn, q->domid, rc->evtchn);
-	if (port < 0) {
-		err = -port;
-		*why = "cannot bind the event channel";
-		*key = "event-channel";
-		goto fail;
-	}
-	q->port = port;
-	q->epfd = epoll_create1(EPOLL_CLOEXEC);
-	q->stop_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (q->epfd < 0 || q->stop_efd < 0) {
-		err = errno;
-		*why = "cannot create the queue's epoll/eventfd";
-		goto fail;
-	}
-	if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN)) ||
-	    (err = -epoll_add(q->epfd, q->sops->queue_fd(q->sq), EV_STORE)) ||
-	    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP))) {
-		*why = "cannot set up the queue's epoll";
-		goto fail;
-	}
-	q->lim.sectors = q->feat->sectors;
-	q->lim.sector_size = q->feat->sector_size;
-	q->lim.read_only = q->feat->read_only;
-	q->lim.max_indirect_segments = d->opt.max_indirect;
-	/* A read-only vbd answers DISCARD with ERROR, not EOPNOTSUPP (C07;
-	 * Linux blkback's failed xen_vbd_translate), so libblkring sees it. */
-	q->lim.discard = q->feat->discard || q->feat->read_only;
-	bk_dbg(BK_DBG_XENBUS, "vbd %s ring %u: %u pages, %u entries, port %u", q->name,
-	       idx, rc->nr_pages, size, q->port);
-	return q;
-fail:
-	bk_dataplane_destroy(q);
-	errno = err ? err : EIO;
-	return NULL;
-}
-
-int
-bk_dataplane_start(struct bk_queue *q)
-{
-	int rc = pthread_create(&q->thread, NULL, queue_main, q);
-
-	if (rc)
-		return -rc;
-	q->started = true;
-	return 0;
-}
-
-void
-bk_dataplane_stop(struct bk_queue *q)
-{
-	uint64_t one = 1;
-
-	if (!q->started || q->stop_sent)
-		return;
-	/* an eventfd write fails only on counter overflow: never here */
-	if (write(q->stop_efd, &one, sizeof(one)) != sizeof(one))
-		log_error("vbd %s ring %u: cannot signal stop: %m", q->name, q->idx);
-	q->stop_sent = true;
-}
-
-bool
-bk_dataplane_stopped(const struct bk_queue *q)
-{
-	/* paired with the release at the end of queue_main */
-	return !q->started || smp_load_acquire(&q->finished);
-}
-
-void
-bk_dataplane_join(struct bk_queue *q)
-{
-	if (!q->started || q->joined)
-		return;
-	bk_dataplane_stop(q);
-	pthread_join(q->thread, NULL);
-	q->joined = true;
-}
-
-void
-bk_dataplane_destroy(struct bk_queue *q)
-{
-	if (!q)
-		return;
-	bk_dataplane_join(q);
-	if (q->evtchn)
-		xenops_evtchn_close(q->evtchn);
-	if (q->sq)
-		q->sops->queue_close(q->sq);
-	if (q->epfd >= 0)
-		close(q->epfd);
-	if (q->stop_efd >= 0)
-		close(q->stop_efd);
-	free(q->submit_q);
-	free(q->copy);
-	free(q->grefs);
-	bk_pool_fini(&q->pool);
-	if (q->ring)
-		blkring_free(q->ring);
-	if (q->sring)
-		xenops_unmap(q->xops, q->sring, q->nr_pages);
-	free(q);
-}

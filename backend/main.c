@@ -22,8 +22,8 @@
 #include <xenstore.h>
 
 #include "log.h"
-#include "private.h"
-#include "store-util.h"
+#include "vbd.h"
+#include "xbus.h"
 
 /* real Xen: one backend daemon per domain */
 #ifndef BLKBACKD_LOCK_FILE
@@ -239,287 +239,352 @@ xs_alive(struct xs_handle *xs)
 	return errno == ENOENT || errno == EACCES || errno == EPERM;
 }
 
-int
-main(int argc, char **argv)
+/* Everything main() sets up, for its helpers below. */
+struct run {
+	struct bk_daemon d;
+	bool foreground;
+	const char *pidfile, *trace_path;
+	unsigned int stats_secs;
+	sigset_t sigs;			/* blocked in every thread; read from sfd */
+	int sfd, tfd, lockfd;
+};
+
+/*
+ * The command line into r.  0 to go on, 1 to exit 0 at once (--help,
+ * --version), -1 to exit 1 (after a message).
+ */
+static int
+parse_options(int argc, char **argv, struct run *r)
 {
-	struct bk_daemon d = {
-		.opt = {
-			.max_queues = 4,
-			.max_ring_order = BLKRING_MAX_PAGE_ORDER,
-			.max_indirect = 16,
-			.map_threshold = 65536,
-			.poll_max_us = 50,
-		},
-		.report_efd = -1,
-	};
-	bool foreground = false, transport_set = false;
-	const char *pidfile = NULL, *trace_path = NULL;
-	unsigned int stats_secs = 0;
-	struct xenops_config xc = { 0 };
-	sigset_t sigs;
-	int sfd = -1, tfd = -1, lockfd = -1, c, rc = 1;
-	bool stop = false;
+	struct bk_options *o = &r->d.opt;
+	bool transport_set = false;
+	int c;
 
-	/* Every thread inherits the blocked set; the loop reads a signalfd.
-	 * Blocked first thing: a SIGUSR1 (default action: terminate) sent
-	 * by a supervisor while we parse options must wait, not kill us. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGUSR1);
-	sigaddset(&sigs, SIGUSR2);
-	sigaddset(&sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	log_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "fvP:D:hV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			foreground = true;
+			r->foreground = true;
 			break;
 		case 'v':
 			log_verbose = true;
 			break;
 		case 'P':
-			pidfile = optarg;
+			r->pidfile = optarg;
 			break;
 		case 'D':
 			if (log_parse_debug_mask(optarg, &log_debug_mask) < 0) {
 				log_error("--debug-mask: cannot parse \"%s\"", optarg);
-				return 1;
+				return -1;
 			}
 			break;
 		case OPT_TRANSPORT:
-			if (xenops_transport_parse(optarg, &d.opt.transport) < 0) {
+			if (xenops_transport_parse(optarg, &o->transport) < 0) {
 				log_error("--transport: \"%s\" is neither xen nor sim", optarg);
-				return 1;
+				return -1;
 			}
 			transport_set = true;
 			break;
 		case OPT_SIM_DIR:
-			d.opt.sim_dir = optarg;
+			o->sim_dir = optarg;
 			break;
 		case OPT_TRACE:
-			trace_path = optarg;
+			r->trace_path = optarg;
 			break;
 		case OPT_STATS:
-			stats_secs = 10;
-			if (optarg && (parse_uint(optarg, 86400, &stats_secs) < 0 || !stats_secs)) {
+			r->stats_secs = 10;
+			if (optarg && (parse_uint(optarg, 86400, &r->stats_secs) < 0 ||
+				       !r->stats_secs)) {
 				log_error("--stats: \"%s\" is not a number of seconds (1..86400)", optarg);
-				return 1;
+				return -1;
 			}
 			break;
 		case OPT_UNSAFE_IGNORE_FLUSH:
-			d.opt.ignore_flush = true;
+			o->ignore_flush = true;
 			break;
 		case OPT_MAX_QUEUES:
-			if (parse_uint(optarg, 16, &d.opt.max_queues) < 0 || !d.opt.max_queues) {
-				log_error("--max-queues: \"%s\" is not in 1..16", optarg);
-				return 1;
+			if (parse_uint(optarg, BK_MAX_QUEUES, &o->max_queues) < 0 || !o->max_queues) {
+				log_error("--max-queues: \"%s\" is not in 1..%u", optarg, BK_MAX_QUEUES);
+				return -1;
 			}
 			break;
 		case OPT_MAX_RING_ORDER:
-			if (parse_uint(optarg, BLKRING_MAX_PAGE_ORDER, &d.opt.max_ring_order) < 0) {
+			if (parse_uint(optarg, BLKRING_MAX_PAGE_ORDER, &o->max_ring_order) < 0) {
 				log_error("--max-ring-page-order: \"%s\" is not in 0..%u", optarg,
 					  BLKRING_MAX_PAGE_ORDER);
-				return 1;
+				return -1;
 			}
 			break;
 		case OPT_MAX_INDIRECT:
-			if (parse_uint(optarg, BLKRING_MAX_INDIRECT_SEGMENTS, &d.opt.max_indirect) < 0) {
+			if (parse_uint(optarg, BLKRING_MAX_INDIRECT_SEGMENTS, &o->max_indirect) < 0) {
 				log_error("--max-indirect-segments: \"%s\" is not in 0..%u", optarg,
 					  BLKRING_MAX_INDIRECT_SEGMENTS);
-				return 1;
+				return -1;
 			}
 			break;
 		case OPT_MAP_THRESHOLD:
-			if (bk_parse_size(optarg, &d.opt.map_threshold) < 0) {
+			if (bk_parse_size(optarg, &o->map_threshold) < 0) {
 				log_error("--map-threshold: \"%s\" is not a size in bytes", optarg);
-				return 1;
+				return -1;
 			}
 			break;
 		case OPT_POLL_MAX_US:
-			if (parse_uint(optarg, 1000000, &d.opt.poll_max_us) < 0) {
+			if (parse_uint(optarg, 1000000, &o->poll_max_us) < 0) {
 				log_error("--poll-max-us: \"%s\" is not 0..1000000", optarg);
-				return 1;
+				return -1;
 			}
 			break;
 		case OPT_RECORD:
-			d.opt.record_path = optarg;
+			o->record_path = optarg;
 			break;
 		case OPT_CACHE:
 			if (strcmp(optarg, "volatile")) {
 				log_error("--cache: only \"volatile\" is known (per-device write "
 					  "caching is the xenstore key \"cache\")");
-				return 1;
+				return -1;
 			}
-			d.opt.volatile_cache = true;
+			o->volatile_cache = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return 1;
 		case 'V':
 			printf("blkbackd %s\n", PACKAGE_VERSION);
-			return 0;
+			return 1;
 		default:
 			usage(stderr);
-			return 1;
+			return -1;
 		}
 	}
 	if (optind < argc) {
 		log_error("unexpected argument \"%s\"", argv[optind]);
 		usage(stderr);
-		return 1;
+		return -1;
 	}
-	if (!transport_set && xenops_transport_default(&d.opt.transport) < 0) {
+	if (!transport_set && xenops_transport_default(&o->transport) < 0) {
 		log_error("no Xen here (/dev/xen/evtchn missing); use --transport=sim with a "
 			  "running xensim");
-		return 1;
+		return -1;
 	}
-	if (d.opt.record_path && check_record_dir(d.opt.record_path) < 0)
-		return 1;
-	if (d.opt.ignore_flush)
+	if (o->record_path && check_record_dir(o->record_path) < 0)
+		return -1;
+	if (o->ignore_flush)
 		log_error("WARNING: --unsafe-ignore-flush: flushes and barriers are "
 			  "ACKNOWLEDGED WITHOUT FLUSHING; guest data WILL be lost on a "
 			  "power cut.  Test mode for blkcrash only.");
+	return 0;
+}
 
-	if (!foreground) {
+/*
+ * Daemonize, open the hypervisor and xenstore, take the instance lock,
+ * the trace, the signal, report and timer fds, the watches and the
+ * pidfile.  0, or -1 after logging (teardown() undoes what was done).
+ */
+static int
+setup(struct run *r)
+{
+	struct bk_daemon *d = &r->d;
+	struct xenops_config xc = {
+		.transport = d->opt.transport,
+		.sim_dir = d->opt.sim_dir,
+		.domid = 0,
+	};
+	const char *xsp;
+
+	if (!r->foreground) {
 		if (daemon(0, 0) < 0) {
 			log_error("daemon: %m");
-			return 1;
+			return -1;
 		}
 		log_open_syslog();
 	}
-
-	xc.transport = d.opt.transport;
-	xc.sim_dir = d.opt.sim_dir;
-	xc.domid = 0;
-	d.xops = xenops_open(&xc);
-	if (!d.xops) {
+	d->xops = xenops_open(&xc);
+	if (!d->xops) {
 		log_error("cannot open the %s transport: %m",
-			  d.opt.transport == XENOPS_SIM ? "sim" : "xen");
-		return 1;
+			  d->opt.transport == XENOPS_SIM ? "sim" : "xen");
+		return -1;
 	}
-	if (d.opt.transport == XENOPS_SIM && !getenv("XENSTORED_PATH")) {
-		const char *p = xenops_xenstore_path(d.xops);
-
-		if (p)
-			setenv("XENSTORED_PATH", p, 1);
-	}
-	lockfd = take_instance_lock(d.opt.transport, xenops_self_domid(d.xops));
-	if (lockfd < 0)
-		goto out;
-	d.xs = xs_open(0);
-	if (!d.xs) {
+	d->self = xenops_self_domid(d->xops);
+	/* the simulator's xenstore, unless the environment names one
+	 * (exported as XENSTORED_PATH, which the instance lock uses too) */
+	xsp = d->opt.transport == XENOPS_SIM && !getenv("XENSTORED_PATH") ?
+	      xenops_xenstore_path(d->xops) : NULL;
+	d->xs = xbus_open(xsp);
+	if (!d->xs) {
 		log_error("cannot connect to xenstore%s%s: %m",
 			  getenv("XENSTORED_PATH") ? " at " : "",
 			  getenv("XENSTORED_PATH") ? getenv("XENSTORED_PATH") : "");
-		goto out;
+		return -1;
 	}
-	d.self = xenops_self_domid(d.xops);
-	if (trace_path) {
-		d.trace = bk_trace_open(trace_path);
-		if (!d.trace)
-			goto out;
+	r->lockfd = take_instance_lock(d->opt.transport, d->self);
+	if (r->lockfd < 0)
+		return -1;
+	if (r->trace_path) {
+		d->trace = bk_trace_open(r->trace_path);
+		if (!d->trace)
+			return -1;
 	}
-	d.report_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (d.report_efd < 0 || sfd < 0) {
+	d->report_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	r->sfd = signalfd(-1, &r->sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->report_efd < 0 || r->sfd < 0) {
 		log_error("eventfd/signalfd: %m");
-		goto out;
+		return -1;
 	}
-	if (stats_secs) {
+	if (r->stats_secs) {
 		struct itimerspec its = {
-			.it_interval = { .tv_sec = stats_secs },
-			.it_value = { .tv_sec = stats_secs },
+			.it_interval = { .tv_sec = r->stats_secs },
+			.it_value = { .tv_sec = r->stats_secs },
 		};
 
-		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+		r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (r->tfd < 0 || timerfd_settime(r->tfd, 0, &its, NULL) < 0) {
 			log_error("timerfd: %m");
-			goto out;
+			return -1;
 		}
 	}
-	if (bk_xenbus_init(&d) < 0)
-		goto out;
-	if (pidfile && write_pidfile(pidfile) < 0)
-		goto out;
-	log_info("serving %s as domain %u (%s transport)", d.vbd_root, d.self,
-		 d.opt.transport == XENOPS_SIM ? "sim" : "xen");
+	if (bk_xenbus_init(d) < 0)
+		return -1;
+	if (r->pidfile && write_pidfile(r->pidfile) < 0)
+		return -1;
+	log_info("serving %s as domain %u (%s transport)", d->vbd_root, d->self,
+		 d->opt.transport == XENOPS_SIM ? "sim" : "xen");
+	return 0;
+}
 
-	while (!stop) {
+/* The signals the loop has read; true to stop. */
+static bool
+handle_signals(struct run *r)
+{
+	struct signalfd_siginfo si;
+	bool stop = false;
+
+	while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGUSR1:
+			bk_xenbus_log_stats(&r->d);
+			break;
+		case SIGUSR2:
+			log_info("SIGUSR2: simulated power cut");
+			bk_xenbus_power_cut(&r->d);
+			/* no drain, no responses: as if the power went */
+			_exit(0);
+		case SIGHUP:
+			break;
+		default:
+			log_info("signal %d: draining and closing every device", (int)si.ssi_signo);
+			stop = true;
+		}
+	}
+	return stop;
+}
+
+/*
+ * The control thread's loop: xenstore watches, the queues' reports,
+ * the statistics timer and signals.  Returns the exit status: 0 after a
+ * signal asked us to stop, 1 when xenstore went away or poll failed.
+ */
+static int
+loop(struct run *r)
+{
+	struct bk_daemon *d = &r->d;
+
+	for (;;) {
 		struct pollfd pfd[4] = {
-			{ .fd = xs_fileno(d.xs), .events = POLLIN },
-			{ .fd = sfd, .events = POLLIN },
-			{ .fd = d.report_efd, .events = POLLIN },
-			{ .fd = tfd, .events = POLLIN },
+			{ .fd = xs_fileno(d->xs), .events = POLLIN },
+			{ .fd = r->sfd, .events = POLLIN },
+			{ .fd = d->report_efd, .events = POLLIN },
+			{ .fd = r->tfd, .events = POLLIN },
 		};
-
-		int n = poll(pfd, tfd >= 0 ? 4 : 3, XS_PING_MS);
+		int n = poll(pfd, r->tfd >= 0 ? 4 : 3, XS_PING_MS);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("poll: %m");
-			break;
+			return 1;
 		}
-		if ((pfd[0].revents & (POLLERR | POLLHUP)) || (n == 0 && !xs_alive(d.xs))) {
+		if ((pfd[0].revents & (POLLERR | POLLHUP)) || (n == 0 && !xs_alive(d->xs))) {
 			log_error("lost the connection to xenstore (%s): draining every "
 				  "device and exiting", getenv("XENSTORED_PATH") ?
 				  getenv("XENSTORED_PATH") : "xenstored");
-			break;
+			return 1;
 		}
 		if (pfd[0].revents & POLLIN)
-			bk_xenbus_handle_watches(&d);
+			bk_xenbus_handle_watches(d);
 		if (pfd[2].revents & POLLIN)
-			bk_xenbus_handle_reports(&d);
-		if (tfd >= 0 && (pfd[3].revents & POLLIN)) {
+			bk_xenbus_handle_reports(d);
+		if (r->tfd >= 0 && (pfd[3].revents & POLLIN)) {
 			uint64_t v;
 
-			if (read(tfd, &v, sizeof(v)) > 0)
-				bk_xenbus_log_stats(&d);
+			if (read(r->tfd, &v, sizeof(v)) > 0)
+				bk_xenbus_log_stats(d);
 		}
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				switch (si.ssi_signo) {
-				case SIGUSR1:
-					bk_xenbus_log_stats(&d);
-					break;
-				case SIGUSR2:
-					log_info("SIGUSR2: simulated power cut");
-					bk_xenbus_power_cut(&d);
-					/* no drain, no responses: as if the power went */
-					_exit(0);
-				case SIGHUP:
-					break;
-				default:
-					log_info("signal %d: draining and closing every device",
-						 (int)si.ssi_signo);
-					stop = true;
-				}
-			}
-		}
+		if ((pfd[1].revents & POLLIN) && handle_signals(r))
+			return 0;
 	}
-	rc = stop ? 0 : 1;
-	bk_xenbus_shutdown(&d);	/* logs each device's final counters */
-out:
-	if (tfd >= 0)
-		close(tfd);
-	if (sfd >= 0)
-		close(sfd);
-	if (d.report_efd >= 0)
-		close(d.report_efd);
-	bk_trace_close(d.trace);
-	if (d.xs)
-		xs_close(d.xs);
-	if (d.xops)
-		xenops_close(d.xops);
-	if (pidfile && rc == 0)
-		unlink(pidfile);
-	if (lockfd >= 0)
-		close(lockfd);	/* releases the instance lock */
+}
+
+/* Release what setup() took, in reverse. */
+static void
+teardown(struct run *r, int rc)
+{
+	struct bk_daemon *d = &r->d;
+
+	if (r->tfd >= 0)
+		close(r->tfd);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	if (d->report_efd >= 0)
+		close(d->report_efd);
+	bk_trace_close(d->trace);
+	if (d->xs)
+		xs_close(d->xs);
+	if (d->xops)
+		xenops_close(d->xops);
+	if (r->pidfile && rc == 0)
+		unlink(r->pidfile);
+	if (r->lockfd >= 0)
+		close(r->lockfd);	/* releases the instance lock */
+}
+
+int
+main(int argc, char **argv)
+{
+	struct run r = {
+		.d = {
+			.opt = {
+				.max_queues = 4,
+				.max_ring_order = BLKRING_MAX_PAGE_ORDER,
+				.max_indirect = 16,
+				.map_threshold = 65536,
+				.poll_max_us = 50,
+			},
+			.report_efd = -1,
+		},
+		.sfd = -1, .tfd = -1, .lockfd = -1,
+	};
+	int rc;
+
+	/* Every thread inherits the blocked set; the loop reads a signalfd.
+	 * Blocked first thing: a SIGUSR1 (default action: terminate) sent
+	 * by a supervisor while we parse options must wait, not kill us. */
+	sigemptyset(&r.sigs);
+	sigaddset(&r.sigs, SIGTERM);
+	sigaddset(&r.sigs, SIGINT);
+	sigaddset(&r.sigs, SIGUSR1);
+	sigaddset(&r.sigs, SIGUSR2);
+	sigaddset(&r.sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &r.sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	log_init(argv[0]);
+
+	rc = parse_options(argc, argv, &r);
+	if (rc)
+		return rc > 0 ? 0 : 1;
+	rc = 1;
+	if (setup(&r) == 0) {
+		rc = loop(&r);
+		bk_xenbus_shutdown(&r.d);	/* logs each device's final counters */
+	}
+	teardown(&r, rc);
 	return rc;
 }

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 
 #include "log.h"
-#include "private.h"
+#include "dataplane.h"
 
 #define LOAD(f) __atomic_load_n(&one->f, __ATOMIC_RELAXED)
 

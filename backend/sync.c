@@ -1,16 +1,18 @@
 /*
  * sync.c: barrier, flush and FUA policy: the implementation of the table
- * in include/blkif_ops.h.  The per-request plan is decided here from the
- * request and the features negotiated at connect; dataplane.c only runs
- * the steps in order.
+ * in include/blkif_ops.h, as a pure planner.  A plan is decided here from
+ * the operation and the features negotiated at connect; each dataplane
+ * queue turns the table into data once (and again after a withdrawal)
+ * and only runs the steps in order.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <string.h>
 
-#include "barrier.h"
-#include "private.h"
+#include "blkif_ops.h"
+#include "blkring.h"
+#include "compiler.h"
 
 static const char *const step_names[] = {
 	[BK_STEP_END] = "end",
@@ -97,8 +99,7 @@ bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 	case BLKIF_OP_WRITE:
 		return plan(steps, wr, ARRAY_SIZE(wr));
 	case BLKIF_OP_FLUSH_DISKCACHE:
-		/* paired with the relaxed store in withdraw (dataplane.c) */
-		if (!READ_ONCE(f->flush_cache))
+		if (!f->flush_cache)
 			return BLKIF_RSP_EOPNOTSUPP;
 		if (!f->writeback)	/* nothing volatile: "host=none" */
 			return req->nr_segments == 0 ? BLKIF_RSP_OKAY :
@@ -107,7 +108,7 @@ bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 			return plan(steps, fl, ARRAY_SIZE(fl));
 		return plan(steps, fl_data, ARRAY_SIZE(fl_data));
 	case BLKIF_OP_WRITE_BARRIER:
-		if (!READ_ONCE(f->barrier))
+		if (!f->barrier)
 			return BLKIF_RSP_EOPNOTSUPP;
 		if (!f->writeback)
 			return req->nr_segments == 0 ?
@@ -115,11 +116,11 @@ bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 			       plan(steps, wt_bar_data, ARRAY_SIZE(wt_bar_data));
 		if (req->nr_segments == 0)
 			return plan(steps, bar, ARRAY_SIZE(bar));
-		if (f->fua == BK_FUA_MODE_NATIVE)
+		if (f->fua == BK_FUA_NATIVE)
 			return plan(steps, bar_native, ARRAY_SIZE(bar_native));
 		return plan(steps, bar_emul, ARRAY_SIZE(bar_emul));
 	case BLKIF_OP_DISCARD:
-		if (!READ_ONCE(f->discard))
+		if (!f->discard)
 			return BLKIF_RSP_EOPNOTSUPP;
 		return plan(steps, disc, ARRAY_SIZE(disc));
 	default:
@@ -127,48 +128,8 @@ bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 	}
 }
 
-void
-bk_sync_prepare_io(struct bk_req *req, enum bk_step step)
-{
-	struct bk_io *io = &req->io;
-
-	memset(io, 0, sizeof(*io));
-	io->opaque = req;
-	switch (step) {
-	case BK_STEP_FLUSH:
-		io->op = BK_IO_FLUSH;
-		break;
-	case BK_STEP_READ:
-	case BK_STEP_WRITE:
-	case BK_STEP_WRITE_FUA:
-		io->op = step == BK_STEP_READ ? BK_IO_READ : BK_IO_WRITE;
-		io->flags = step == BK_STEP_WRITE_FUA ? BK_IO_FUA : 0;
-		io->offset = req->br.sector << SECTOR_SHIFT;
-		io->len = req->br.nr_sectors << SECTOR_SHIFT;
-		if (req->map) {
-			/* zero-copy: one iovec per segment of the mapped pages */
-			io->iov = req->iovs;
-			io->iovcnt = req->br.nr_segments;
-		} else {
-			req->iov.iov_base = req->buf;
-			req->iov.iov_len = io->len;
-			io->iov = &req->iov;
-			io->iovcnt = 1;
-		}
-		break;
-	case BK_STEP_DISCARD:
-		io->op = BK_IO_DISCARD;
-		io->flags = req->secure ? BK_IO_SECURE : 0;
-		io->offset = req->br.sector << SECTOR_SHIFT;
-		io->len = req->br.nr_sectors << SECTOR_SHIFT;
-		break;
-	default:
-		break;
-	}
-}
-
 int16_t
-bk_sync_status(enum bk_step step, int64_t err)
+bk_step_status(enum bk_step step, int64_t err)
 {
 	if (err == -EOPNOTSUPP && (step == BK_STEP_FLUSH || step == BK_STEP_DISCARD))
 		return BLKIF_RSP_EOPNOTSUPP;

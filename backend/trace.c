@@ -1,7 +1,8 @@
 /*
- * trace.c: --trace=FILE, one line per protocol event (STYLE.md #13).
- * The line format is documented in blkbackd.8 "TRACE FORMAT"; tests
- * grep and diff it.  Each line is one write(2) on an O_APPEND fd, so the
+ * trace.c: --trace=FILE, one line per protocol event, so that tests can
+ * grep and diff what blkbackd did, e.g. that a barrier drained three
+ * writes and then flushed.  The line format is documented in blkbackd.8
+ * "TRACE FORMAT".  Each line is one write(2) on an O_APPEND fd, so the
  * lines of several queue threads never mix.
  */
 #include <config.h>
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "private.h"
+#include "dataplane.h"
 
 struct bk_trace {
 	int fd;

@@ -28,7 +28,7 @@
 #include "log.h"
 #include "pollwin.h"
 #include "guestlog.h"
-#include "ft-xs.h"
+#include "xbus.h"
 #include "blkfront.h"
 
 #define FT_DEFAULT_TIMEOUT_MS	30000u
@@ -121,14 +121,13 @@ op_to_blkif(enum blkfront_op op)
 	return 0xff;
 }
 
-static const char *
-state_name(unsigned int s)
+uint64_t
+ft_now_ns(void)
 {
-	static const char *const n[] = {
-		"Unknown", "Initialising", "InitWait", "Initialised",
-		"Connected", "Closing", "Closed", "Reconfiguring", "Reconfigured",
-	};
-	return s < ARRAY_SIZE(n) ? n[s] : "?";
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------ */
@@ -637,10 +636,10 @@ completion_thread(void *opaque)
 
 			while ((ev = xs_check_watch(bf->xsw)) != NULL)
 				free(ev);
-			r = ft_xs_read_uint(bf->xsw, bf->be, "state", 0, &state);
+			r = xbus_read_uint(bf->xsw, XBT_NULL, bf->be, "state", 0, &state);
 			if (!blkfront_broken(bf) && (r == -ENOENT || state >= XenbusStateClosing)) {
 				snprintf(msg, sizeof(msg), "backend %s went %s",
-					 bf->be, r == -ENOENT ? "away" : state_name(state));
+					 bf->be, r == -ENOENT ? "away" : xbus_state_name(state));
 				fail_all(bf, msg);
 			}
 		}
@@ -812,17 +811,17 @@ write_ring_nodes(blkfront_t *bf, xs_transaction_t t, const char *dir, struct ft_
 	int r;
 
 	if (q->nr_ring_pages == 1) {
-		r = ft_xs_printf(bf->xs, t, dir, "ring-ref", "%u", q->ring_refs[0]);
+		r = xbus_printf(bf->xs, t, dir, "ring-ref", "%u", q->ring_refs[0]);
 	} else {
 		for (i = 0, r = 0; i < q->nr_ring_pages && !r; i++) {
 			char key[24];
 
 			snprintf(key, sizeof(key), "ring-ref%u", i);
-			r = ft_xs_printf(bf->xs, t, dir, key, "%u", q->ring_refs[i]);
+			r = xbus_printf(bf->xs, t, dir, key, "%u", q->ring_refs[i]);
 		}
 	}
 	if (!r)
-		r = ft_xs_printf(bf->xs, t, dir, "event-channel", "%d", q->port);
+		r = xbus_printf(bf->xs, t, dir, "event-channel", "%d", q->port);
 	return r;
 }
 
@@ -833,10 +832,7 @@ static const char *const stale_keys[] = {
 static void
 stale_rm(blkfront_t *bf, xs_transaction_t t, const char *key)
 {
-	char path[192];
-
-	snprintf(path, sizeof(path), "%s/%s", bf->fe, key);
-	xs_rm(bf->xs, t, path);		/* ENOENT is the common case */
+	xbus_rm(bf->xs, t, bf->fe, key);	/* absent is the common case */
 }
 
 /* Every ring layout key any session may have written (in transaction t). */
@@ -857,24 +853,13 @@ rm_ring_keys(blkfront_t *bf, xs_transaction_t t)
 	}
 }
 
-/*
- * On close, once the backend is Closed: remove every key publish()
- * wrote, in one transaction, so the next session (ours, or another
- * frontend's with fewer queues or pages) starts from the toolstack's
- * keys alone.  Failures are logged; the caller goes on closing.
- */
-static void
-unpublish(blkfront_t *bf)
+static int
+unpublish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
-	xs_transaction_t t;
+	blkfront_t *bf = arg;
 	unsigned int i;
 
-again:
-	t = xs_transaction_start(bf->xs);
-	if (t == XBT_NULL) {
-		log_error("vbd %s: removing the ring keys: %m", bf->fe);
-		return;
-	}
+	(void)xs;
 	rm_ring_keys(bf, t);
 	stale_rm(bf, t, "protocol");
 	stale_rm(bf, t, "feature-persistent");
@@ -885,34 +870,46 @@ again:
 		stale_rm(bf, t, kv);
 		*eq = '=';
 	}
-	if (!xs_transaction_end(bf->xs, t, false)) {
-		if (errno == EAGAIN)
-			goto again;
-		log_error("vbd %s: removing the ring keys: %m", bf->fe);
-	}
+	return 0;
 }
 
-static int
-publish(blkfront_t *bf, unsigned int order)
+/*
+ * On close, once the backend is Closed: remove every key publish()
+ * wrote, in one transaction, so the next session (ours, or another
+ * frontend's with fewer queues or pages) starts from the toolstack's
+ * keys alone.  Failures are logged; the caller goes on closing.
+ */
+static void
+unpublish(blkfront_t *bf)
 {
-	xs_transaction_t t;
-	unsigned int i;
-	int r;
+	int r = xbus_transact(bf->xs, unpublish_keys, bf);
 
-again:
-	t = xs_transaction_start(bf->xs);
-	if (t == XBT_NULL)
-		return -errno;
+	if (r < 0)
+		log_error("vbd %s: removing the ring keys: %s", bf->fe, strerror(-r));
+}
+
+struct publish_arg {
+	blkfront_t *bf;
+	unsigned int order;
+};
+
+static int
+publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct publish_arg *a = arg;
+	blkfront_t *bf = a->bf;
+	unsigned int i;
+	int r = 0;
+
 	/* Drop an earlier session's layout (it may have had other queues or
 	 * pages): the backend must see only this one. */
 	rm_ring_keys(bf, t);
-	r = 0;
 	if (bf->q[0].nr_ring_pages > 1)
-		r = ft_xs_printf(bf->xs, t, bf->fe, "ring-page-order", "%u", order);
+		r = xbus_printf(xs, t, bf->fe, "ring-page-order", "%u", a->order);
 	if (!r && bf->nq == 1) {
 		r = write_ring_nodes(bf, t, bf->fe, &bf->q[0]);
 	} else if (!r) {
-		r = ft_xs_printf(bf->xs, t, bf->fe, "multi-queue-num-queues", "%u", bf->nq);
+		r = xbus_printf(xs, t, bf->fe, "multi-queue-num-queues", "%u", bf->nq);
 		for (i = 0; i < bf->nq && !r; i++) {
 			char dir[160];
 
@@ -921,36 +918,35 @@ again:
 		}
 	}
 	if (!r)
-		r = ft_xs_printf(bf->xs, t, bf->fe, "protocol", "%s", bf->protocol);
+		r = xbus_printf(xs, t, bf->fe, "protocol", "%s", bf->protocol);
 	if (!r)
-		r = ft_xs_printf(bf->xs, t, bf->fe, "feature-persistent", "%u",
-				 (bf->cfg.flags & BLKFRONT_NO_PERSISTENT) ? 0 : 1);
+		r = xbus_printf(xs, t, bf->fe, "feature-persistent", "%u",
+				(bf->cfg.flags & BLKFRONT_NO_PERSISTENT) ? 0 : 1);
 	for (i = 0; i < bf->nr_fe_keys && !r; i++) {
 		char *kv = bf->fe_keys[i], *eq = strchr(kv, '=');
 
 		*eq = '\0';
-		r = ft_xs_printf(bf->xs, t, bf->fe, kv, "%s", eq + 1);
+		r = xbus_printf(xs, t, bf->fe, kv, "%s", eq + 1);
 		*eq = '=';
 	}
-	if (r) {
-		xs_transaction_end(bf->xs, t, true);
+	return r;
+}
+
+static int
+publish(blkfront_t *bf, unsigned int order)
+{
+	struct publish_arg a = { .bf = bf, .order = order };
+	int r = xbus_transact(bf->xs, publish_keys, &a);
+
+	if (r < 0)
 		log_error("vbd %s: writing ring details: %s", bf->fe, strerror(-r));
-		return r;
-	}
-	if (!xs_transaction_end(bf->xs, t, false)) {
-		if (errno == EAGAIN)
-			goto again;
-		r = -errno;
-		log_error("vbd %s: completing transaction: %m", bf->fe);
-		return r;
-	}
-	return 0;
+	return r;
 }
 
 static int
 switch_state(blkfront_t *bf, unsigned int state)
 {
-	int r = ft_xs_printf(bf->xs, XBT_NULL, bf->fe, "state", "%u", state);
+	int r = xbus_printf(bf->xs, XBT_NULL, bf->fe, "state", "%u", state);
 
 	if (r)
 		log_error("vbd %s: writing %s/state=%u: %s", bf->fe, bf->fe, state, strerror(-r));
@@ -960,10 +956,10 @@ switch_state(blkfront_t *bf, unsigned int state)
 static void
 log_backend_error(blkfront_t *bf, const char *what, unsigned int state)
 {
-	char *err = ft_xs_read(bf->xs, XBT_NULL, bf->be, "error");
+	char *err = xbus_read(bf->xs, XBT_NULL, bf->be, "error");
 
 	log_error("vbd %s: %s: backend %s is %s (%u)%s%s", bf->fe, what, bf->be,
-		  state_name(state), state, err ? ": error: " : "", err ? err : "");
+		  xbus_state_name(state), state, err ? ": error: " : "", err ? err : "");
 	free(err);
 }
 
@@ -975,36 +971,36 @@ gather_features(blkfront_t *bf)
 	unsigned int v, ind;
 
 	in->feature_flush = in->feature_fua = in->feature_barrier = false;
-	ft_xs_read_uint(bf->xs, bf->be, "feature-barrier", 0, &v);
+	xbus_read_uint(bf->xs, XBT_NULL, bf->be, "feature-barrier", 0, &v);
 	bf->adv_barrier = v != 0;
 	if (v) {
 		in->feature_flush = true;
 		in->feature_fua = true;
 		in->feature_barrier = true;
 	}
-	ft_xs_read_uint(bf->xs, bf->be, "feature-flush-cache", 0, &v);
+	xbus_read_uint(bf->xs, XBT_NULL, bf->be, "feature-flush-cache", 0, &v);
 	bf->adv_flush_cache = v != 0;
 	if (v) {
 		in->feature_flush = true;
 		in->feature_fua = false;
 		in->feature_barrier = false;
 	}
-	ft_xs_read_uint(bf->xs, bf->be, "feature-discard", 0, &v);
+	xbus_read_uint(bf->xs, XBT_NULL, bf->be, "feature-discard", 0, &v);
 	in->feature_discard = v != 0;
 	if (v) {
-		ft_xs_read_uint(bf->xs, bf->be, "discard-granularity", 0,
+		xbus_read_uint(bf->xs, XBT_NULL, bf->be, "discard-granularity", 0,
 				&in->discard_granularity);
-		ft_xs_read_uint(bf->xs, bf->be, "discard-alignment", 0,
+		xbus_read_uint(bf->xs, XBT_NULL, bf->be, "discard-alignment", 0,
 				&in->discard_alignment);
-		ft_xs_read_uint(bf->xs, bf->be, "discard-secure", 0, &v);
+		xbus_read_uint(bf->xs, XBT_NULL, bf->be, "discard-secure", 0, &v);
 		in->feature_secdiscard = v != 0;
 	}
 	in->feature_persistent = false;
 	if (!(bf->cfg.flags & BLKFRONT_NO_PERSISTENT)) {
-		ft_xs_read_uint(bf->xs, bf->be, "feature-persistent", 0, &v);
+		xbus_read_uint(bf->xs, XBT_NULL, bf->be, "feature-persistent", 0, &v);
 		in->feature_persistent = v != 0;
 	}
-	ft_xs_read_uint(bf->xs, bf->be, "feature-max-indirect-segments", 0, &ind);
+	xbus_read_uint(bf->xs, XBT_NULL, bf->be, "feature-max-indirect-segments", 0, &ind);
 	if (ind > bf->cfg.max_indirect_segments)
 		ind = bf->cfg.max_indirect_segments;
 	if (ind > BLKRING_MAX_INDIRECT_SEGMENTS)
@@ -1022,24 +1018,24 @@ read_disk_info(blkfront_t *bf)
 	uint64_t v;
 	int r;
 
-	r = ft_xs_read_u64(bf->xs, bf->be, "sectors", 0, &v);
+	r = xbus_read_u64(bf->xs, XBT_NULL, bf->be, "sectors", UINT64_MAX, 0, &v);
 	if (r) {
 		log_error("vbd %s: reading %s/sectors: %s", bf->fe, bf->be, strerror(-r));
 		return -EPROTO;
 	}
 	in->sectors = v;
-	r = ft_xs_read_uint(bf->xs, bf->be, "info", 0, &in->vdisk_info);
+	r = xbus_read_uint(bf->xs, XBT_NULL, bf->be, "info", 0, &in->vdisk_info);
 	if (r) {
 		log_error("vbd %s: reading %s/info: %s", bf->fe, bf->be, strerror(-r));
 		return -EPROTO;
 	}
-	r = ft_xs_read_uint(bf->xs, bf->be, "sector-size", 0, &in->sector_size);
+	r = xbus_read_uint(bf->xs, XBT_NULL, bf->be, "sector-size", 0, &in->sector_size);
 	if (r || in->sector_size < 512 || (in->sector_size & (in->sector_size - 1))) {
 		log_error("vbd %s: reading %s/sector-size: %s", bf->fe, bf->be,
 			  r ? strerror(-r) : "not a power of two >= 512");
 		return -EPROTO;
 	}
-	ft_xs_read_uint(bf->xs, bf->be, "physical-sector-size", in->sector_size,
+	xbus_read_uint(bf->xs, XBT_NULL, bf->be, "physical-sector-size", in->sector_size,
 			&in->physical_sector_size);
 	in->read_only = in->vdisk_info & VDISK_READONLY;
 	return 0;
@@ -1071,15 +1067,15 @@ disconnect(blkfront_t *bf, bool handshake)
 
 	/* Linux: Closing; backend Closing; Closed; backend Closed. */
 	if (switch_state(bf, XenbusStateClosing) == 0 &&
-	    ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_ge, XenbusStateClosing,
+	    xbus_wait(bf->xs, bf->be, "state", xbus_ge, XenbusStateClosing,
 			     bf->cfg.timeout_ms, &st) < 0)
 		log_error("vbd %s: backend %s did not close within %u ms (state %s)",
-			  bf->fe, bf->be, bf->cfg.timeout_ms, state_name(st));
+			  bf->fe, bf->be, bf->cfg.timeout_ms, xbus_state_name(st));
 	if (switch_state(bf, XenbusStateClosed) == 0 &&
-	    ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_eq, XenbusStateClosed,
+	    xbus_wait(bf->xs, bf->be, "state", xbus_eq, XenbusStateClosed,
 			     bf->cfg.timeout_ms, &st) < 0)
 		log_error("vbd %s: backend %s not Closed within %u ms (state %s)",
-			  bf->fe, bf->be, bf->cfg.timeout_ms, state_name(st));
+			  bf->fe, bf->be, bf->cfg.timeout_ms, xbus_state_name(st));
 teardown:
 	for (i = 0; i < bf->nq; i++)
 		queue_teardown(bf, &bf->q[i]);
@@ -1097,11 +1093,11 @@ connect_rings(blkfront_t *bf)
 	__atomic_store_n(&bf->broken, false, __ATOMIC_RELEASE);
 
 	/* A leftover Closed from an earlier session: ask for a reconnect. */
-	ft_xs_read_uint(bf->xs, bf->fe, "state", 0, &st);
+	xbus_read_uint(bf->xs, XBT_NULL, bf->fe, "state", 0, &st);
 	if (st != XenbusStateInitialising && (r = switch_state(bf, XenbusStateInitialising)))
 		return r;
 
-	r = ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_eq, XenbusStateInitWait,
+	r = xbus_wait(bf->xs, bf->be, "state", xbus_eq, XenbusStateInitWait,
 			     bf->cfg.timeout_ms, &st);
 	if (r) {
 		log_backend_error(bf, "waiting for InitWait", st);
@@ -1109,11 +1105,11 @@ connect_rings(blkfront_t *bf)
 		return st >= XenbusStateClosing ? -ECONNREFUSED : r;
 	}
 
-	ft_xs_read_uint(bf->xs, bf->be, "max-ring-page-order", 0, &max_order);
+	xbus_read_uint(bf->xs, XBT_NULL, bf->be, "max-ring-page-order", 0, &max_order);
 	order = max_order < bf->cfg.max_ring_page_order ? max_order : bf->cfg.max_ring_page_order;
 	if (order > BLKRING_MAX_PAGE_ORDER)
 		order = BLKRING_MAX_PAGE_ORDER;
-	ft_xs_read_uint(bf->xs, bf->be, "multi-queue-max-queues", 1, &max_q);
+	xbus_read_uint(bf->xs, XBT_NULL, bf->be, "multi-queue-max-queues", 1, &max_q);
 	bf->nq = max_q < bf->cfg.max_queues ? max_q : bf->cfg.max_queues;
 	if (bf->nq == 0)
 		bf->nq = 1;
@@ -1137,7 +1133,7 @@ connect_rings(blkfront_t *bf)
 	if (r)
 		goto fail;
 
-	r = ft_xs_wait_state(bf->xs, bf->be, "state", ft_state_ge, XenbusStateConnected,
+	r = xbus_wait(bf->xs, bf->be, "state", xbus_ge, XenbusStateConnected,
 			     bf->cfg.timeout_ms, &st);
 	if (r || st != XenbusStateConnected) {
 		log_backend_error(bf, "waiting for Connected", st);
@@ -1230,7 +1226,7 @@ blkfront_open(const struct blkfront_config *cfg)
 	}
 
 	sock = xenops_xenstore_path(bf->x);
-	bf->xs = ft_xs_open(sock);
+	bf->xs = xbus_open(sock);
 	bf->xsw = bf->xs ? xs_open(0) : NULL;
 	if (!bf->xs || !bf->xsw) {
 		log_error("cannot connect to xenstore%s%s: %m", sock ? " at " : "", sock ? sock : "");
@@ -1238,7 +1234,7 @@ blkfront_open(const struct blkfront_config *cfg)
 	}
 	snprintf(bf->fe, sizeof(bf->fe), "/local/domain/%u/device/vbd/%u",
 		 xenops_self_domid(bf->x), cfg->devid);
-	v = ft_xs_read(bf->xs, XBT_NULL, bf->fe, "backend");
+	v = xbus_read(bf->xs, XBT_NULL, bf->fe, "backend");
 	if (!v) {
 		log_error("vbd %u: reading %s/backend: %m (no such device; see blkfront-test xl-add)",
 			  cfg->devid, bf->fe);
@@ -1247,7 +1243,7 @@ blkfront_open(const struct blkfront_config *cfg)
 	}
 	snprintf(bf->be, sizeof(bf->be), "%s", v);
 	free(v);
-	r = ft_xs_read_uint(bf->xs, bf->fe, "backend-id", 0, &bf->info.backend_domid);
+	r = xbus_read_uint(bf->xs, XBT_NULL, bf->fe, "backend-id", 0, &bf->info.backend_domid);
 	if (r) {
 		log_error("vbd %u: reading %s/backend-id: %s", cfg->devid, bf->fe, strerror(-r));
 		errno = EPROTO;

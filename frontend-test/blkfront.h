@@ -55,7 +55,7 @@
  * and collects raw responses itself.
  *
  * Units: sectors are 512 bytes, lengths in bytes (multiples of 512).
- * Conventions: 0/-errno; pointers NULL+errno (STYLE.md #2).  Logs: open
+ * Conventions: 0/-errno; pointers NULL+errno.  Logs: open
  * and close log what went wrong (with the xenstore path); the I/O path
  * logs only protocol faults of the backend and feature withdrawals.
  */
@@ -69,6 +69,9 @@
 
 #include "xenops.h"
 #include "blkring.h"
+
+/* CLOCK_MONOTONIC in nanoseconds (request latencies, deadlines). */
+uint64_t ft_now_ns(void);
 
 typedef struct blkfront blkfront_t;
 

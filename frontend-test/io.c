@@ -26,7 +26,7 @@
 #include "barrier.h"
 #include "log.h"
 #include "pollwin.h"
-#include "ft-xs.h"
+#include "xbus.h"
 #include "ft.h"
 
 enum io_rw { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW };

@@ -27,7 +27,7 @@
 
 #include "compiler.h"
 #include "log.h"
-#include "ft-xs.h"
+#include "xbus.h"
 #include "ft.h"
 
 #define SC_MAX_WORDS	64
@@ -748,7 +748,7 @@ cmd_xs(struct sc *s, int argc, char **argv)
 	else
 		return sc_syntax(s, "%s: be or fe, not %s", argv[0], argv[1]);
 	if (strcmp(argv[0], "xs-read") == 0) {
-		v = ft_xs_read(xs, XBT_NULL, dir, argv[2]);
+		v = xbus_read(xs, XBT_NULL, dir, argv[2]);
 		printf("%s/%s = %s\n", dir, argv[2], v ? v : "(absent)");
 		free(v);
 		return 0;
@@ -756,7 +756,7 @@ cmd_xs(struct sc *s, int argc, char **argv)
 	if (strcmp(argv[0], "xs-write") == 0) {
 		if (argc != 4)
 			return sc_syntax(s, "xs-write be|fe KEY VALUE");
-		r = ft_xs_printf(xs, XBT_NULL, dir, argv[2], "%s", argv[3]);
+		r = xbus_printf(xs, XBT_NULL, dir, argv[2], "%s", argv[3]);
 		return r ? sc_fail(s, "xs-write %s/%s: %s", dir, argv[2], strerror(-r)) : 0;
 	}
 	/* xs-expect */
@@ -769,7 +769,7 @@ cmd_xs(struct sc *s, int argc, char **argv)
 	for (;;) {
 		bool ok;
 
-		v = ft_xs_read(xs, XBT_NULL, dir, argv[2]);
+		v = xbus_read(xs, XBT_NULL, dir, argv[2]);
 		ok = strcmp(argv[3], "-") == 0 ? !v :
 			strcmp(argv[3], "*") == 0 ? v != NULL : v && strcmp(v, argv[3]) == 0;
 		if (ok) {

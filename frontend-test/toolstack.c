@@ -33,7 +33,7 @@
 
 #include "compiler.h"
 #include "log.h"
-#include "ft-xs.h"
+#include "xbus.h"
 #include "ft.h"
 
 struct xl_args {
@@ -188,7 +188,7 @@ write_kv(struct xs_handle *xs, xs_transaction_t t, const char *dir, const char *
 		return -ENAMETOOLONG;
 	memcpy(key, kv, (size_t)(eq - kv));
 	key[eq - kv] = '\0';
-	return ft_xs_printf(xs, t, dir, key, "%s", eq + 1);
+	return xbus_printf(xs, t, dir, key, "%s", eq + 1);
 }
 
 int
@@ -251,7 +251,7 @@ again:
 		xs_close(xs);
 		return 1;
 	}
-#define W(dir, key, ...) do { if (!r) r = ft_xs_printf(xs, t, dir, key, __VA_ARGS__); } while (0)
+#define W(dir, key, ...) do { if (!r) r = xbus_printf(xs, t, dir, key, __VA_ARGS__); } while (0)
 	W(lx, "frontend", "%s", fe);
 	W(lx, "backend", "%s", be);
 
@@ -333,14 +333,14 @@ ft_cmd_xl_remove(int argc, char **argv)
 	}
 	/* libxl__initiate_device_generic_remove: only a Connected backend
 	 * is asked to close; anything else is removed directly. */
-	if (ft_xs_read_uint(xs, be, "state", 0, &st) < 0 || st != XenbusStateConnected)
+	if (xbus_read_uint(xs, XBT_NULL, be, "state", 0, &st) < 0 || st != XenbusStateConnected)
 		a.force = true;
 	if (!a.force) {
 again:
 		t = xs_transaction_start(xs);
-		r = ft_xs_printf(xs, t, be, "online", "0");
+		r = xbus_printf(xs, t, be, "online", "0");
 		if (!r)
-			r = ft_xs_printf(xs, t, be, "state", "%d", XenbusStateClosing);
+			r = xbus_printf(xs, t, be, "state", "%d", XenbusStateClosing);
 		if (r) {
 			xs_transaction_end(xs, t, true);
 			log_error("xl-remove: %s: %s", be, strerror(-r));
@@ -352,8 +352,7 @@ again:
 				goto again;
 			log_error("xl-remove: transaction end: %m");
 		}
-		r = ft_xs_wait_state(xs, be, "state", ft_state_eq, XenbusStateClosed,
-				     a.timeout_ms, &st);
+		r = xbus_wait(xs, be, "state", xbus_eq, XenbusStateClosed, a.timeout_ms, &st);
 		if (r) {
 			/* libxl goes on with a forced removal, and says so */
 			log_error("xl-remove: backend %s did not reach Closed within %u ms "

@@ -1,16 +1,23 @@
 /*
  * blkif_ops.h: THE blkif operation -> host action table of blkbackd, the
- * status mapping, and struct bk_features (STYLE.md #7).
+ * status mapping, and struct bk_features.
  *
  * Semantics: Xen public io/blkif.h (op-code comments, "feature-barrier",
  * "feature-flush-cache", "feature-discard"), Linux xen-blkback
  * (blkback.c dispatch_rw_block_io / dispatch_discard_io /
- * __end_block_io_op, xenbus.c connect()), and the settled decisions in
- * DESIGN.md "Barrier, flush and write cache semantics".
+ * __end_block_io_op, xenbus.c connect()), and three decisions of ours,
+ * taken once and kept (DESIGN-NOTES.md "blkbackd"):
+ *   - a FLUSH_DISKCACHE with data flushes first, then writes (Linux
+ *     blkback's preflush); OKAY only when both succeeded;
+ *   - a WRITE_BARRIER holds the ring and drains it (blkif.h; stricter
+ *     than Linux blkback, as tapdisk);
+ *   - FUA is RWF_DSYNC on the write where the store has it, else the
+ *     write followed by a FLUSH.
  *
  * Features are negotiated ONCE, at connect, into a struct bk_features
- * (from the storage driver's probe and the per-device knobs); the feature
- * nodes are published from it and the per-request path reads only it.
+ * (from the storage driver's probe and the per-device knobs, as nbdkit
+ * primes its can_* cache at handshake); the feature nodes are published
+ * from it and the per-request path reads only it.
  *
  * The table.  Each valid request becomes a fixed sequence of host steps,
  * executed strictly one after the other for that request; the response
@@ -139,9 +146,9 @@ const char *bk_flush_mode_name(enum bk_flush_mode m);
 
 /*
  * What one vbd honours; decided once at connect and published from.
- * Written by the control thread before the dataplane starts; the
- * dataplane reads it, and only clears a feature (with an atomic store)
- * when the host answers EOPNOTSUPP.
+ * The control thread fills it before the dataplane starts; each queue
+ * gets its own copy, and clears a feature in it when the host answers
+ * EOPNOTSUPP (the control thread then withdraws the feature node).
  */
 struct bk_features {
 	uint64_t sectors;		/* device size, 512-byte units ("sectors") */
@@ -170,5 +177,12 @@ struct bk_features {
  */
 int bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 		    enum bk_step steps[BK_MAX_STEPS]);
+
+/*
+ * The status for a host step that failed with err (-errno), per the
+ * status mapping above: EOPNOTSUPP for a refused FLUSH or DISCARD, else
+ * ERROR.  Pure; any thread.
+ */
+int16_t bk_step_status(enum bk_step step, int64_t err);
 
 #endif /* BLK_BLKIF_OPS_H */

@@ -7,7 +7,7 @@
  * every completed flush (fdatasync), every discard, in host COMPLETION
  * order, each with a sequence number.  The guest side of the story ("what
  * the guest was told") is include/guestlog.h; blkcrash compares the two
- * (DESIGN.md "Proving durability").
+ * (DESIGN-NOTES.md "blkcrash: proving durability").
  *
  * Layout.  All integers little-endian, no padding, no alignment promise.
  *

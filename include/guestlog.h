@@ -1,8 +1,8 @@
 /*
  * guestlog.h: the guest-side acknowledgement log ("what the guest was
  * told"), written by blkfront-test (verify --log FILE, export --log FILE)
- * and read by blkcrash, the power-cut checker (DESIGN.md "Proving
- * durability").
+ * and read by blkcrash, the power-cut checker (DESIGN-NOTES.md
+ * "blkcrash: proving durability").
  *
  * The backend's recording store logs what the HOST saw; this log says
  * what the GUEST was promised.  A power cut is survivable exactly when
@@ -45,7 +45,8 @@
  *
  * seq numbers every record (W, F, E) from 1, strictly increasing by one
  * per line, so a lost line is detectable.  A FLUSH_DISKCACHE that carries
- * data logs its F (the flush of earlier writes happens first, DESIGN.md)
+ * data logs its F (the flush of earlier writes happens first, as Linux blkback's
+ * preflush)
  * and then a W with fua=0 for its data.  A WRITE_BARRIER with data logs
  * F then W with fua=1.
  *

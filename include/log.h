@@ -1,7 +1,8 @@
 /*
  * log.h: logging for every program of the project.
  *
- * Two functions and a debug macro (STYLE.md #12):
+ * Two functions and a debug macro, as nbdkit's debug() and ublksrv's
+ * UBLK_DBG_* are used:
  *   log_error("fdatasync %s: %m", path);   always printed
  *   log_info("vbd %u/%u connected", ...);  printed unless quiet
  *   bk_dbg(BK_DBG_RING, "%s: req_prod=%u", __func__, prod);

@@ -1,6 +1,7 @@
 /*
  * xenops.h: the one interface between blkbackd/blkfront-test and the
- * hypervisor (DESIGN.md "The xenops line").
+ * hypervisor, as QEMU's xen_backend_ops lets the same xen-block code run
+ * on real Xen and on emulated Xen (DESIGN-NOTES.md "xenops").
  *
  * Two implementations, chosen at run time:
  *   XENOPS_XEN  libxengnttab + libxengntshr, libxenevtchn, libxenctrl
@@ -18,7 +19,7 @@
  * libxenstore.  Under the simulator, xenops_xenstore_path() gives the
  * socket to put in XENSTORED_PATH for this handle's domain.
  *
- * Conventions (STYLE.md #2):
+ * Conventions (as everywhere in the project):
  *   - functions returning int return >= 0 on success, -errno on failure;
  *   - functions returning a pointer return NULL and set errno;
  *   - the Xen libraries' -1/errno is converted once, in xenops-xen.c.

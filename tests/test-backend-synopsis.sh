@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every option in blkbackd --help appears in blkbackd.8 (STYLE.md #14).
+# Every option in blkbackd --help appears in blkbackd.8: a user reads the
+# man page, not the source.
 . ./functions.sh
 man="$abs_top_srcdir/backend/blkbackd.8"
 opts=$(blkbackd --help | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)

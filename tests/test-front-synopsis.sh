@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every option that "blkfront-test CMD --help" prints appears in
-# blkfront-test.1 (STYLE.md #14), and every command has a --help.
+# blkfront-test.1, and every command has a --help.
 . ./functions.sh
 man="$abs_top_srcdir/frontend-test/blkfront-test.1"
 text=$(sed 's/\\-/-/g; s/\\f[BIR]//g' "$man")

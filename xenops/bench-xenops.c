@@ -5,7 +5,7 @@
  *   XENSIM_DIR=DIR bench-xenops DOMID [--rounds N] [--seconds S]
  *
  * DOMID is an existing domU.  Output: one line of key=value per
- * measurement (STYLE.md #15: data, not prose):
+ * measurement (data for scripts, not prose):
  *
  *   evtchn RTT:  dom0 process <-> guest process, notify -> poll ->
  *                pending -> unmask -> notify back; median and p99 of

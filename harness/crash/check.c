@@ -2,8 +2,8 @@
  * check.c: the guest log (include/guestlog.h) and the durability contract
  * between it and the host's crash log; see blkcrash.h.
  *
- * The contract (blkif.h FLUSH_DISKCACHE / WRITE_BARRIER, DESIGN.md
- * "Proving durability"), at the blkif level: a write the guest saw
+ * The contract (blkif.h FLUSH_DISKCACHE / WRITE_BARRIER; DESIGN-NOTES.md
+ * "blkcrash"), at the blkif level: a write the guest saw
  * acknowledged before it issued a flush that was then acknowledged (F
  * covers it), or a write acknowledged as FUA, must be durable on the host
  * BEFORE the guest is told so.

@@ -1,0 +1,182 @@
+/*
+ * dataplane.h: blkbackd's data plane: one thread per ring queue, from
+ * the frontend's event channel to the response on the ring.
+ *
+ * The control plane (vbd.c) and the data plane meet here, and only
+ * here, through five things: create, start, stop, destroy, and
+ * reports.  A queue gets everything it will ever need at creation, in
+ * one parameter block (who it serves, the ring, the store, the
+ * features negotiated at connect, its limits, where to report); it
+ * keeps its own copy of what it may change (the features, when the
+ * host refuses an operation), owns every piece of its state, and never
+ * calls the control plane or touches xenstore.  What the control plane
+ * must act on -- a broken ring, a failed flush, a feature to withdraw,
+ * the end of a drain -- the queue records in its report box and
+ * signals through one eventfd (bk_queue_params.report_efd); the control
+ * thread takes the reports with bk_dataplane_reports().
+ *
+ * Semantics: Linux xen-blkback's blkback.c (do_block_io_op,
+ * dispatch_rw_block_io, __end_block_io_op, make_response), with the
+ * op -> host action table of include/blkif_ops.h.
+ *
+ * Threads: create, start, stop, stopped, join, destroy, reports and
+ * stats run on the control thread; everything else is the queue's own
+ * thread.
+ */
+#ifndef BK_DATAPLANE_H
+#define BK_DATAPLANE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blkif_ops.h"
+#include "blkring.h"
+#include "compiler.h"
+#include "store.h"
+#include "xenops.h"
+
+struct bk_queue;
+
+/* ---------------------------------------------------------------- */
+/* trace.c: --trace=FILE (format in blkbackd.8 "TRACE FORMAT").      */
+/* ---------------------------------------------------------------- */
+
+struct bk_trace;
+
+/* Open (truncate) path for appending lines.  NULL + errno, logs why. */
+struct bk_trace *bk_trace_open(const char *path);
+void bk_trace_close(struct bk_trace *t);
+/*
+ * Write one line "vbd=F/D ring=Q " + fmt + "\n" with a single write(2),
+ * so lines of different queue threads never mix.  t may be NULL (no-op).
+ * Any thread.
+ */
+void bk_trace(struct bk_trace *t, const char *vbd, unsigned int ring,
+	      const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(4, 5);
+#define bk_tracing(t) ((t) != NULL)
+
+/* ---------------------------------------------------------------- */
+/* stats.c: per-queue counters (Linux blkback's st_* counters).      */
+/* ---------------------------------------------------------------- */
+
+/* Updated by the queue thread with relaxed atomics, summed by the
+ * control thread. */
+struct bk_stats {
+	uint64_t rd_req, wr_req, flush_req, barrier_req, discard_req;
+	uint64_t rd_sect, wr_sect, discard_sect;	/* 512-byte sectors */
+	uint64_t oo_req;		/* ring had work, no free request */
+	uint64_t err_rsp;		/* BLKIF_RSP_ERROR sent */
+	uint64_t eopnotsupp_rsp;	/* BLKIF_RSP_EOPNOTSUPP sent */
+};
+#define bk_stat_add(s, field, n) \
+	__atomic_fetch_add(&(s)->field, (n), __ATOMIC_RELAXED)
+
+void bk_stats_sum(struct bk_stats *acc, const struct bk_stats *one);
+/* log_info one line "stats vbd=F/D rd_req=... ". */
+void bk_stats_log(const char *vbd, const struct bk_stats *s);
+
+/* ---------------------------------------------------------------- */
+/* Creating a queue.                                                  */
+/* ---------------------------------------------------------------- */
+
+/* One queue's ring, as the frontend wrote it (blkif.h "Multi-queue"). */
+struct bk_ring_config {
+	unsigned int nr_pages;		/* 1 << ring-page-order */
+	grant_ref_t refs[BLKRING_MAX_PAGES];
+	uint32_t evtchn;		/* the frontend's port */
+	enum blkring_abi abi;
+};
+
+struct bk_queue_params {
+	const char *name;		/* the vbd, "F/D", for logs and the trace; copied */
+	unsigned int idx;		/* the queue's index in its vbd */
+	uint32_t domid;			/* the frontend's domain */
+	struct bk_ring_config ring;
+	/* Borrowed; they outlive the queue. */
+	xenops_t *xops;
+	struct bk_store *store;		/* the vbd's store (top of its stack) */
+	struct bk_trace *trace;		/* NULL: not tracing */
+	/* Negotiated once at connect; the queue keeps its own copy. */
+	struct bk_features feat;
+	/* The vbd has failed already (a flush failed, C15): answer ERROR to
+	 * every request, as the queue does once a flush of its store fails. */
+	bool failed;
+	/* Limits (blkbackd.8 OPTIONS). */
+	unsigned int max_indirect;	/* feature-max-indirect-segments offered; 0: none */
+	uint64_t map_threshold;		/* bytes: map requests this big; 0: always copy */
+	unsigned int poll_max_us;	/* polling window cap before sleeping; 0: never */
+	/* The control thread's eventfd: written (+1) after each report. */
+	int report_efd;
+};
+
+/*
+ * Map the ring, bind the event channel, open a queue on the store and
+ * allocate one request per ring slot.  Control thread.  NULL + errno,
+ * with *why set to a static reason for the error node ("cannot map the
+ * ring pages", ...) and *key to the frontend key it is about
+ * ("ring-ref", "event-channel"), or NULL when the failure is the
+ * backend's own.
+ */
+struct bk_queue *bk_dataplane_create(const struct bk_queue_params *p,
+				     const char **why, const char **key);
+/* Start the queue thread.  0/-errno. */
+int bk_dataplane_start(struct bk_queue *q);
+/*
+ * Ask the queue to stop and return at once (never waits for I/O): the
+ * thread stops consuming the ring, finishes every request in flight,
+ * pushes their responses, notifies, and then, as its last act, reports
+ * BK_REPORT_DRAINED (Linux blkback: the last request in flight completes
+ * the disconnect).  Idempotent; a queue never started is stopped
+ * already.
+ */
+void bk_dataplane_stop(struct bk_queue *q);
+/*
+ * True once the queue thread has finished (drained and reported), or
+ * was never started; bk_dataplane_destroy() then does not wait.  Also
+ * true after a thread stopped on its own (it could not wait any more).
+ */
+bool bk_dataplane_stopped(const struct bk_queue *q);
+/*
+ * Stop (if not yet) and join the thread; its counters are final after.
+ * Blocks until the thread has drained when bk_dataplane_stopped() is
+ * false: only SIGTERM's shutdown, which wants exactly that, calls it
+ * then.  Idempotent.
+ */
+void bk_dataplane_join(struct bk_queue *q);
+/* Join (as above), unbind, unmap, free.  q may be NULL. */
+void bk_dataplane_destroy(struct bk_queue *q);
+
+/* ---------------------------------------------------------------- */
+/* Reports (queue thread -> control thread).                          */
+/* ---------------------------------------------------------------- */
+
+enum {
+	BK_REPORT_BROKEN_RING = 1u << 0, /* the frontend broke the ring: msg says how */
+	BK_REPORT_FAILED = 1u << 1,	/* a flush failed (msg): the vbd has failed */
+	BK_REPORT_WITHDRAW = 1u << 2,	/* the host refused an op: withdraw features */
+	BK_REPORT_DRAINED = 1u << 3,	/* the thread finished (bk_dataplane_stopped) */
+};
+
+/* Features to withdraw (BK_REPORT_WITHDRAW): set their nodes to 0. */
+enum {
+	BK_WITHDRAW_FLUSH = 1u << 0,	/* feature-flush-cache */
+	BK_WITHDRAW_BARRIER = 1u << 1,	/* feature-barrier */
+	BK_WITHDRAW_DISCARD = 1u << 2,	/* feature-discard */
+};
+
+struct bk_report {
+	unsigned int events;		/* BK_REPORT_* */
+	unsigned int withdraw;		/* BK_WITHDRAW_* */
+	char msg[256];			/* BROKEN_RING / FAILED: the latest reason */
+};
+
+/*
+ * Take what the queue has reported since the last call (the box is
+ * then empty).  Returns out->events (0: nothing new).  DRAINED is
+ * reported once.
+ */
+unsigned int bk_dataplane_reports(struct bk_queue *q, struct bk_report *out);
+/* The queue's counters (read with relaxed atomics; final after join). */
+const struct bk_stats *bk_dataplane_stats(const struct bk_queue *q);
+
+#endif /* BK_DATAPLANE_H */

@@ -1,0 +1,388 @@
+/*
+ * negotiate.c: what a vbd and its frontend say to each other through
+ * xenstore (vbd.h), with Linux xen-blkback's key set:
+ *   probe:    max-ring-page-order, multi-queue-max-queues,
+ *             feature-max-indirect-segments, then InitWait (2)
+ *   connect:  read ring-page-order, ring-ref / ring-refN, event-channel
+ *             (per queue-N/ when multi-queue-num-queues > 1), protocol;
+ *             publish feature-flush-cache, feature-barrier,
+ *             feature-discard (+ discard-granularity, discard-alignment,
+ *             discard-secure), feature-persistent, sectors, info,
+ *             sector-size, physical-sector-size and Connected (4) in ONE
+ *             transaction, retried on EAGAIN
+ * and the knobs of the backend directory (blkbackd.8 "XENSTORE KEYS").
+ * Control thread.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xenstore.h>
+
+#include "log.h"
+#include "vbd.h"
+#include "xbus.h"
+
+/* ---------------------------------------------------------------- */
+/* The knobs.                                                         */
+/* ---------------------------------------------------------------- */
+
+void
+bk_negotiate_config_free(struct bk_dev_config *c)
+{
+	bk_params_free(&c->params);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Read the knob key: absent (*out = NULL) or one of the values in ok[]
+ * (NULL-terminated).  0, or -EINVAL after bk_vbd_fatal(dev, key, "\"v\"
+ * is <what>").
+ */
+static int
+knob(struct bk_dev *dev, const char *key, const char *const *ok, const char *what,
+     char **out)
+{
+	char *v = xbus_read(dev->d->xs, XBT_NULL, dev->be, key);
+	unsigned int i;
+
+	*out = NULL;
+	if (!v)
+		return 0;
+	for (i = 0; ok[i]; i++)
+		if (!strcmp(v, ok[i])) {
+			*out = v;
+			return 0;
+		}
+	bk_vbd_fatal(dev, key, "\"%s\" is %s", v, what);
+	free(v);
+	return -EINVAL;
+}
+
+int
+bk_negotiate_config(struct bk_dev *dev)
+{
+	static const char *const modes[] = { "r", "w", "ro", "rw", NULL };
+	static const char *const caches[] = { "writeback", "writethrough", NULL };
+	static const char *const flush_modes[] = { "auto", "flush", "barrier", "both", "none", NULL };
+	static const char *const bools[] = { "0", "1", NULL };
+	/* what xl/libxl write (libxl_device.c: device-type disk|cdrom,
+	 * removable 0|1); anything else is a typo, not a plain disk */
+	static const char *const types[] = { "disk", "cdrom", NULL };
+	struct bk_dev_config c = { .discard_enable = -1, .flush_mode = BK_FLUSH_MODE_AUTO };
+	struct bk_store_why why = { .msg = "" };
+	char *params, *v;
+	int rc = -EINVAL;
+
+	params = xbus_read(dev->d->xs, XBT_NULL, dev->be, "params");
+	if (!params || !*params) {
+		bk_vbd_fatal(dev, "params", "missing or empty (a file, a block device, "
+			     "or DRIVER:ARG with DRIVER file|memory|null)");
+		goto out;
+	}
+	rc = bk_params_parse(params, &c.params, &why);
+	if (rc < 0) {
+		bk_vbd_fatal(dev, "params", "%s", why.msg[0] ? why.msg : strerror(-rc));
+		goto out;
+	}
+	rc = -EINVAL;
+	if (knob(dev, "mode", modes, "neither r (ro) nor w (rw)", &v) < 0)
+		goto out;
+	c.read_only = v && strchr(v, 'w') == NULL;
+	free(v);
+	if (knob(dev, "cache", caches, "neither writeback nor writethrough", &v) < 0)
+		goto out;
+	c.writethrough = v && !strcmp(v, "writethrough");
+	free(v);
+	if (knob(dev, "flush-mode", flush_modes,
+		 "not one of auto, flush, barrier, both, none", &v) < 0)
+		goto out;
+	if (v)
+		bk_flush_mode_parse(v, &c.flush_mode);
+	free(v);
+	if (knob(dev, "discard-enable", bools, "neither 0 nor 1", &v) < 0)
+		goto out;
+	if (v)
+		c.discard_enable = v[0] == '1';
+	free(v);
+	if (knob(dev, "device-type", types, "neither disk nor cdrom", &v) < 0)
+		goto out;
+	c.cdrom = v && !strcmp(v, "cdrom");
+	free(v);
+	if (knob(dev, "removable", bools, "neither 0 nor 1", &v) < 0)
+		goto out;
+	c.removable = v && !strcmp(v, "1");
+	free(v);
+
+	bk_negotiate_config_free(&dev->cfg);
+	dev->cfg = c;
+	memset(&c, 0, sizeof(c));
+	rc = 0;
+out:
+	bk_negotiate_config_free(&c);
+	free(params);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* Probe: what we offer.                                              */
+/* ---------------------------------------------------------------- */
+
+static int
+probe_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	struct bk_dev *dev = arg;
+	const struct bk_options *o = &dev->d->opt;
+	int r;
+
+	r = xbus_printf(xs, t, dev->be, "max-ring-page-order", "%u", o->max_ring_order);
+	if (!r)
+		r = xbus_printf(xs, t, dev->be, "multi-queue-max-queues", "%u", o->max_queues);
+	if (!r)
+		r = xbus_printf(xs, t, dev->be, "state", "%d", XenbusStateInitWait);
+	if (!r && o->max_indirect)
+		r = xbus_printf(xs, t, dev->be, "feature-max-indirect-segments", "%u",
+				o->max_indirect);
+	else if (!r)
+		r = xbus_rm(xs, t, dev->be, "feature-max-indirect-segments");
+	if (!r)
+		r = xbus_rm(xs, t, dev->be, "error");
+	return r;
+}
+
+int
+bk_negotiate_probe_keys(struct bk_dev *dev)
+{
+	return xbus_transact(dev->d->xs, probe_keys, dev);
+}
+
+/* ---------------------------------------------------------------- */
+/* Connect: what the frontend says.                                   */
+/* ---------------------------------------------------------------- */
+
+void
+bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i,
+		       char *buf, size_t len)
+{
+	if (nq == 1)
+		snprintf(buf, len, "%s", dev->fe);
+	else
+		snprintf(buf, len, "%s/queue-%u", dev->fe, i);
+}
+
+/* Read one queue's ring-ref(s) and event-channel from dir. */
+static int
+read_ring(struct bk_dev *dev, const char *dir, unsigned int order, struct bk_ring_config *rc)
+{
+	struct xs_handle *xs = dev->d->xs;
+	unsigned int i;
+	uint64_t v;
+	char key[32];
+	int r;
+
+	rc->nr_pages = 1u << order;
+	for (i = 0; i < rc->nr_pages; i++) {
+		snprintf(key, sizeof(key), "ring-ref%u", i);
+		r = xbus_read_u64(xs, XBT_NULL, dir, key, UINT32_MAX, 0, &v);
+		if (r == -ENOENT && rc->nr_pages == 1) {
+			snprintf(key, sizeof(key), "ring-ref");
+			r = xbus_read_u64(xs, XBT_NULL, dir, key, UINT32_MAX, 0, &v);
+		}
+		if (r < 0) {
+			bk_vbd_fatal(dev, key, "%s in %s",
+				     r == -ENOENT ? "missing" : "not a grant ref", dir);
+			return -EINVAL;
+		}
+		rc->refs[i] = v;
+	}
+	r = xbus_read_u64(xs, XBT_NULL, dir, "event-channel", UINT32_MAX, 0, &v);
+	if (r < 0 || v == 0) {
+		bk_vbd_fatal(dev, "event-channel", "%s in %s",
+			     r == -ENOENT ? "missing" : "not a port number", dir);
+		return -EINVAL;
+	}
+	rc->evtchn = v;
+	return 0;
+}
+
+/* bk_vbd_fatal for a frontend key that should be a number up to our
+ * limit: quotes what the frontend wrote. */
+static void
+fatal_fe_number(struct bk_dev *dev, const char *key, const char *what,
+		const char *limit_key, unsigned int limit)
+{
+	char *v = xbus_read(dev->d->xs, XBT_NULL, dev->fe, key);
+
+	bk_vbd_fatal(dev, key, "\"%.32s\": %s (%s is %u)", v ? v : "", what, limit_key, limit);
+	free(v);
+}
+
+int
+bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
+{
+	const struct bk_options *o = &dev->d->opt;
+	struct xs_handle *xs = dev->d->xs;
+	unsigned int order, nq, i;
+	enum blkring_abi abi;
+	char *proto;
+	int r;
+
+	r = xbus_read_uint(xs, XBT_NULL, dev->fe, "ring-page-order", 0, &order);
+	if (r == -EINVAL || order > o->max_ring_order) {
+		fatal_fe_number(dev, "ring-page-order", r == -EINVAL ? "not a number" : "too large",
+				"max-ring-page-order", o->max_ring_order);
+		return -EINVAL;
+	}
+	r = xbus_read_uint(xs, XBT_NULL, dev->fe, "multi-queue-num-queues", 1, &nq);
+	if (r == -EINVAL || nq == 0 || nq > o->max_queues) {
+		fatal_fe_number(dev, "multi-queue-num-queues",
+				r == -EINVAL ? "not a number" : nq ? "too large" : "zero",
+				"multi-queue-max-queues", o->max_queues);
+		return -EINVAL;
+	}
+	proto = xbus_read(xs, XBT_NULL, dev->fe, "protocol");
+	if (blkring_abi_from_protocol(proto, &abi) < 0) {
+		bk_vbd_fatal(dev, "protocol", "unknown ABI \"%s\"", proto ? proto : "");
+		free(proto);
+		return -EINVAL;
+	}
+	free(proto);
+	for (i = 0; i < nq; i++) {
+		char dir[200];
+
+		bk_negotiate_queue_dir(dev, nq, i, dir, sizeof(dir));
+		if (read_ring(dev, dir, order, &rings[i]) < 0)
+			return -EINVAL;
+		rings[i].abi = abi;
+	}
+	/* feature-persistent: we never keep grants mapped, and say so */
+	return (int)nq;
+}
+
+/* ---------------------------------------------------------------- */
+/* Features: decided once, published once.                            */
+/* ---------------------------------------------------------------- */
+
+void
+bk_negotiate_features(struct bk_dev *dev)
+{
+	const struct bk_store_features *sf = bk_store_features(dev->store);
+	const struct bk_dev_config *c = &dev->cfg;
+	struct bk_features *f = &dev->feat;
+	bool ignore_flush = dev->d->opt.ignore_flush;
+	bool can_flush = sf->can_flush || ignore_flush;
+
+	memset(f, 0, sizeof(*f));
+	f->sectors = sf->size >> SECTOR_SHIFT;
+	f->sector_size = sf->sector_size ? sf->sector_size : 512;
+	f->physical_sector_size = sf->physical_sector_size ? sf->physical_sector_size
+							   : f->sector_size;
+	f->read_only = c->read_only;
+	f->info = (c->read_only ? VDISK_READONLY : 0) | (c->cdrom ? VDISK_CDROM : 0) |
+		  (c->removable ? VDISK_REMOVABLE : 0);
+	/*
+	 * flush-mode=auto (the default) is Linux xen-blkback's rule: offer
+	 * flush-cache only when the backing has a volatile cache
+	 * (connect(): bdev_write_cache()), never barrier.  A guest on a
+	 * writethrough store then marks its queue write-through and sends
+	 * no flush at all, instead of a ring round trip that commits
+	 * nothing.  The explicit modes are honoured as they are, even on a
+	 * writethrough store (each flush is then a no-op: sync.c).
+	 */
+	f->flush_cache = can_flush && (c->flush_mode == BK_FLUSH_MODE_FLUSH ||
+				       c->flush_mode == BK_FLUSH_MODE_BOTH ||
+				       (c->flush_mode == BK_FLUSH_MODE_AUTO && sf->writeback));
+	f->barrier = can_flush && (c->flush_mode == BK_FLUSH_MODE_BARRIER ||
+				   c->flush_mode == BK_FLUSH_MODE_BOTH);
+	f->discard = sf->can_discard && !c->read_only && c->discard_enable != 0;
+	f->discard_secure = f->discard && sf->can_secure_discard;
+	f->discard_granularity = f->physical_sector_size > 4096 ? f->physical_sector_size : 4096;
+	f->discard_alignment = 0;
+	f->writeback = sf->writeback;
+	f->fua = sf->fua;
+	f->ignore_flush = ignore_flush;
+	if (c->flush_mode == BK_FLUSH_MODE_AUTO && !f->flush_cache)
+		log_info("vbd %s: flush-mode=auto: %s, so no flush feature is advertised "
+			 "(feature-flush-cache=0, as Linux blkback)", dev->name,
+			 !sf->writeback ? "the backing has no volatile write cache"
+					  " (cache=writethrough or a null store)"
+					: "the backing cannot flush");
+	if (c->discard_enable == 1 && !c->read_only && !sf->can_discard)
+		log_info("vbd %s: discard-enable=1 but the backing cannot discard; "
+			 "feature-discard=0", dev->name);
+}
+
+static int
+publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct bk_dev *dev = arg;
+	const struct bk_features *f = &dev->feat;
+	const char *be = dev->be;
+	int r;
+
+	r = xbus_printf(xs, t, be, "feature-flush-cache", "%d", f->flush_cache);
+	if (!r)
+		r = xbus_printf(xs, t, be, "feature-barrier", "%d", f->barrier);
+	if (!r)
+		r = xbus_printf(xs, t, be, "feature-discard", "%d", f->discard);
+	if (!r)
+		r = xbus_printf(xs, t, be, "feature-persistent", "0");
+	if (!r)
+		r = xbus_printf(xs, t, be, "sectors", "%" PRIu64, f->sectors);
+	if (!r)
+		r = xbus_printf(xs, t, be, "info", "%u", f->info);
+	if (!r)
+		r = xbus_printf(xs, t, be, "sector-size", "%u", f->sector_size);
+	if (!r)
+		r = xbus_printf(xs, t, be, "physical-sector-size", "%u", f->physical_sector_size);
+	if (!r && f->discard) {
+		r = xbus_printf(xs, t, be, "discard-granularity", "%u", f->discard_granularity);
+		if (!r)
+			r = xbus_printf(xs, t, be, "discard-alignment", "%u", f->discard_alignment);
+		if (!r)
+			r = xbus_printf(xs, t, be, "discard-secure", "%d", f->discard_secure);
+	} else if (!r) {
+		xbus_rm(xs, t, be, "discard-granularity");
+		xbus_rm(xs, t, be, "discard-alignment");
+		xbus_rm(xs, t, be, "discard-secure");
+	}
+	if (!r)
+		r = xbus_printf(xs, t, be, "state", "%d", XenbusStateConnected);
+	return r;
+}
+
+int
+bk_negotiate_publish(struct bk_dev *dev)
+{
+	return xbus_transact(dev->d->xs, publish_keys, dev);
+}
+
+void
+bk_negotiate_withdraw(struct bk_dev *dev, unsigned int withdraw)
+{
+	static const struct {
+		unsigned int bit;
+		const char *node;
+	} nodes[] = {
+		{ BK_WITHDRAW_FLUSH, "feature-flush-cache" },
+		{ BK_WITHDRAW_BARRIER, "feature-barrier" },
+		{ BK_WITHDRAW_DISCARD, "feature-discard" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(nodes); i++) {
+		int r;
+
+		if (!(withdraw & nodes[i].bit))
+			continue;
+		log_info("vbd %s: the backing refused an operation (EOPNOTSUPP): %s=0",
+			 dev->name, nodes[i].node);
+		r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, nodes[i].node, "0");
+		if (r < 0)
+			log_error("vbd %s: write %s/%s: %s", dev->name, dev->be, nodes[i].node,
+				  strerror(-r));
+	}
+}

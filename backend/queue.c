@@ -1,0 +1,273 @@
+/*
+ * queue.c: a data plane queue's life (dataplane.h): create (map the
+ * ring, bind the event channel, open a queue on the store, allocate the
+ * request pool), start, stop, join, destroy, and the control thread's
+ * side of the report box.  The queue's work is dataplane.c's.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "log.h"
+#include "queue.h"
+
+unsigned int
+bk_dataplane_reports(struct bk_queue *q, struct bk_report *out)
+{
+	pthread_mutex_lock(&q->rep_lock);
+	*out = q->rep;
+	q->rep.events = 0;
+	q->rep.withdraw = 0;
+	pthread_mutex_unlock(&q->rep_lock);
+	return out->events;
+}
+
+const struct bk_stats *
+bk_dataplane_stats(const struct bk_queue *q)
+{
+	return &q->stats;
+}
+
+/* One request per ring slot, each with a 4096-aligned buffer of
+ * max_segs pages and its indirect pages, from one MAP_NORESERVE
+ * mapping. */
+static int
+pool_init(struct bk_queue *q, unsigned int nr, unsigned int ind_pages)
+{
+	size_t per = (size_t)(q->max_segs + ind_pages) * XEN_PAGE_SIZE;
+	unsigned int i;
+
+	q->reqs = calloc(nr, sizeof(*q->reqs));
+	q->req_iovs = calloc((size_t)nr * q->max_segs, sizeof(*q->req_iovs));
+	if (!q->reqs || !q->req_iovs)
+		return -ENOMEM;
+	q->bufs_len = (size_t)nr * per;
+	q->bufs = mmap(NULL, q->bufs_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (q->bufs == MAP_FAILED) {
+		q->bufs = NULL;
+		return -errno;
+	}
+	q->nr_reqs = nr;
+	for (i = nr; i-- > 0;) {
+		struct bk_req *r = &q->reqs[i];
+
+		r->buf = (char *)q->bufs + (size_t)i * per;
+		r->ind = (char *)r->buf + (size_t)q->max_segs * XEN_PAGE_SIZE;
+		r->iovs = q->req_iovs + (size_t)i * q->max_segs;
+		r->next = q->free;
+		q->free = r;
+	}
+	q->nr_free = nr;
+	return 0;
+}
+
+static void
+pool_fini(struct bk_queue *q)
+{
+	if (q->bufs)
+		munmap(q->bufs, q->bufs_len);
+	free(q->reqs);
+	free(q->req_iovs);
+}
+
+/* ---------------------------------------------------------------- */
+/* Create, start, stop, destroy.                                      */
+/* ---------------------------------------------------------------- */
+
+static int
+epoll_add(int epfd, int fd, uint32_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+struct bk_queue *
+bk_dataplane_create(const struct bk_queue_params *p, const char **why, const char **key)
+{
+	const struct bk_ring_config *rc = &p->ring;
+	struct bk_queue *q;
+	unsigned int size;
+	int err, port;
+
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		*why = "out of memory";
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(q->name, sizeof(q->name), "%s", p->name);
+	q->idx = p->idx;
+	q->xops = p->xops;
+	q->domid = p->domid;
+	q->feat = p->feat;
+	q->failed = p->failed;
+	q->trace = p->trace;
+	q->store = p->store;
+	q->store_polls = bk_store_can_poll(p->store);
+	q->report_efd = p->report_efd;
+	q->epfd = q->stop_efd = -1;
+	q->nr_pages = rc->nr_pages;
+	pthread_mutex_init(&q->rep_lock, NULL);
+	bk_queue_plans_build(q);
+
+	q->sring = xenops_map_grefs(q->xops, q->domid, rc->nr_pages, rc->refs, true);
+	if (!q->sring) {
+		err = errno;
+		*why = "cannot map the ring pages";
+		*key = "ring-ref";
+		goto fail;
+	}
+	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
+	if (!q->ring) {
+		err = errno;
+		*why = err == EIO ? "the ring's req_prod is more than the ring size past rsp_prod" :
+				    "cannot attach the ring";
+		*key = "ring-ref";
+		goto fail;
+	}
+	size = blkring_size(q->ring);
+	q->max_segs = p->max_indirect > BLKIF_MAX_SEGMENTS_PER_REQUEST ?
+		      p->max_indirect : BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	q->map_threshold = p->map_threshold;
+	pollwin_init(&q->poll, p->poll_max_us);
+	q->copy = calloc(q->max_segs, sizeof(*q->copy));
+	q->grefs = calloc(q->max_segs, sizeof(*q->grefs));
+	err = q->copy && q->grefs ? 0 : ENOMEM;
+	if (!err)
+		err = -pool_init(q, size, (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
+				 BLKRING_SEGS_PER_INDIRECT_PAGE);
+	if (err) {
+		*why = "cannot allocate the request pool";
+		goto fail;
+	}
+	q->submit_q = calloc(size, sizeof(*q->submit_q));
+	if (!q->submit_q) {
+		err = ENOMEM;
+		*why = "out of memory";
+		goto fail;
+	}
+	err = -bk_store_queue_open(q->store, size, &q->sq);
+	if (err) {
+		*why = "cannot open a queue on the backing store";
+		goto fail;
+	}
+	q->evtchn = xenops_evtchn_open(q->xops);
+	if (!q->evtchn) {
+		err = errno;
+		*why = "cannot open an event channel handle";
+		goto fail;
+	}
+	port = xenops_evtchn_bind_interdomain(q->evtchn, q->domid, rc->evtchn);
+	if (port < 0) {
+		err = -port;
+		*why = "cannot bind the event channel";
+		*key = "event-channel";
+		goto fail;
+	}
+	q->port = port;
+	q->epfd = epoll_create1(EPOLL_CLOEXEC);
+	q->stop_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->epfd < 0 || q->stop_efd < 0) {
+		err = errno;
+		*why = "cannot create the queue's epoll/eventfd";
+		goto fail;
+	}
+	if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN)) ||
+	    (err = -epoll_add(q->epfd, bk_store_queue_fd(q->sq), EV_STORE)) ||
+	    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP))) {
+		*why = "cannot set up the queue's epoll";
+		goto fail;
+	}
+	q->lim.sectors = q->feat.sectors;
+	q->lim.sector_size = q->feat.sector_size;
+	q->lim.read_only = q->feat.read_only;
+	q->lim.max_indirect_segments = p->max_indirect;
+	/* A read-only vbd answers DISCARD with ERROR, not EOPNOTSUPP (C07;
+	 * Linux blkback's failed xen_vbd_translate), so libblkring sees it. */
+	q->lim.discard = q->feat.discard || q->feat.read_only;
+	bk_dbg(BK_DBG_XENBUS, "vbd %s ring %u: %u pages, %u entries, port %u", q->name,
+	       q->idx, rc->nr_pages, size, q->port);
+	return q;
+fail:
+	bk_dataplane_destroy(q);
+	errno = err ? err : EIO;
+	return NULL;
+}
+
+int
+bk_dataplane_start(struct bk_queue *q)
+{
+	int rc = pthread_create(&q->thread, NULL, bk_queue_main, q);
+
+	if (rc)
+		return -rc;
+	q->started = true;
+	return 0;
+}
+
+void
+bk_dataplane_stop(struct bk_queue *q)
+{
+	uint64_t one = 1;
+
+	if (!q->started || q->stop_sent)
+		return;
+	/* an eventfd write fails only on counter overflow: never here */
+	if (write(q->stop_efd, &one, sizeof(one)) != sizeof(one))
+		log_error("vbd %s ring %u: cannot signal stop: %m", q->name, q->idx);
+	q->stop_sent = true;
+}
+
+bool
+bk_dataplane_stopped(const struct bk_queue *q)
+{
+	/* paired with the release at the end of bk_queue_main */
+	return !q->started || smp_load_acquire(&q->finished);
+}
+
+void
+bk_dataplane_join(struct bk_queue *q)
+{
+	if (!q->started || q->joined)
+		return;
+	bk_dataplane_stop(q);
+	pthread_join(q->thread, NULL);
+	q->joined = true;
+}
+
+void
+bk_dataplane_destroy(struct bk_queue *q)
+{
+	if (!q)
+		return;
+	bk_dataplane_join(q);
+	if (q->evtchn)
+		xenops_evtchn_close(q->evtchn);
+	bk_store_queue_close(q->sq);
+	if (q->epfd >= 0)
+		close(q->epfd);
+	if (q->stop_efd >= 0)
+		close(q->stop_efd);
+	free(q->submit_q);
+	free(q->copy);
+	free(q->grefs);
+	pool_fini(q);
+	if (q->ring)
+		blkring_free(q->ring);
+	if (q->sring)
+		xenops_unmap(q->xops, q->sring, q->nr_pages);
+	pthread_mutex_destroy(&q->rep_lock);
+	free(q);
+}
+

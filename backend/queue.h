@@ -1,0 +1,114 @@
+/*
+ * queue.h: the data plane's own structures, shared by queue.c (a queue's
+ * life: create, start, stop, destroy, reports) and dataplane.c (its
+ * work: the thread, from the event channel to the response).  Nothing
+ * outside those two files includes it.
+ */
+#ifndef BK_QUEUE_H
+#define BK_QUEUE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "dataplane.h"
+#include "pollwin.h"
+
+enum { EV_EVTCHN = 1, EV_STORE, EV_STOP };
+
+/* One request taken from the ring, until its response is pushed. */
+struct bk_req {
+	struct blkreq br;		/* private, validated copy */
+	const struct bk_plan *plan;	/* its steps (the queue's table) */
+	unsigned int step;		/* index into plan->steps */
+	bool secure;			/* DISCARD: BLKSECDISCARD */
+	struct bk_io io;
+	struct iovec iov;
+	void *buf;			/* 4096-aligned, one page per segment (max) */
+	/*
+	 * Zero-copy (requests of at least map_threshold bytes): the
+	 * guest's pages mapped for the duration of the host I/O, one iovec
+	 * per segment; NULL when the data goes through buf (grant copy).
+	 */
+	void *map;
+	struct iovec *iovs;		/* max_segs entries */
+	void *ind;			/* 4096-aligned: copies of the indirect pages */
+	char host[96];			/* host actions so far, for the trace */
+	struct bk_req *next;		/* free list */
+};
+
+/* A plan per (operation, with data or not): the blkif_ops.h table for
+ * this queue's features. */
+struct bk_plan {
+	int16_t status;			/* BLKIF_RSP_OKAY, or EOPNOTSUPP: no steps */
+	enum bk_step steps[BK_MAX_STEPS];
+};
+#define PLAN_OPS 8			/* BLKIF_OP_READ .. 7; others: EOPNOTSUPP */
+
+struct bk_queue {
+	char name[32];			/* the vbd's "F/D" */
+	unsigned int idx;
+	xenops_t *xops;
+	uint32_t domid;
+	struct bk_features feat;	/* ours: withdrawals clear it */
+	struct bk_plan plans[PLAN_OPS][2];	/* [op][has data] from feat */
+	struct bk_trace *trace;
+
+	void *sring;
+	unsigned int nr_pages;
+	blkring_t *ring;
+	xenops_evtchn_t *evtchn;
+	uint32_t port;			/* local port */
+
+	struct bk_store *store;
+	struct bk_store_queue *sq;
+	bool store_polls;		/* bk_store_can_poll() */
+
+	int epfd, stop_efd, report_efd;
+	pthread_t thread;
+	bool started, stop_sent, joined;	/* control thread's */
+	bool finished;			/* atomic: the thread's last store */
+
+	struct blkreq_limits lim;
+	/* the request pool */
+	struct bk_req *reqs;
+	unsigned int nr_reqs;
+	struct bk_req *free;
+	unsigned int nr_free;
+	void *bufs;			/* mmap'ed: nr_reqs * (max_segs + ind pages) pages */
+	size_t bufs_len;
+	struct iovec *req_iovs;		/* nr_reqs * max_segs */
+
+	unsigned int inflight;		/* consumed, not yet responded */
+	struct bk_req *drain_waiter;	/* a barrier waiting for inflight == 1 */
+	bool hold;			/* a barrier is in progress: do not consume */
+	bool failed;			/* answer ERROR to everything (C15) */
+	bool broken;
+	bool stopping;
+	bool need_push;
+
+	struct bk_io **submit_q;	/* waiting for the store; nr_reqs slots */
+	unsigned int submit_n;
+
+	unsigned int max_segs;		/* per request: 11, or the indirect maximum */
+	struct xenops_copy_seg *copy;	/* max_segs entries */
+	grant_ref_t *grefs;		/* max_segs entries, for mapping */
+	uint64_t map_threshold;		/* bytes; 0: always grant copy */
+
+	struct pollwin poll;		/* before sleeping; max --poll-max-us */
+
+	struct bk_stats stats;
+
+	/* The report box: the queue thread fills it, the control thread
+	 * empties it (bk_dataplane_reports). */
+	pthread_mutex_t rep_lock;
+	struct bk_report rep;
+};
+
+/* dataplane.c: the queue thread (started by bk_dataplane_start). */
+void *bk_queue_main(void *opaque);
+/* dataplane.c: q->plans from q->feat (the blkif_ops.h table as data). */
+void bk_queue_plans_build(struct bk_queue *q);
+
+#endif /* BK_QUEUE_H */

@@ -1,0 +1,763 @@
+/*
+ * vbd.c: one vbd's state machine (vbd.h), on the control thread.
+ *
+ * States and transitions follow Linux xen-blkback (xenbus.c):
+ *   probe:    the knobs and the backing checked, the probe keys written
+ *             -> InitWait (2)
+ *   frontend Initialised (3) / Connected (4): read the ring keys, open
+ *             the store, start the queues, publish the features and
+ *             Connected (4) in one transaction
+ *   frontend Closing (5):  Closing, disconnect
+ *   frontend Closed (6), frontend gone, its domain dead:
+ *             disconnect, Closed (6) (Closing while the queues drain)
+ *   frontend Initialising (1) while we are Connected: Closing,
+ *             disconnect, then as below
+ *   frontend Initialising (1) while we are Closed, or Closing not after
+ *             an error: InitWait (reconnect); Initialised/Connected
+ *             there: connect at once
+ *   toolstack: online=0, or our state node set to Closing (5) by
+ *             someone else (libxl writes both): Closing (5) at once;
+ *             disconnect and Closed (6) once the frontend is Closed or
+ *             gone (Linux: frontend_changed, Closed and not online)
+ *   backend directory removed: disconnect and forget the vbd
+ * ("disconnect, X": X once the queues have drained, see below.)
+ * Errors: logged with the key, written to <backend>/error, and the vbd
+ * goes to Closing (Linux xenbus_dev_fatal); other vbds go on.
+ *
+ * Disconnecting never waits for a guest's I/O (Linux blkback's
+ * xen_blkif_disconnect returns -EBUSY while requests are in flight, and
+ * the last one completes the free).  dev->phase:
+ *   DEV_DISCONNECTED  no store, no queue
+ *   DEV_CONNECTED     connect() opened the store and runs the queues
+ *   DEV_DRAINING      disconnect() asked every queue to stop; each
+ *                     finishes its in-flight requests, responds, and
+ *                     reports BK_REPORT_DRAINED
+ * When the last queue has reported, bk_vbd_drain_done() joins the
+ * finished threads, unmaps, unbinds, closes the store and releases its
+ * claim (DISCONNECTED), and only then takes the step that waited for
+ * it: Closed for a frontend domain that is gone (then_closed), and for
+ * everything else, the vbd brought in line with what xenstore says by
+ * then (then_update).  Events for a draining vbd are only remembered
+ * (then_update), so a frontend that went Closing, Initialising,
+ * Initialised meanwhile is connected afresh once the drain is over.
+ *
+ * Reconciliation: every event re-reads the backend state and online
+ * node and the frontend state, and moves the vbd toward what they say
+ * (bk_vbd_update), so lost or coalesced watch events cannot wedge it.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xenstore.h>
+
+#include "log.h"
+#include "vbd.h"
+#include "xbus.h"
+
+#define STATE_LOG_BURST		20
+#define STATE_LOG_WINDOW_S	10
+
+/* ---------------------------------------------------------------- */
+/* State writes, errors, logs.                                        */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Up to STATE_LOG_BURST lines per STATE_LOG_WINDOW_S seconds; the next
+ * window first says how many were left out.
+ */
+bool
+bk_vbd_log_ok(struct bk_dev *dev)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ts.tv_sec - dev->log_window >= STATE_LOG_WINDOW_S) {
+		if (dev->log_dropped)
+			log_info("vbd %s: %u state-change lines not logged in %d s "
+				 "(the frontend is flapping its state?)", dev->name,
+				 dev->log_dropped, STATE_LOG_WINDOW_S);
+		dev->log_window = ts.tv_sec;
+		dev->log_lines = 0;
+		dev->log_dropped = 0;
+	}
+	if (dev->log_lines < STATE_LOG_BURST) {
+		if (++dev->log_lines == STATE_LOG_BURST)
+			log_info("vbd %s: state changes too frequent; logging fewer for %d s",
+				 dev->name, STATE_LOG_WINDOW_S);
+		return true;
+	}
+	dev->log_dropped++;
+	return false;
+}
+
+void
+bk_vbd_set_state(struct bk_dev *dev, int state)
+{
+	int r;
+
+	if (dev->state == state)
+		return;
+	r = xbus_switch_state(dev->d->xs, dev->be, state);
+	if (r == -ENOENT) {
+		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s/state is gone: %s not written",
+		       dev->name, dev->be, xbus_state_name(state));
+		return;
+	}
+	if (r < 0) {
+		log_error("vbd %s: write %s/state: %s", dev->name, dev->be, strerror(-r));
+		return;
+	}
+	if (bk_vbd_log_ok(dev))
+		log_info("vbd %s: %s -> %s", dev->name, xbus_state_name(dev->state),
+			 xbus_state_name(state));
+	dev->state = state;
+}
+
+void
+bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (bk_vbd_log_ok(dev))	/* a flapping guest repeats its errors */
+		log_error("vbd %s: %s: %s", dev->name, key, msg);
+	r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "%s: %s", key, msg);
+	if (r < 0)
+		log_error("vbd %s: write %s/error: %s", dev->name, dev->be, strerror(-r));
+	dev->fatal = true;
+	bk_vbd_set_state(dev, XenbusStateClosing);
+}
+
+/* ---------------------------------------------------------------- */
+/* The store and its claim.                                           */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Open the vbd's store (check_only: open the base, check it, close it
+ * again, as Linux blkback opens the backing before InitWait).  A backing
+ * another vbd serves is refused unless both are read-only; one that a
+ * draining vbd still writes is waited for (dev->backing_wait; retried
+ * when that drain is over).  0, -EINPROGRESS while waiting, or -errno
+ * after bk_vbd_fatal().
+ */
+static int
+store_open(struct bk_dev *dev, bool check_only)
+{
+	struct bk_daemon *d = dev->d;
+	const struct bk_dev_config *c = &dev->cfg;
+	const struct bk_stack_config sc = {
+		.read_only = c->read_only,
+		.writethrough = c->writethrough,
+		.record_path = d->opt.record_path,
+		.volatile_cache = d->opt.volatile_cache,
+	};
+	const struct bk_claim *holder = NULL;
+	struct bk_store_why why;
+	int r;
+
+	r = bk_claim_check(&d->claims, &c->params, c->read_only, &holder);
+	if (r == -EINPROGRESS) {
+		if (!dev->backing_wait)
+			log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
+				 "finishing its requests in flight; waiting for it",
+				 dev->name, c->params.arg, holder->owner);
+		dev->backing_wait = true;
+		return r;
+	}
+	dev->backing_wait = false;
+	if (r == -EBUSY) {
+		bk_vbd_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
+			     "a backing is shared only when every vbd has mode=r",
+			     c->params.arg, holder->owner,
+			     holder->read_only ? " (read-only)" : " read-write");
+		return r;
+	}
+	r = bk_stack_open(&c->params, &sc, check_only, &dev->store, &why);
+	if (r < 0) {
+		bk_vbd_fatal(dev, "params", "%s", why.msg);
+		return r;
+	}
+	if (!check_only)
+		dev->claim = bk_claim_take(&d->claims, &c->params, c->read_only, dev->name);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Disconnect.                                                        */
+/* ---------------------------------------------------------------- */
+
+/* Have all (all: true) or any (false) of the vbd's queue threads
+ * finished? */
+static bool
+queues_stopped(const struct bk_dev *dev, bool all)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_queues; i++)
+		if (bk_dataplane_stopped(dev->queues[i]) != all)
+			return !all;
+	return all;
+}
+
+void
+bk_vbd_disconnect_finish(struct bk_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_queues; i++) {
+		/* join first: the counters are final once the thread is gone */
+		bk_dataplane_join(dev->queues[i]);
+		bk_stats_sum(&dev->closed_stats, bk_dataplane_stats(dev->queues[i]));
+		bk_dataplane_destroy(dev->queues[i]);
+		dev->queues[i] = NULL;
+	}
+	dev->nr_queues = 0;
+	bk_stack_close(dev->store);
+	dev->store = NULL;
+	bk_claim_release(&dev->d->claims, dev->claim);
+	dev->claim = NULL;
+	if (dev->published && bk_vbd_log_ok(dev))
+		log_info("vbd %s: disconnected", dev->name);
+	dev->published = false;
+	dev->phase = DEV_DISCONNECTED;
+}
+
+bool
+bk_vbd_disconnect(struct bk_dev *dev)
+{
+	unsigned int i;
+
+	if (dev->phase == DEV_DRAINING)
+		return false;
+	for (i = 0; i < dev->nr_queues; i++)
+		bk_dataplane_stop(dev->queues[i]);
+	if (queues_stopped(dev, true)) {
+		bk_vbd_disconnect_finish(dev);
+		return true;
+	}
+	dev->phase = DEV_DRAINING;
+	if (dev->claim)
+		dev->claim->draining = true;
+	/* what the vbd waits for, until "disconnected" (the xenbus step
+	 * that follows, e.g. a re-added vbd's InitWait, waits too) */
+	if (bk_vbd_log_ok(dev))
+		log_info("vbd %s: disconnecting: answering the requests in flight first",
+			 dev->name);
+	return false;
+}
+
+bool
+bk_vbd_drained(const struct bk_dev *dev)
+{
+	return dev->phase == DEV_DRAINING && queues_stopped(dev, true);
+}
+
+void
+bk_vbd_drain_done(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	uint32_t f = dev->frontid, id = dev->devid;
+	bool closed = dev->then_closed, update = dev->then_update;
+	struct bk_dev *o, *next;
+
+	bk_vbd_disconnect_finish(dev);
+	dev->then_closed = dev->then_update = false;
+	if (closed)
+		bk_vbd_set_state(dev, XenbusStateClosed);
+	if (update)
+		bk_xenbus_scan_device(d, f, id);	/* bk_vbd_update, or forget it */
+	for (o = d->devs; o; o = next) {
+		next = o->next;
+		if (o->backing_wait)
+			bk_xenbus_scan_device(d, o->frontid, o->devid);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Connect.                                                           */
+/* ---------------------------------------------------------------- */
+
+static void
+connect(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	struct bk_ring_config rings[BK_MAX_QUEUES];
+	unsigned int i;
+	int nq, r;
+
+	/* a stale connection never leaks (bk_vbd_update never calls us
+	 * while one drains; this is the safety net) */
+	if (!bk_vbd_disconnect(dev)) {
+		dev->then_update = true;
+		return;
+	}
+	/* Knobs may have been written after InitWait (by the hotplug
+	 * script, like Linux's physical-device): read them again now. */
+	if (bk_negotiate_config(dev) < 0)
+		return;
+	nq = bk_negotiate_rings(dev, rings);
+	if (nq < 0)
+		return;
+	if (store_open(dev, false) < 0)
+		return;	/* -EINPROGRESS: retried once the backing is free */
+	dev->phase = DEV_CONNECTED;
+	bk_negotiate_features(dev);
+	for (i = 0; i < (unsigned int)nq; i++) {
+		const struct bk_queue_params p = {
+			.name = dev->name,
+			.idx = i,
+			.domid = dev->frontid,
+			.ring = rings[i],
+			.xops = d->xops,
+			.store = dev->store,
+			.trace = d->trace,
+			.feat = dev->feat,
+			.failed = dev->failed,
+			.max_indirect = d->opt.max_indirect,
+			.map_threshold = d->opt.map_threshold,
+			.poll_max_us = d->opt.poll_max_us,
+			.report_efd = d->report_efd,
+		};
+		const char *why = "?", *key = NULL;
+
+		dev->queues[i] = bk_dataplane_create(&p, &why, &key);
+		if (!dev->queues[i]) {
+			int err = errno;
+			char dir[200];
+
+			/* name the frontend's key and where it is (the error
+			 * node is read by the toolstack and the frontend) */
+			bk_negotiate_queue_dir(dev, nq, i, dir, sizeof(dir));
+			if (key)
+				bk_vbd_fatal(dev, key, "queue %u: %s in %s: %s", i, why, dir,
+					     strerror(err));
+			else
+				bk_vbd_fatal(dev, "queue", "queue %u: %s: %s", i, why, strerror(err));
+			bk_vbd_disconnect(dev);
+			return;
+		}
+		dev->nr_queues++;
+	}
+	for (i = 0; i < (unsigned int)nq; i++) {
+		r = bk_dataplane_start(dev->queues[i]);
+		if (r < 0) {
+			bk_vbd_fatal(dev, "queue", "cannot start queue %u: %s", i, strerror(-r));
+			bk_vbd_disconnect(dev);
+			return;
+		}
+	}
+	r = bk_negotiate_publish(dev);
+	if (r < 0) {
+		log_error("vbd %s: publishing features: %s", dev->name, strerror(-r));
+		bk_vbd_fatal(dev, "state", "cannot publish features: %s", strerror(-r));
+		bk_vbd_disconnect(dev);
+		return;
+	}
+	dev->published = true;
+	/* not rate-limited: each needs a real ring handshake, and it is the
+	 * line that says what the guest got */
+	log_info("vbd %s: %s -> Connected (%s, %d queue%s, %u-page ring, %s, "
+		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
+		 dev->name, xbus_state_name(dev->state), dev->cfg.params.arg, nq,
+		 nq == 1 ? "" : "s", rings[0].nr_pages, blkring_abi_name(rings[0].abi),
+		 dev->feat.sectors, dev->feat.flush_cache, dev->feat.barrier, dev->feat.discard,
+		 dev->feat.fua == BK_FUA_NATIVE ? "native" :
+		 dev->feat.fua == BK_FUA_EMULATED ? "emulated" : "none",
+		 dev->cfg.read_only ? ", read-only" : "",
+		 dev->cfg.writethrough ? ", writethrough" : "");
+	dev->state = XenbusStateConnected;
+}
+
+/* ---------------------------------------------------------------- */
+/* Objects.                                                           */
+/* ---------------------------------------------------------------- */
+
+struct bk_dev *
+bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
+{
+	struct bk_dev *dev = calloc(1, sizeof(*dev));
+
+	if (!dev) {
+		log_error("vbd %u/%u: out of memory", f, id);
+		return NULL;
+	}
+	dev->d = d;
+	dev->frontid = f;
+	dev->devid = id;
+	dev->state = -1;
+	snprintf(dev->name, sizeof(dev->name), "%u/%u", f, id);
+	snprintf(dev->be, sizeof(dev->be), "%s/%u/%u", d->vbd_root, f, id);
+	dev->next = d->devs;
+	d->devs = dev;
+	bk_dbg(BK_DBG_XENBUS, "vbd %s: new device at %s", dev->name, dev->be);
+	return dev;
+}
+
+void
+bk_vbd_free(struct bk_dev *dev, bool removed)
+{
+	struct bk_daemon *d = dev->d;
+	struct bk_dev **pp;
+
+	if (!bk_vbd_disconnect(dev))
+		bk_vbd_disconnect_finish(dev);
+	if (dev->fe_watched)
+		xs_unwatch(d->xs, dev->fe_state, "fe");
+	for (pp = &d->devs; *pp; pp = &(*pp)->next)
+		if (*pp == dev) {
+			*pp = dev->next;
+			break;
+		}
+	bk_negotiate_config_free(&dev->cfg);
+	if (removed)
+		log_info("vbd %s: removed", dev->name);
+	free(dev);
+}
+
+void
+bk_vbd_stats(const struct bk_dev *dev, struct bk_stats *out)
+{
+	unsigned int i;
+
+	*out = dev->closed_stats;
+	for (i = 0; i < dev->nr_queues; i++)
+		bk_stats_sum(out, bk_dataplane_stats(dev->queues[i]));
+}
+
+/* ---------------------------------------------------------------- */
+/* Probe and the frontend.                                            */
+/* ---------------------------------------------------------------- */
+
+/* The knobs, the backing, the probe keys and InitWait (Linux
+ * xen_blkbk_probe and backend_changed). */
+static void
+probe(struct bk_dev *dev)
+{
+	int r;
+
+	dev->fatal = false;
+	if (bk_negotiate_config(dev) < 0)
+		goto failed;
+	r = store_open(dev, true);
+	if (r == -EINPROGRESS)
+		return;	/* probed again once the backing is free */
+	if (r < 0)
+		goto failed;
+	r = bk_negotiate_probe_keys(dev);
+	if (r == 0) {
+		if (bk_vbd_log_ok(dev))
+			log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
+				 xbus_state_name(dev->state), dev->cfg.params.driver->name,
+				 dev->cfg.params.arg);
+		dev->state = XenbusStateInitWait;
+		dev->probed = true;
+		return;
+	}
+	log_error("vbd %s: cannot write the probe keys under %s: %s", dev->name, dev->be,
+		  strerror(-r));
+failed:
+	dev->probed = true;
+}
+
+/* The frontend's directory and a watch on its state node. */
+static int
+watch_frontend(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	char *fe;
+
+	if (dev->fe_watched)
+		return 0;
+	fe = xbus_read(d->xs, XBT_NULL, dev->be, "frontend");
+	if (!fe)
+		return -ENOENT;
+	snprintf(dev->fe, sizeof(dev->fe), "%s", fe);
+	free(fe);
+	snprintf(dev->fe_state, sizeof(dev->fe_state), "%s/state", dev->fe);
+	if (!xs_watch(d->xs, dev->fe_state, "fe")) {
+		log_error("vbd %s: watch %s: %m", dev->name, dev->fe_state);
+		return -errno;
+	}
+	dev->fe_watched = true;
+	return 0;
+}
+
+/*
+ * Read the frontend's state node.  0 with *out in 0..6, -ENOENT if
+ * absent, -EINVAL if it holds anything else: Linux blkback's
+ * frontend_changed() calls that fatal ("saw state N at frontend"), and
+ * so does this, once per value.  0 (Unknown) is what Linux's
+ * xenbus_read_driver_state() says of an absent node: taken as Closed,
+ * with one line saying so.
+ */
+static int
+fe_state_read(struct bk_dev *dev, unsigned long *out)
+{
+	char *s = xbus_read(dev->d->xs, XBT_NULL, dev->fe, "state"), *end;
+	unsigned long v = ULONG_MAX;
+	bool same;
+
+	if (!s)
+		return -ENOENT;
+	if (s[0] >= '0' && s[0] <= '9') {
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || *end)
+			v = ULONG_MAX;
+	}
+	same = strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
+	       strlen(s) < sizeof(dev->fe_bad);
+	if (v >= XenbusStateInitialising && v <= XenbusStateClosed) {
+		dev->fe_bad[0] = '\0';
+	} else if (!same) {
+		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
+		if (v == XenbusStateUnknown)
+			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
+				 dev->name, dev->fe_state);
+		else
+			bk_vbd_fatal(dev, "state", "the frontend's state \"%.32s\"%s at %s is "
+				     "not a XenbusState in 1..6", s, strlen(s) > 32 ? "..." : "",
+				     dev->fe_state);
+	}
+	free(s);
+	*out = v;
+	return v <= XenbusStateClosed ? 0 : -EINVAL;
+}
+
+/*
+ * The toolstack detaches the vbd: online=0, or Closing written to our
+ * state node by someone else (libxl's device removal writes both).
+ * Linux blkback with libxl: the backend is Closing, so the guest closes
+ * its side; the ring is pulled only when the frontend is Closed or gone
+ * (frontend_changed(): Closed, then the device goes as it is not
+ * online), never from under a connected guest.  Closed stays Closed
+ * while online is 0.  Idempotent: runs again on each event until done.
+ */
+static void
+detach(struct bk_dev *dev, unsigned int be_state)
+{
+	unsigned long fe_state = XenbusStateUnknown;
+	int r = -ENOENT;
+
+	if (dev->state == XenbusStateClosed && be_state == XenbusStateClosed) {
+		dev->detaching = false;
+		return;
+	}
+	dev->detaching = true;
+	bk_vbd_set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
+	if (dev->fe_watched)
+		r = fe_state_read(dev, &fe_state);
+	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&
+			     fe_state != XenbusStateUnknown))
+		return;	/* the frontend's Closed (its watch) brings us back */
+	if (!bk_vbd_disconnect(dev)) {
+		dev->then_update = true;	/* Closed once drained */
+		return;
+	}
+	bk_vbd_set_state(dev, XenbusStateClosed);
+	dev->detaching = false;
+}
+
+/* A frontend that closed (not after an error) and comes back. */
+static bool
+may_reconnect(const struct bk_dev *dev)
+{
+	return dev->state == XenbusStateClosed ||
+	       (dev->state == XenbusStateClosing && !dev->fatal);
+}
+
+/* What the frontend's state asks of a probed vbd. */
+static void
+frontend_changed(struct bk_dev *dev, unsigned long fe_state)
+{
+	switch (fe_state) {
+	case XenbusStateInitialising:
+		/* A frontend that starts over while we are Connected: its
+		 * Closing was overwritten before we read it (5 then 1 in quick
+		 * succession), or it restarted without closing.  Close our
+		 * side first; the probe follows once the queues have drained. */
+		if (dev->state == XenbusStateConnected) {
+			bk_vbd_set_state(dev, XenbusStateClosing);
+			if (!bk_vbd_disconnect(dev)) {
+				dev->then_update = true;
+				break;
+			}
+		}
+		/* reconnect: a fresh probe (also from our Closing: the
+		 * frontend did not wait for Closed, e.g. while we drained) */
+		if (may_reconnect(dev)) {
+			dev->probed = false;
+			probe(dev);
+		}
+		break;
+	case XenbusStateInitialised:
+	case XenbusStateConnected:
+		/* From Closing too: the frontend went Initialising and on
+		 * while we drained, or two watches fired in close succession
+		 * (Linux blkback's frontend_changed connects there as well). */
+		if ((dev->state == XenbusStateInitWait || may_reconnect(dev)) && !dev->fatal)
+			connect(dev);
+		break;
+	case XenbusStateClosing:
+		/* Closing at once (Linux blkback); Closed waits for the drain
+		 * and the frontend's Closed */
+		if (dev->state != XenbusStateClosed)
+			bk_vbd_set_state(dev, XenbusStateClosing);
+		if (!bk_vbd_disconnect(dev))
+			dev->then_update = true;
+		break;
+	case XenbusStateClosed:
+	case XenbusStateUnknown:
+	default:
+		/*
+		 * A frontend that is Closed when we (re)probe has not started
+		 * yet (blkbackd restarted, or the guest closed earlier): keep
+		 * waiting in InitWait for it, as Linux blkfront reconnects from
+		 * Closed when it sees InitWait.
+		 */
+		if (dev->state == XenbusStateInitWait)
+			break;
+		if (!bk_vbd_disconnect(dev)) {
+			/* Closing while the queues drain; then Closed, or
+			 * whatever the frontend has moved on to by then (a
+			 * Connected state here would leave nothing behind it) */
+			if (dev->state != XenbusStateClosed && dev->state != -1)
+				bk_vbd_set_state(dev, XenbusStateClosing);
+			dev->then_update = true;
+			break;
+		}
+		if (dev->state != -1)
+			bk_vbd_set_state(dev, XenbusStateClosed);
+		dev->fatal = false;
+		break;
+	}
+}
+
+/*
+ * While the vbd drains, only remember that something changed: this
+ * runs again once the drain is over (then_update), and then sees the
+ * latest states, so every step that must follow a disconnect (Closed,
+ * a fresh probe, a reconnect) happens after it, never before.
+ */
+void
+bk_vbd_update(struct bk_dev *dev)
+{
+	struct bk_daemon *d = dev->d;
+	unsigned int be_state, online;
+	unsigned long fe_state;
+	int r;
+
+	if (dev->phase == DEV_DRAINING) {
+		dev->then_update = true;
+		return;
+	}
+	xbus_read_uint(d->xs, XBT_NULL, dev->be, "state", XenbusStateUnknown, &be_state);
+	xbus_read_uint(d->xs, XBT_NULL, dev->be, "online", 1, &online);
+
+	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
+	if (online == 0 || dev->detaching ||
+	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
+		detach(dev, be_state);
+		return;
+	}
+	/* Someone reset the vbd to Initialising: start over. */
+	if (be_state == XenbusStateInitialising && dev->state > XenbusStateInitialising) {
+		if (!bk_vbd_disconnect(dev)) {
+			dev->then_update = true;
+			return;
+		}
+		dev->probed = false;
+		dev->state = -1;
+	}
+	if (!dev->probed) {
+		char *fid = xbus_read(d->xs, XBT_NULL, dev->be, "frontend-id");
+
+		if (!fid)
+			return;	/* not complete yet: the toolstack is still writing */
+		free(fid);
+		if (watch_frontend(dev) < 0)
+			return;
+		probe(dev);
+		return;	/* the frontend watch fires once at once: next step there */
+	}
+
+	r = fe_state_read(dev, &fe_state);
+	if (r == -ENOENT) {
+		if (!dev->fe_seen)
+			return;	/* the frontend has not appeared yet */
+		fe_state = XenbusStateClosed;	/* gone */
+	} else if (r < 0) {
+		return;		/* a bad value: reported by fe_state_read */
+	} else {
+		dev->fe_seen = true;
+	}
+	bk_dbg(BK_DBG_XENBUS, "vbd %s: backend %s, frontend %s", dev->name,
+	       xbus_state_name(dev->state), xbus_state_name(fe_state));
+	frontend_changed(dev, fe_state);
+}
+
+void
+bk_vbd_domain_gone(struct bk_dev *dev)
+{
+	if (dev->state == XenbusStateClosed || !dev->probed || dev->then_closed)
+		return;
+	log_info("vbd %s: frontend domain %u is gone", dev->name, dev->frontid);
+	if (bk_vbd_disconnect(dev)) {
+		bk_vbd_set_state(dev, XenbusStateClosed);
+	} else {
+		/* as for a frontend that closed: Closing while the queues
+		 * drain, Closed after */
+		bk_vbd_set_state(dev, XenbusStateClosing);
+		dev->then_closed = true;
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Reports from the queues.                                           */
+/* ---------------------------------------------------------------- */
+
+void
+bk_vbd_reports(struct bk_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct bk_report rep;
+		int r;
+
+		if (!bk_dataplane_reports(dev->queues[i], &rep))
+			continue;
+		if (rep.events & BK_REPORT_WITHDRAW)
+			bk_negotiate_withdraw(dev, rep.withdraw);
+		if ((rep.events & BK_REPORT_BROKEN_RING) && dev->phase == DEV_CONNECTED) {
+			bk_vbd_fatal(dev, "ring", "%s", rep.msg);
+			bk_vbd_disconnect(dev);
+		} else if (rep.events & BK_REPORT_FAILED) {
+			/* C15: loud, once; the error node says it for the
+			 * toolstack (the queues answer ERROR from now on) */
+			if (!dev->failed)
+				log_error("vbd %s: %s", dev->name, rep.msg);
+			dev->failed = true;
+			r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "failed: %s",
+					rep.msg);
+			if (r < 0)
+				log_error("vbd %s: write %s/error: %s", dev->name, dev->be,
+					  strerror(-r));
+		}
+	}
+	if (dev->phase == DEV_CONNECTED && queues_stopped(dev, false)) {
+		/* not asked to: it could not wait for events any more */
+		bk_vbd_fatal(dev, "queue", "a queue thread stopped (see the log)");
+		bk_vbd_disconnect(dev);
+	}
+}

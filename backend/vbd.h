@@ -1,0 +1,203 @@
+/*
+ * vbd.h: blkbackd's control plane, on the control thread only.
+ *
+ *   xenbus.c     the daemon's xenstore side: the watches on the backend
+ *                directory, the frontends' state nodes and
+ *                @releaseDomain; which vbd an event is about; the
+ *                queues' reports; statistics; shutdown
+ *   vbd.c        one vbd's state machine (Linux xen-blkback's
+ *                xenbus.c: backend_changed, frontend_changed, connect,
+ *                xen_blkif_disconnect), its connection and its drain
+ *   negotiate.c  what a vbd and its frontend say to each other through
+ *                xenstore: the knobs, the probe keys, the ring keys, the
+ *                features negotiated once and published
+ *
+ * The control plane owns every struct bk_dev and starts, stops and
+ * destroys its queues (dataplane.h); the queues answer only through
+ * their reports.
+ */
+#ifndef BK_VBD_H
+#define BK_VBD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "compiler.h"
+#include "dataplane.h"
+#include "store.h"
+#include "xenops.h"
+
+struct xs_handle;
+
+#define BK_MAX_QUEUES 16
+
+/* Daemon-wide options (main.c fills them; blkbackd.8 OPTIONS). */
+struct bk_options {
+	enum xenops_transport transport;
+	const char *sim_dir;
+	unsigned int max_queues;	/* multi-queue-max-queues */
+	unsigned int max_ring_order;	/* max-ring-page-order */
+	unsigned int max_indirect;	/* feature-max-indirect-segments, 0 = off */
+	uint64_t map_threshold;		/* bytes: map grants for requests >= this; 0 never */
+	unsigned int poll_max_us;	/* queue threads' polling window cap; 0 never */
+	bool ignore_flush;		/* --unsafe-ignore-flush */
+	const char *record_path;	/* --record: blkcrash's recorder */
+	bool volatile_cache;		/* --cache=volatile */
+};
+
+/* The daemon: main.c's, for the life of the process. */
+struct bk_daemon {
+	struct bk_options opt;
+	xenops_t *xops;
+	struct xs_handle *xs;
+	uint32_t self;
+	char vbd_root[64];		/* /local/domain/<self>/backend/vbd */
+	struct bk_trace *trace;
+	int report_efd;			/* queue threads -> control thread */
+	struct bk_dev *devs;
+	struct bk_claims claims;	/* who serves which backing */
+	/* xenbus.c: the last few non-numeric directory names under
+	 * vbd_root it has logged, so each is logged once, not per event */
+	char bad_dirs[4][64];
+	unsigned int bad_dirs_next;
+};
+
+/* The per-vbd knobs (blkbackd.8 "XENSTORE KEYS"), read by negotiate.c. */
+struct bk_dev_config {
+	struct bk_params params;	/* params: driver and its arg */
+	bool read_only;			/* mode=r */
+	bool writethrough;		/* cache=writethrough */
+	enum bk_flush_mode flush_mode;
+	int discard_enable;		/* -1 unset (offer if supported), 0, 1 */
+	bool cdrom, removable;
+};
+
+enum bk_dev_phase {
+	DEV_DISCONNECTED,	/* no store, no queue */
+	DEV_CONNECTED,		/* the store is open and the queues run */
+	DEV_DRAINING,		/* asked to stop: answering what is in flight */
+};
+
+struct bk_dev {
+	struct bk_daemon *d;
+	struct bk_dev *next;
+	uint32_t frontid, devid;
+	char name[32];			/* "F/D" */
+	char be[160];			/* backend directory */
+	char fe[160];			/* frontend directory ("" until read) */
+	char fe_state[176];		/* watched */
+	bool fe_watched, fe_seen;
+	/* the frontend state value outside 1..6 last reported ("" none):
+	 * reported once per value, not per watch event */
+	char fe_bad[24];
+	int state;			/* the state we wrote last, -1 none */
+	bool probed;
+	enum bk_dev_phase phase;
+	bool then_update;		/* DRAINING: dev_update (scan) after */
+	bool then_closed;		/* DRAINING: write Closed after (domain gone) */
+	bool published;			/* we wrote Connected for this connection */
+	bool fatal;			/* an error stopped it until reconnect */
+	bool detaching;			/* the toolstack asked it to close (online=0) */
+	bool backing_wait;		/* its backing is still another vbd's, draining */
+	bool failed;			/* a flush failed (C15): logged, error node */
+	/* state-change log lines: a guest flapping its state node must not
+	 * flood dom0's log (vbd_log_ok) */
+	time_t log_window;
+	unsigned int log_lines, log_dropped;
+
+	struct bk_dev_config cfg;
+	struct bk_store *store;		/* the stack's top, while connected/draining */
+	struct bk_claim *claim;		/* on the backing, while connected/draining */
+	struct bk_features feat;
+	unsigned int nr_queues;
+	struct bk_queue *queues[BK_MAX_QUEUES];
+	struct bk_stats closed_stats;	/* of queues already destroyed */
+};
+
+/* ---------------------------------------------------------------- */
+/* xenbus.c: the daemon's entry points (main.c calls them).          */
+/* ---------------------------------------------------------------- */
+
+/* Watch the backend directory and @releaseDomain.  0/-errno. */
+int bk_xenbus_init(struct bk_daemon *d);
+/* xs fd readable: handle every pending watch event. */
+void bk_xenbus_handle_watches(struct bk_daemon *d);
+/* report_efd readable: act on the queues' reports; finish the
+ * disconnect of every vbd whose queues have drained, then what waited. */
+void bk_xenbus_handle_reports(struct bk_daemon *d);
+/* SIGUSR1 / --stats: one line per connected vbd. */
+void bk_xenbus_log_stats(struct bk_daemon *d);
+/* SIGTERM: stop every queue of every vbd at once, wait until each has
+ * drained (in parallel), write Closed, free.  Blocks. */
+void bk_xenbus_shutdown(struct bk_daemon *d);
+/* SIGUSR2 (blkcrash): power-cut every vbd's store, no drain. */
+void bk_xenbus_power_cut(struct bk_daemon *d);
+
+/* Create/update/remove vbd F/D from what its directory holds now. */
+void bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id);
+
+/* ---------------------------------------------------------------- */
+/* vbd.c: one vbd.                                                    */
+/* ---------------------------------------------------------------- */
+
+struct bk_dev *bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id);
+/* Forget the vbd (disconnect first; waits for a drain still running:
+ * callers other than shutdown disconnect it first). */
+void bk_vbd_free(struct bk_dev *dev, bool removed);
+/* Bring the vbd in line with what xenstore says now (idempotent). */
+void bk_vbd_update(struct bk_dev *dev);
+/* The frontend's domain died (@releaseDomain). */
+void bk_vbd_domain_gone(struct bk_dev *dev);
+/* Act on the reports of the vbd's queues (xenbus.c handle_reports). */
+void bk_vbd_reports(struct bk_dev *dev);
+/* True when a drain is over: the caller then runs bk_vbd_drain_done(). */
+bool bk_vbd_drained(const struct bk_dev *dev);
+/* Finish the disconnect and take the steps that waited for it.  May
+ * free dev (a removed vbd). */
+void bk_vbd_drain_done(struct bk_dev *dev);
+/* Start a disconnect (stop every queue).  True when nothing runs any
+ * more (DEV_DISCONNECTED), false while it drains. */
+bool bk_vbd_disconnect(struct bk_dev *dev);
+/* Finish a disconnect, waiting for queues still draining (shutdown). */
+void bk_vbd_disconnect_finish(struct bk_dev *dev);
+/* The vbd's counters: closed queues' and the running ones'. */
+void bk_vbd_stats(const struct bk_dev *dev, struct bk_stats *out);
+/* Write our state node (only while it exists), logged, rate-limited. */
+void bk_vbd_set_state(struct bk_dev *dev, int state);
+/* Linux xenbus_dev_fatal: log, <backend>/error, Closing. */
+void bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
+	ATTRIBUTE_FORMAT_PRINTF(3, 4);
+/* May the vbd log one more state-change line now? (rate limit) */
+bool bk_vbd_log_ok(struct bk_dev *dev);
+
+/* ---------------------------------------------------------------- */
+/* negotiate.c: the xenstore keys of a vbd.                           */
+/* ---------------------------------------------------------------- */
+
+/* Parse the backend's knobs into dev->cfg.  0, or -EINVAL after
+ * bk_vbd_fatal(). */
+int bk_negotiate_config(struct bk_dev *dev);
+void bk_negotiate_config_free(struct bk_dev_config *c);
+/* Write the probe keys and InitWait in one transaction (Linux
+ * xen_blkbk_probe).  0/-errno. */
+int bk_negotiate_probe_keys(struct bk_dev *dev);
+/*
+ * Read what the frontend wrote for the connection: the number of
+ * queues, the ring page order, the ABI, and each queue's ring keys into
+ * rings[] (BK_MAX_QUEUES entries).  The number of queues, or -EINVAL
+ * after bk_vbd_fatal() naming the key.
+ */
+int bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings);
+/* Where queue i of nq keeps its ring keys (the frontend directory, or
+ * its queue-N/ subdirectory). */
+void bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i,
+			    char *buf, size_t len);
+/* Decide dev->feat once, from the store's features and the knobs. */
+void bk_negotiate_features(struct bk_dev *dev);
+/* Publish the features and Connected in one transaction.  0/-errno. */
+int bk_negotiate_publish(struct bk_dev *dev);
+/* Set the nodes of withdrawn features (BK_WITHDRAW_*) to 0, logged. */
+void bk_negotiate_withdraw(struct bk_dev *dev, unsigned int withdraw);
+
+#endif /* BK_VBD_H */
