@@ -60,7 +60,7 @@ struct bk_queue {
 	xenops_evtchn_t *evtchn;
 	uint32_t port;			/* local port */
 
-	const struct bk_store_ops *sops;
+	struct bk_store *store;
 	struct bk_store_queue *sq;
 
 	int epfd, stop_efd;
@@ -489,7 +489,7 @@ static void
 queue_submit(struct bk_queue *q)
 {
 	while (q->submit_n) {
-		int rc = q->sops->submit(q->sq, q->submit_q, q->submit_n);
+		int rc = bk_store_submit(q->sq, q->submit_q, q->submit_n);
 
 		if (rc == -EAGAIN || rc == 0)
 			return;	/* the store is full: retried after a reap */
@@ -515,7 +515,7 @@ queue_reap(struct bk_queue *q)
 
 	/* fewer than asked: nothing else is ready (store.h reap contract) */
 	do {
-		n = q->sops->reap(q->sq, done, ARRAY_SIZE(done));
+		n = bk_store_reap(q->sq, done, ARRAY_SIZE(done));
 		for (i = 0; i < n; i++) {
 			io_done(q, done[i]);
 			/* Answer each at once, as Linux blkback's make_response
@@ -567,7 +567,7 @@ queue_ready(void *opaque)
 	struct bk_queue *q = opaque;
 
 	return (queue_can_consume(q) && blkring_back_peek(q->ring)) ||
-	       (q->inflight && q->sops->poll(q->sq));
+	       (q->inflight && bk_store_poll(q->sq));
 }
 
 /*
@@ -579,11 +579,11 @@ queue_poll(struct bk_queue *q, uint64_t start)
 {
 	/* A store without a poll op tells of completions only through its
 	 * fd: spinning on the ring alone would delay them. */
-	if (q->inflight && !q->sops->poll)
+	if (q->inflight && !bk_store_can_poll(q->store))
 		return false;
 	if (!pollwin_spin(&q->poll, start, queue_ready, q))
 		return false;
-	if (q->inflight && q->sops->poll(q->sq))
+	if (q->inflight && bk_store_poll(q->sq))
 		queue_reap(q);
 	return true;
 }
@@ -686,7 +686,7 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 	q->domid = bk_dev_frontend_id(dev);
 	q->feat = bk_dev_features(dev);
 	q->trace = d->trace;
-	q->sops = bk_dev_store_ops(dev);
+	q->store = bk_dev_store(dev);
 	q->epfd = q->stop_efd = -1;
 	q->nr_pages = rc->nr_pages;
 
@@ -727,7 +727,7 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 		*why = "out of memory";
 		goto fail;
 	}
-	err = -q->sops->queue_open(bk_dev_store(dev), size, &q->sq);
+	err = -bk_store_queue_open(q->store, size, &q->sq);
 	if (err) {
 		*why = "cannot open a queue on the backing store";
 		goto fail;
@@ -754,7 +754,7 @@ bk_dataplane_create(struct bk_dev *dev, unsigned int idx, const struct bk_ring_c
 		goto fail;
 	}
 	if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN)) ||
-	    (err = -epoll_add(q->epfd, q->sops->queue_fd(q->sq), EV_STORE)) ||
+	    (err = -epoll_add(q->epfd, bk_store_queue_fd(q->sq), EV_STORE)) ||
 	    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP))) {
 		*why = "cannot set up the queue's epoll";
 		goto fail;
@@ -824,8 +824,7 @@ bk_dataplane_destroy(struct bk_queue *q)
 	bk_dataplane_join(q);
 	if (q->evtchn)
 		xenops_evtchn_close(q->evtchn);
-	if (q->sq)
-		q->sops->queue_close(q->sq);
+	bk_store_queue_close(q->sq);
 	if (q->epfd >= 0)
 		close(q->epfd);
 	if (q->stop_efd >= 0)

@@ -23,7 +23,6 @@
 
 #include "log.h"
 #include "private.h"
-#include "store-util.h"
 
 /* real Xen: one backend daemon per domain */
 #ifndef BLKBACKD_LOCK_FILE

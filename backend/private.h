@@ -197,8 +197,7 @@ void bk_dev_report(struct bk_dev *dev, enum bk_report what, const char *feature,
 const char *bk_dev_name(const struct bk_dev *dev);
 
 struct bk_dev_config {
-	const struct bk_store_ops *driver;
-	char *path;			/* after "driver:" */
+	struct bk_params params;	/* the driver, and its arg after "driver:" */
 	bool read_only;			/* mode=r */
 	bool writethrough;		/* cache=writethrough */
 	enum bk_flush_mode flush_mode;
@@ -228,6 +227,7 @@ struct bk_daemon {
 	char vbd_root[64];		/* /local/domain/<self>/backend/vbd */
 	struct bk_trace *trace;
 	struct bk_dev *devs;
+	struct bk_claims claims;	/* the backings connected vbds hold */
 	int report_efd;			/* queue threads -> control thread */
 	/* xenbus.c: the last few non-numeric directory names under
 	 * vbd_root it has logged, so each is logged once, not per event */
@@ -254,7 +254,7 @@ void bk_xenbus_power_cut(struct bk_daemon *d);
 struct bk_daemon *bk_dev_daemon(const struct bk_dev *dev);
 struct bk_features *bk_dev_features(struct bk_dev *dev);
 uint32_t bk_dev_frontend_id(const struct bk_dev *dev);
-const struct bk_store_ops *bk_dev_store_ops(const struct bk_dev *dev);
+/* The top of the device's store stack (while connected). */
 struct bk_store *bk_dev_store(const struct bk_dev *dev);
 bool bk_dev_failed(const struct bk_dev *dev);
 

@@ -115,7 +115,7 @@ bk_plan_request(const struct bk_features *f, const struct blkreq *req,
 			       plan(steps, wt_bar_data, ARRAY_SIZE(wt_bar_data));
 		if (req->nr_segments == 0)
 			return plan(steps, bar, ARRAY_SIZE(bar));
-		if (f->fua == BK_FUA_MODE_NATIVE)
+		if (f->fua == BK_FUA_NATIVE)
 			return plan(steps, bar_native, ARRAY_SIZE(bar_native));
 		return plan(steps, bar_emul, ARRAY_SIZE(bar_emul));
 	case BLKIF_OP_DISCARD:

@@ -62,7 +62,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <xenstore.h>
 #include <xen/io/xenbus.h>
@@ -70,10 +69,8 @@
 #include "barrier.h"
 #include "log.h"
 #include "private.h"
-#include "store-util.h"
 
 #define BK_MAX_QUEUES 16
-#define BK_MAX_STACK 3
 
 struct bk_dev {
 	struct bk_daemon *d;
@@ -100,16 +97,11 @@ struct bk_dev {
 	 * flood dom0's log (STATE_LOG_BURST per STATE_LOG_WINDOW_S) */
 	time_t log_window;
 	unsigned int log_lines, log_dropped;
-	/* file store: what it serves (st_rdev, or st_dev+st_ino), to refuse
-	 * a second read-write user (Xen's block script refuses sharing) */
-	bool back_known;
-	dev_t back_dev;
-	ino_t back_ino;
+	/* its claim on the backing (store.h), from connect until drained */
+	struct bk_claim *claim;
 
 	struct bk_dev_config cfg;
-	const struct bk_store_ops *sops[BK_MAX_STACK];
-	struct bk_store *stores[BK_MAX_STACK];
-	unsigned int nr_stores;
+	struct bk_store *store;		/* the top of the stack, while connected */
 	struct bk_store_features sf;
 	struct bk_features feat;
 	unsigned int nr_queues;
@@ -131,16 +123,10 @@ struct bk_features *bk_dev_features(struct bk_dev *dev) { return &dev->feat; }
 uint32_t bk_dev_frontend_id(const struct bk_dev *dev) { return dev->frontid; }
 const char *bk_dev_name(const struct bk_dev *dev) { return dev->name; }
 
-const struct bk_store_ops *
-bk_dev_store_ops(const struct bk_dev *dev)
-{
-	return dev->sops[dev->nr_stores - 1];
-}
-
 struct bk_store *
 bk_dev_store(const struct bk_dev *dev)
 {
-	return dev->stores[dev->nr_stores - 1];
+	return dev->store;
 }
 
 bool
@@ -345,7 +331,7 @@ dev_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 static void
 config_free(struct bk_dev_config *c)
 {
-	free(c->path);
+	bk_params_free(&c->params);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -355,8 +341,8 @@ config_read(struct bk_dev *dev)
 {
 	struct bk_daemon *d = dev->d;
 	struct bk_dev_config c = { .discard_enable = -1 };
+	struct bk_store_why why;
 	char *params = NULL, *v;
-	const char *colon;
 	int rc = -EINVAL;
 
 	params = xs_get(d, XBT_NULL, dev->be, "params");
@@ -365,32 +351,8 @@ config_read(struct bk_dev *dev)
 			  "or DRIVER:ARG with DRIVER file|memory|null)");
 		goto out;
 	}
-	colon = strchr(params, ':');
-	if (colon) {
-		char drv[16];
-		size_t n = colon - params;
-
-		if (n < sizeof(drv)) {
-			memcpy(drv, params, n);
-			drv[n] = '\0';
-			/* libxl-style prefixes for a plain path */
-			if (!strcmp(drv, "phy") || !strcmp(drv, "aio") || !strcmp(drv, "raw"))
-				c.driver = &bk_store_file_ops;
-			else
-				c.driver = bk_store_lookup(drv);
-		}
-		if (!c.driver || c.driver == &bk_store_record_ops ||
-		    c.driver == &bk_store_volatile_ops) {
-			dev_fatal(dev, "params", "unknown storage driver in \"%s\"", params);
-			goto out;
-		}
-		c.path = strdup(colon + 1);
-	} else {
-		c.driver = &bk_store_file_ops;
-		c.path = strdup(params);
-	}
-	if (!c.path) {
-		dev_fatal(dev, "params", "out of memory");
+	if (bk_params_parse(params, &c.params, &why) < 0) {
+		dev_fatal(dev, "params", "%s", why.msg);
 		goto out;
 	}
 
@@ -468,205 +430,64 @@ out:
 static void
 stores_close(struct bk_dev *dev)
 {
-	while (dev->nr_stores) {
-		dev->nr_stores--;
-		dev->sops[dev->nr_stores]->close(dev->stores[dev->nr_stores]);
-		dev->stores[dev->nr_stores] = NULL;
-	}
-}
-
-/*
- * The driver options each driver knows (blkbackd.8, params); a word not
- * here is a typo the admin must hear about, not something to ignore.
- * Returns NULL when every option is known, else the first unknown one
- * (a pointer into opts, up to its comma).
- */
-static const char *
-unknown_option(const struct bk_store_ops *drv, const char *opts, size_t *len)
-{
-	static const char *const memory_opts[] = {
-		"fail-flush", "no-flush", "delay-ms", "fua", "no-discard",
-		"refuse-flush", "refuse-discard", NULL,
-	};
-	const char *const *known = drv == &bk_store_memory_ops ? memory_opts : NULL;
-	const char *p = opts;
-
-	while (p && *p) {
-		size_t n = strcspn(p, ","), k = strcspn(p, ",=");
-		unsigned int i;
-		bool ok = false;
-
-		for (i = 0; known && known[i]; i++)
-			if (strlen(known[i]) == k && !strncmp(p, known[i], k))
-				ok = true;
-		if (!ok) {
-			*len = n;
-			return p;
-		}
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	return NULL;
-}
-
-/*
- * Xen's block hotplug script refuses a backing another vbd uses, unless
- * every user has it read-only: two writers (or a writer and a reader
- * with its own cache) corrupt a filesystem.  Checks a file store's path
- * against the Connected devices, at probe and again at connect (a vbd
- * idling in InitWait after its guest left does not hold its backing).
- * A vbd still draining (DEV_DRAINING) holds it until its last write is
- * done: dev then waits (dev->backing_wait; retried when that drain is
- * over), as it did when a disconnect blocked the control thread.
- * 0, -EINPROGRESS while waiting, or -EBUSY after dev_fatal().
- */
-static int
-backing_exclusive(struct bk_dev *dev)
-{
-	struct bk_dev *o;
-	struct stat st;
-
-	dev->back_known = false;
-	if (dev->cfg.driver != &bk_store_file_ops || stat(dev->cfg.path, &st) < 0)
-		return 0;	/* the open below says why */
-	dev->back_dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-	dev->back_ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
-	for (o = dev->d->devs; o; o = o->next) {
-		bool draining = o->phase == DEV_DRAINING;
-
-		if (o == dev || !o->back_known)
-			continue;
-		if (!draining && (o->fatal || o->state != XenbusStateConnected))
-			continue;
-		if (o->back_dev != dev->back_dev || o->back_ino != dev->back_ino)
-			continue;
-		if (o->cfg.read_only && dev->cfg.read_only)
-			continue;
-		if (draining) {
-			if (!dev->backing_wait)
-				log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
-					 "finishing its requests in flight; waiting for it",
-					 dev->name, dev->cfg.path, o->name);
-			dev->backing_wait = true;
-			return -EINPROGRESS;
-		}
-		dev_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
-			  "a backing is shared only when every vbd has mode=r",
-			  dev->cfg.path, o->name, o->cfg.read_only ? " (read-only)" : " read-write");
-		return -EBUSY;
-	}
-	dev->backing_wait = false;
-	dev->back_known = true;
-	return 0;
+	bk_stack_close(dev->store);
+	dev->store = NULL;
 }
 
 /*
  * Open the driver stack.  check_only (at probe, like Linux blkback
  * opening the backing in backend_changed() before InitWait): open the
  * base driver, check that it has something to serve, close it again.
- * 0, -EINPROGRESS while the backing waits for another vbd's drain
- * (backing_exclusive), or -errno after dev_fatal().
+ * The backing's claim (store.h) is checked at probe and at connect (a
+ * vbd idling in InitWait after its guest left does not hold it) and
+ * taken at connect.  A vbd still draining holds it until its last write
+ * is done: dev then waits (dev->backing_wait; retried when that drain
+ * is over).  0, -EINPROGRESS while the backing waits for another vbd's
+ * drain, or -errno after dev_fatal().
  */
 static int
 stores_open(struct bk_dev *dev, bool check_only)
 {
 	struct bk_daemon *d = dev->d;
-	struct bk_store_config sc = {
+	struct bk_stack_config sc = {
 		.read_only = dev->cfg.read_only,
 		.writethrough = dev->cfg.writethrough,
+		.record_path = d->opt.record_path,
+		.volatile_cache = d->opt.volatile_cache,
 	};
-	char *sizestr = NULL, why[160];
-	const struct bk_store_ops *wrappers[2];
-	unsigned int nw = 0, i;
+	const struct bk_claim *holder;
+	struct bk_store_why why;
 	int rc;
 
-	if (dev->cfg.driver == &bk_store_file_ops) {
-		sc.path = dev->cfg.path;
-		rc = backing_exclusive(dev);
-		if (rc < 0)
-			return rc;
-	} else {
-		/* memory:SIZE[,OPTIONS] / null:SIZE */
-		char *comma;
-
-		sizestr = strdup(dev->cfg.path);
-		if (!sizestr)
-			return -ENOMEM;
-		comma = strchr(sizestr, ',');
-		if (comma) {
-			*comma = '\0';
-			sc.options = comma + 1;
-		}
-		if (bk_parse_size(sizestr, &sc.size) < 0) {
-			dev_fatal(dev, "params", "bad size \"%s\" for driver %s "
-				  "(bytes, or with K/M/G/T)", sizestr, dev->cfg.driver->name);
-			free(sizestr);
-			return -EINVAL;
-		}
-		sc.path = dev->cfg.path;
-		if (sc.options) {
-			size_t n = 0;
-			const char *bad = unknown_option(dev->cfg.driver, sc.options, &n);
-
-			if (bad) {
-				dev_fatal(dev, "params", "unknown option \"%.*s\" for driver %s "
-					  "in \"%s\"", (int)n, bad, dev->cfg.driver->name,
-					  dev->cfg.path);
-				free(sizestr);
-				return -EINVAL;
-			}
-		}
-	}
-	rc = bk_store_open(dev->cfg.driver, &sc, &dev->stores[0], &dev->sf, why, sizeof(why));
-	if (rc < 0) {
-		dev_fatal(dev, "params", "cannot open %s store \"%s\": %s",
-			  dev->cfg.driver->name, dev->cfg.path, why);
-		free(sizestr);
+	rc = dev->claim ? 0 : bk_claim_check(&d->claims, &dev->cfg.params,
+					     dev->cfg.read_only, &holder);
+	if (rc == -EINPROGRESS) {
+		if (!dev->backing_wait)
+			log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
+				 "finishing its requests in flight; waiting for it",
+				 dev->name, dev->cfg.params.arg, holder->owner);
+		dev->backing_wait = true;
 		return rc;
 	}
-	dev->sops[0] = dev->cfg.driver;
-	dev->nr_stores = 1;
-	if (dev->sf.size < 512) {
-		stores_close(dev);
-		dev_fatal(dev, "params", "%s store \"%s\" is empty (%llu bytes): "
-			  "nothing to serve", dev->cfg.driver->name, dev->cfg.path,
-			  (unsigned long long)dev->sf.size);
-		free(sizestr);
-		return -EINVAL;
+	if (rc == -EBUSY) {
+		dev_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
+			  "a backing is shared only when every vbd has mode=r",
+			  dev->cfg.params.arg, holder->owner,
+			  holder->read_only ? " (read-only)" : " read-write");
+		return rc;
 	}
-	if (check_only) {
-		stores_close(dev);
-		free(sizestr);
+	dev->backing_wait = false;
+	rc = bk_stack_open(&dev->cfg.params, &sc, check_only, &dev->store, &why);
+	if (rc < 0) {
+		dev_fatal(dev, "params", "%s", why.msg);
+		return rc;
+	}
+	if (check_only)
 		return 0;
-	}
-
-	/* blkcrash wrappers: record(lower), then volatile(record(lower)). */
-	if (d->opt.record_path)
-		wrappers[nw++] = &bk_store_record_ops;
-	if (d->opt.volatile_cache)
-		wrappers[nw++] = &bk_store_volatile_ops;
-	for (i = 0; i < nw; i++) {
-		struct bk_store_config wc = sc;
-		struct bk_store_features lower_f;
-
-		wc.lower = dev->stores[dev->nr_stores - 1];
-		wc.lower_ops = dev->sops[dev->nr_stores - 1];
-		lower_f = dev->sf;
-		wc.lower_features = &lower_f;
-		wc.record_path = d->opt.record_path;
-		rc = bk_store_open(wrappers[i], &wc, &dev->stores[dev->nr_stores], &dev->sf,
-				   why, sizeof(why));
-		if (rc < 0) {
-			dev_fatal(dev, "params", "cannot stack the %s store: %s",
-				  wrappers[i]->name, why);
-			stores_close(dev);
-			free(sizestr);
-			return rc;
-		}
-		dev->sops[dev->nr_stores++] = wrappers[i];
-	}
-	free(sizestr);
+	dev->sf = *bk_store_features(dev->store);
+	if (!dev->claim)
+		dev->claim = bk_claim_take(&d->claims, &dev->cfg.params,
+					   dev->cfg.read_only, dev->name);
 	return 0;
 }
 
@@ -706,8 +527,7 @@ features_negotiate(struct bk_dev *dev)
 	f->discard_granularity = f->physical_sector_size > 4096 ? f->physical_sector_size : 4096;
 	f->discard_alignment = 0;
 	f->writeback = sf->writeback;
-	f->fua = sf->fua == BK_FUA_NATIVE ? BK_FUA_MODE_NATIVE :
-		 sf->fua == BK_FUA_EMULATED ? BK_FUA_MODE_EMULATED : BK_FUA_MODE_NONE;
+	f->fua = sf->fua;
 	f->ignore_flush = dev->d->opt.ignore_flush;
 	if (c->flush_mode == BK_FLUSH_MODE_AUTO && !f->flush_cache)
 		log_info("vbd %s: flush-mode=auto: %s, so no flush feature is advertised "
@@ -757,6 +577,8 @@ disconnect_finish(struct bk_dev *dev)
 	}
 	dev->nr_queues = 0;
 	stores_close(dev);
+	bk_claim_release(&dev->d->claims, dev->claim);	/* its last write is done */
+	dev->claim = NULL;
 	if (dev->published && state_log_ok(dev))
 		log_info("vbd %s: disconnected", dev->name);
 	dev->published = false;
@@ -784,6 +606,8 @@ disconnect(struct bk_dev *dev)
 		return true;
 	}
 	dev->phase = DEV_DRAINING;
+	if (dev->claim)
+		dev->claim->draining = true;	/* a new user waits for the end */
 	/* what the device waits for, until "disconnected" (the xenbus step
 	 * that follows, e.g. a re-added vbd's InitWait, waits too) */
 	if (state_log_ok(dev))
@@ -995,11 +819,11 @@ dev_connect(struct bk_dev *dev)
 	 * line that says what the guest got */
 	log_info("vbd %s: %s -> Connected (%s, %lu queue%s, %u-page ring, %s, "
 		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
-		 dev->name, state_name(dev->state), dev->cfg.path, nq, nq == 1 ? "" : "s",
+		 dev->name, state_name(dev->state), dev->cfg.params.arg, nq, nq == 1 ? "" : "s",
 		 1u << order, blkring_abi_name(abi), dev->feat.sectors, dev->feat.flush_cache,
 		 dev->feat.barrier, dev->feat.discard,
-		 dev->feat.fua == BK_FUA_MODE_NATIVE ? "native" :
-		 dev->feat.fua == BK_FUA_MODE_EMULATED ? "emulated" : "none",
+		 dev->feat.fua == BK_FUA_NATIVE ? "native" :
+		 dev->feat.fua == BK_FUA_EMULATED ? "emulated" : "none",
 		 dev->cfg.read_only ? ", read-only" : "",
 		 dev->cfg.writethrough ? ", writethrough" : "");
 	dev->state = XenbusStateConnected;
@@ -1103,8 +927,8 @@ dev_probe(struct bk_dev *dev)
 		if (xs_transaction_end(d->xs, t, false)) {
 			if (state_log_ok(dev))
 				log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
-					 state_name(dev->state), dev->cfg.driver->name,
-					 dev->cfg.path);
+					 state_name(dev->state), dev->cfg.params.driver->name,
+					 dev->cfg.params.arg);
 			dev->state = XenbusStateInitWait;
 			dev->probed = true;
 			return;
@@ -1721,10 +1545,7 @@ void
 bk_xenbus_power_cut(struct bk_daemon *d)
 {
 	struct bk_dev *dev;
-	unsigned int i;
 
 	for (dev = d->devs; dev; dev = dev->next)
-		for (i = 0; i < dev->nr_stores; i++)
-			if (dev->sops[i]->power_cut)
-				dev->sops[i]->power_cut(dev->stores[i]);
+		bk_stack_power_cut(dev->store);
 }
