@@ -89,9 +89,14 @@ bk_queue_plans_build(struct bk_queue *q)
 		for (data = 0; data < 2; data++) {
 			struct bk_plan *p = &q->plans[op][data];
 
+			enum bk_step steps[BK_MAX_STEPS];
+			unsigned int i;
+
 			br.op = op;
 			br.nr_segments = data;
-			p->status = bk_plan_request(&q->feat, &br, p->steps);
+			p->status = bk_plan_request(&q->feat, &br, steps);
+			for (i = 0; i < BK_MAX_STEPS; i++)
+				p->steps[i] = steps[i];
 		}
 }
 
@@ -148,7 +153,7 @@ host_append(struct bk_queue *q, struct bk_req *req, const char *action)
 static enum bk_step
 req_step(const struct bk_req *req)
 {
-	return req->plan->steps[req->step];
+	return req->plan.steps[req->step];
 }
 
 static bool
@@ -182,7 +187,7 @@ trace_response(struct bk_queue *q, struct bk_req *req, int16_t status, const cha
 	bk_trace(q->trace, q->name, q->idx,
 		 "op=%s id=%" PRIu64 " sector=%" PRIu64 " nr=%" PRIu64 " segs=%u fua=%d -> host=%s status=%d%s%s",
 		 op, br->id, br->sector, br->nr_sectors, br->nr_segments,
-		 req->plan ? plan_has(req->plan, BK_STEP_WRITE_FUA) : 0,
+		 plan_has(&req->plan, BK_STEP_WRITE_FUA),
 		 req->host[0] ? req->host : "none", status,
 		 reason ? " reason=" : "", reason ? reason : "");
 }
@@ -192,7 +197,7 @@ static void
 complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *reason)
 {
 	const struct blkreq *br = &req->br;
-	bool was_barrier = req->plan && req->plan->steps[0] == BK_STEP_DRAIN;
+	bool was_barrier = req->plan.steps[0] == BK_STEP_DRAIN;
 
 	/* An INDIRECT request is answered with its indirect_op (Linux
 	 * blkback's req_operation, which hardened blkfront checks). */
@@ -496,7 +501,7 @@ dispatch(struct bk_queue *q, struct bk_req *req)
 	int status;
 
 	q->inflight++;
-	req->plan = NULL;
+	req->plan.steps[0] = BK_STEP_END;
 	/* a flush failed: here, on another queue of the store (C15), or
 	 * before the vbd reconnected */
 	if (unlikely(q->failed || bk_store_failed(q->store))) {
@@ -512,9 +517,9 @@ dispatch(struct bk_queue *q, struct bk_req *req)
 		complete(q, req, status, reason ? reason : "invalid");
 		return;
 	}
-	req->plan = plan_of(q, br);
-	if (req->plan->status != BLKIF_RSP_OKAY) {
-		complete(q, req, req->plan->status, "not offered");
+	req->plan = *plan_of(q, br);
+	if (req->plan.status != BLKIF_RSP_OKAY) {
+		complete(q, req, req->plan.status, "not offered");
 		return;
 	}
 	count_request(q, br);
@@ -522,13 +527,13 @@ dispatch(struct bk_queue *q, struct bk_req *req)
 	if (br->op == BLKIF_OP_DISCARD)
 		req->secure = br->discard_secure && q->feat.discard_secure;
 	if (q->map_threshold && br->nr_segments &&
-	    (br->op == BLKIF_OP_READ || plan_has_write(req->plan)) &&
+	    (br->op == BLKIF_OP_READ || plan_has_write(&req->plan)) &&
 	    (br->nr_sectors << SECTOR_SHIFT) >= q->map_threshold) {
 		if (map_data(q, req, br->op == BLKIF_OP_READ) < 0) {
 			complete(q, req, BLKIF_RSP_ERROR, "cannot map the guest's grants");
 			return;
 		}
-	} else if (plan_has_write(req->plan) && copy_data(q, req, false) < 0) {
+	} else if (plan_has_write(&req->plan) && copy_data(q, req, false) < 0) {
 		complete(q, req, BLKIF_RSP_ERROR, "grant copy from guest failed");
 		return;
 	}

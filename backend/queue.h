@@ -17,10 +17,19 @@
 
 enum { EV_EVTCHN = 1, EV_STORE, EV_STOP };
 
+/* A plan per (operation, with data or not): the blkif_ops.h table for
+ * this queue's features. */
+struct bk_plan {
+	int16_t status;			/* BLKIF_RSP_OKAY, or EOPNOTSUPP: no steps */
+	uint8_t steps[BK_MAX_STEPS];	/* enum bk_step */
+};
+#define PLAN_OPS 8			/* BLKIF_OP_READ .. 7; others: EOPNOTSUPP */
+
 /* One request taken from the ring, until its response is pushed. */
 struct bk_req {
 	struct blkreq br;		/* private, validated copy */
-	const struct bk_plan *plan;	/* its steps (the queue's table) */
+	struct bk_plan plan;		/* its steps: a copy of the queue's table
+					 * entry, which a withdrawal may change */
 	unsigned int step;		/* index into plan->steps */
 	bool secure;			/* DISCARD: BLKSECDISCARD */
 	struct bk_io io;
@@ -38,13 +47,6 @@ struct bk_req {
 	struct bk_req *next;		/* free list */
 };
 
-/* A plan per (operation, with data or not): the blkif_ops.h table for
- * this queue's features. */
-struct bk_plan {
-	int16_t status;			/* BLKIF_RSP_OKAY, or EOPNOTSUPP: no steps */
-	enum bk_step steps[BK_MAX_STEPS];
-};
-#define PLAN_OPS 8			/* BLKIF_OP_READ .. 7; others: EOPNOTSUPP */
 
 struct bk_queue {
 	char name[32];			/* the vbd's "F/D" */

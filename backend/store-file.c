@@ -1,10 +1,10 @@
 /*
  * store-file.c: the "file" storage driver: a regular file or a block
- * device, asynchronous I/O through libaio (STYLE.md #10).
+ * device, asynchronous I/O through libaio (store.h).
  *
- * Open: O_DIRECT (a clear log line and buffered I/O where the file system
- * refuses it), O_DSYNC in writethrough cache mode.  Probed once at open
- * into struct bk_store_features (STYLE.md #7):
+ * Its arg is the path.  Open: O_DIRECT (a clear log line and buffered
+ * I/O where the file system refuses it), O_DSYNC in writethrough cache
+ * mode.  Probed once at open into struct bk_store_features:
  *   size           fstat, or BLKGETSIZE64 for a block device
  *   sector sizes   BLKSSZGET / BLKPBSZGET; 512 / st_blksize for files
  *   can_flush      fdatasync() succeeds on the fd
@@ -17,6 +17,8 @@
  * FLUSH is an IOCB_CMD_FDSYNC iocb where the kernel takes one (probed
  * once per store), else done by the queue's worker thread (logged once).
  * DISCARD always goes to the worker thread (fallocate/ioctl block).
+ * identify: a block device by its st_rdev, a file by st_dev and st_ino
+ * (the same backing through any path or symlink).
  */
 #include <config.h>
 
@@ -41,13 +43,12 @@
 #include "compiler.h"
 #include "log.h"
 #include "store.h"
-#include "store-util.h"
 
 #ifndef RWF_DSYNC
 #define RWF_DSYNC 0x00000002
 #endif
 
-struct bk_store {
+struct file_store {
 	int fd;
 	char *path;
 	bool is_blk;
@@ -62,8 +63,8 @@ struct file_worker_item {
 	struct file_worker_item *next;
 };
 
-struct bk_store_queue {
-	struct bk_store *s;
+struct file_queue {
+	struct file_store *s;
 	io_context_t ctx;
 	int efd;			/* io_set_eventfd + worker completions */
 	unsigned int depth;
@@ -136,17 +137,35 @@ probe_aio(int fd, struct iocb *cb)
 }
 
 static int
-file_open(const struct bk_store_config *cfg, struct bk_store **out,
-	  struct bk_store_features *f)
+file_identify(const char *arg, char *id, size_t len)
 {
-	struct bk_store *s;
+	struct stat st;
+	int n;
+
+	if (stat(arg, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		n = snprintf(id, len, "blk:%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	else
+		n = snprintf(id, len, "file:%ju:%ju", (uintmax_t)st.st_dev,
+			     (uintmax_t)st.st_ino);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int
+file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features *f)
+{
+	struct file_store *s;
 	struct stat st;
 	int flags, rc;
 
+	if (!cfg->arg)
+		return bk_store_fail(cfg, -EINVAL, "file store", "no path");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->path = strdup(cfg->path);
+	s->fd = -1;
+	s->path = strdup(cfg->arg);
 	if (!s->path) {
 		free(s);
 		return -ENOMEM;
@@ -155,21 +174,21 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 	flags = (cfg->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	if (cfg->writethrough)
 		flags |= O_DSYNC;
-	s->fd = open(cfg->path, flags | O_DIRECT);
+	s->fd = open(s->path, flags | O_DIRECT);
 	if (s->fd >= 0) {
 		s->f.direct = true;
 	} else if (errno == EINVAL) {
 		log_info("%s: O_DIRECT refused by the file system; using buffered I/O "
-			 "(flushes still reach the disk through fdatasync)", cfg->path);
-		s->fd = open(cfg->path, flags);
+			 "(flushes still reach the disk through fdatasync)", s->path);
+		s->fd = open(s->path, flags);
 	}
 	if (s->fd < 0) {
 		rc = -errno;
-		log_error("open %s: %m", cfg->path);	/* the errno says it all */
+		log_error("open %s: %m", s->path);	/* the errno says it all */
 		goto err;
 	}
 	if (fstat(s->fd, &st) < 0) {
-		rc = bk_store_fail(cfg, -errno, cfg->path, "fstat: %m");
+		rc = bk_store_fail(cfg, -errno, s->path, "fstat: %m");
 		goto err;
 	}
 	if (S_ISBLK(st.st_mode)) {
@@ -179,7 +198,7 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 
 		s->is_blk = true;
 		if (ioctl(s->fd, BLKGETSIZE64, &bytes) < 0) {
-			rc = bk_store_fail(cfg, -errno, cfg->path, "BLKGETSIZE64: %m");
+			rc = bk_store_fail(cfg, -errno, s->path, "BLKGETSIZE64: %m");
 			goto err;
 		}
 		if (ioctl(s->fd, BLKSSZGET, &ss) < 0)
@@ -203,13 +222,13 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 						     FALLOC_FL_KEEP_SIZE, past, 4096) == 0;
 		}
 	} else {
-		rc = bk_store_fail(cfg, -EINVAL, cfg->path,
+		rc = bk_store_fail(cfg, -EINVAL, s->path,
 				   "neither a regular file nor a block device");
 		goto err;
 	}
 	if (s->f.size & 511)	/* Linux blkback: sectors = size >> 9 */
 		log_info("%s: size %llu is not a multiple of 512: the last %u bytes are "
-			 "not served", cfg->path, (unsigned long long)s->f.size,
+			 "not served", s->path, (unsigned long long)s->f.size,
 			 (unsigned int)(s->f.size & 511));
 	s->f.size &= ~(uint64_t)511;
 	s->f.writeback = !cfg->writethrough;
@@ -218,7 +237,7 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 	if (fdatasync(s->fd) == 0) {
 		s->f.can_flush = true;
 	} else {
-		log_info("%s: fdatasync: %m; flush and barrier will not be offered", cfg->path);
+		log_info("%s: fdatasync: %m; flush and barrier will not be offered", s->path);
 	}
 	if (s->f.can_flush) {
 		struct iocb cb;
@@ -228,7 +247,7 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 		s->fdsync_aio = rc == 0;
 		if (!s->fdsync_aio)
 			log_info("%s: IOCB_CMD_FDSYNC unavailable (%s); flushes run on a worker thread",
-				 cfg->path, strerror(-rc));
+				 s->path, strerror(-rc));
 	}
 	if (!cfg->read_only) {
 		struct iocb cb;
@@ -246,10 +265,11 @@ file_open(const struct bk_store_config *cfg, struct bk_store **out,
 		s->f.fua = BK_FUA_NONE;
 	if (!s->rwf_dsync && !cfg->read_only)
 		log_info("%s: RWF_DSYNC refused; FUA writes are emulated with fdatasync",
-			 cfg->path);
+			 s->path);
 	s->f.can_secure_discard = false;
+	s->f.read_only = cfg->read_only;
 	*f = s->f;
-	*out = s;
+	*priv = s;
 	return 0;
 err:
 	if (s->fd >= 0)
@@ -260,15 +280,17 @@ err:
 }
 
 static void
-file_close(struct bk_store *s)
+file_close(void *priv)
 {
+	struct file_store *s = priv;
+
 	close(s->fd);
 	free(s->path);
 	free(s);
 }
 
 static void
-queue_signal(struct bk_store_queue *q)
+queue_signal(struct file_queue *q)
 {
 	uint64_t one = 1;
 
@@ -279,7 +301,7 @@ queue_signal(struct bk_store_queue *q)
 
 /* Caller holds q->lock. */
 static void
-queue_done_locked(struct bk_store_queue *q, struct bk_io *io)
+queue_done_locked(struct file_queue *q, struct bk_io *io)
 {
 	q->done[(q->done_head + q->done_count) % q->depth] = io;
 	q->done_count++;
@@ -287,7 +309,7 @@ queue_done_locked(struct bk_store_queue *q, struct bk_io *io)
 }
 
 static void
-worker_do(struct bk_store *s, struct bk_io *io)
+worker_do(struct file_store *s, struct bk_io *io)
 {
 	int rc = 0;
 
@@ -318,7 +340,7 @@ worker_do(struct bk_store *s, struct bk_io *io)
 static void *
 worker_main(void *opaque)
 {
-	struct bk_store_queue *q = opaque;
+	struct file_queue *q = opaque;
 	struct bk_io *io;
 
 	pthread_mutex_lock(&q->lock);
@@ -340,9 +362,10 @@ worker_main(void *opaque)
 }
 
 static int
-file_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_queue **out)
+file_queue_open(void *priv, unsigned int depth, void **qpriv)
 {
-	struct bk_store_queue *q;
+	struct file_store *s = priv;
+	struct file_queue *q;
 	unsigned int i;
 	int rc;
 
@@ -385,7 +408,7 @@ file_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_queue **
 		goto err;
 	}
 	q->worker_running = true;
-	*out = q;
+	*qpriv = q;
 	return 0;
 err:
 	if (q->efd >= 0)
@@ -400,8 +423,9 @@ err:
 }
 
 static void
-file_queue_close(struct bk_store_queue *q)
+file_queue_close(void *qpriv)
 {
+	struct file_queue *q = qpriv;
 	struct timespec ts = { .tv_sec = 1 };
 
 	/* Wait for everything in flight (the contract). */
@@ -431,13 +455,15 @@ file_queue_close(struct bk_store_queue *q)
 }
 
 static int
-file_queue_fd(struct bk_store_queue *q)
+file_queue_fd(void *qpriv)
 {
+	struct file_queue *q = qpriv;
+
 	return q->efd;
 }
 
 static void
-queue_fail(struct bk_store_queue *q, struct bk_io *io, int err)
+queue_fail(struct file_queue *q, struct bk_io *io, int err)
 {
 	io->result = err;
 	pthread_mutex_lock(&q->lock);
@@ -446,7 +472,7 @@ queue_fail(struct bk_store_queue *q, struct bk_io *io, int err)
 }
 
 static void
-queue_work(struct bk_store_queue *q, struct bk_io *io)
+queue_work(struct file_queue *q, struct bk_io *io)
 {
 	pthread_mutex_lock(&q->lock);
 	q->work[(q->work_head + q->work_count) % q->depth] = io;
@@ -456,9 +482,10 @@ queue_work(struct bk_store_queue *q, struct bk_io *io)
 }
 
 static int
-file_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
+file_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 {
-	struct bk_store *s = q->s;
+	struct file_queue *q = qpriv;
+	struct file_store *s = q->s;
 	struct iocb *batch[64];
 	unsigned int i = 0, nb, j;
 	int rc;
@@ -475,14 +502,6 @@ file_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
 				if (nb)
 					break;	/* keep submission order */
 				queue_work(q, io);
-				i++;
-				continue;
-			}
-			if (io->op == BK_IO_WRITE && (io->flags & BK_IO_FUA) && !s->rwf_dsync) {
-				if (nb)
-					break;
-				io->host_action = "pwritev+RWF_DSYNC";
-				queue_fail(q, io, -EOPNOTSUPP);
 				i++;
 				continue;
 			}
@@ -546,8 +565,9 @@ file_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
 }
 
 static int
-file_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
+file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 {
+	struct file_queue *q = qpriv;
 	struct timespec ts0 = { 0, 0 };
 	unsigned int n = 0;
 	uint64_t v;
@@ -606,8 +626,9 @@ struct aio_ring_hdr {
 #define AIO_RING_MAGIC 0xa10a10a1u
 
 static bool
-file_poll(struct bk_store_queue *q)
+file_poll(void *qpriv)
 {
+	struct file_queue *q = qpriv;
 	const struct aio_ring_hdr *r = (const void *)q->ctx;
 
 	if (READ_ONCE(q->done_count))
@@ -619,10 +640,11 @@ file_poll(struct bk_store_queue *q)
 	return READ_ONCE(r->head) != READ_ONCE(r->tail);
 }
 
-const struct bk_store_ops bk_store_file_ops = {
+const struct bk_store_driver bk_store_file_driver = {
 	.name = "file",
 	.open = file_open,
 	.close = file_close,
+	.identify = file_identify,
 	.queue_open = file_queue_open,
 	.queue_close = file_queue_close,
 	.queue_fd = file_queue_fd,

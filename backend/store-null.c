@@ -1,9 +1,12 @@
 /*
  * store-null.c: the "null" storage driver (ring benchmarks, tests).
  *
- * params "null:SIZE".  Writes are dropped, reads return zeroes, FLUSH
- * and DISCARD succeed at once: what is left is the cost of the ring,
- * the grant copies and the daemon (nbdkit null, ublk null).
+ * Its arg is "SIZE" (bytes or with K/M/G/T; no options).  Writes are
+ * dropped, reads return zeroes, FLUSH and DISCARD succeed at once: what
+ * is left is the cost of the ring, the grant copies and the daemon
+ * (nbdkit null, ublk null).  A synchronous driver: io() runs inside
+ * bk_store_submit() and store.c's default queue hands the completions
+ * back.
  */
 #include <config.h>
 
@@ -14,116 +17,70 @@
 #include "compiler.h"
 #include "log.h"
 #include "store.h"
-#include "store-util.h"
 
-struct bk_store {
+struct null_store {
 	uint64_t size;
 };
 
-struct bk_store_queue {
-	struct bk_store *s;
-	struct bk_syncq sq;
-};
-
 static int
-null_open(const struct bk_store_config *cfg, struct bk_store **out,
-	  struct bk_store_features *f)
+null_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features *f)
 {
-	struct bk_store *s;
+	static const char *const no_options[] = { NULL };
+	struct null_store *s;
+	const char *opts;
+	uint64_t size;
+	int rc;
 
-	if (cfg->size == 0 || cfg->size % 512) {
+	rc = bk_store_parse_sized(cfg, "null", no_options, &size, &opts);
+	if (rc < 0)
+		return rc;
+	if (size == 0 || size % 512) {
 		return bk_store_fail(cfg, -EINVAL, "null store",
 				     "size %llu is not a positive multiple of 512",
-				     (unsigned long long)cfg->size);
+				     (unsigned long long)size);
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->size = cfg->size;
+	s->size = size;
 	memset(f, 0, sizeof(*f));
 	f->size = s->size;
 	f->sector_size = 512;
 	f->physical_sector_size = 512;
+	f->read_only = cfg->read_only;
 	f->can_flush = true;
 	f->writeback = false;
 	f->fua = BK_FUA_NATIVE;
 	f->can_discard = !cfg->read_only;
-	*out = s;
+	*priv = s;
 	return 0;
 }
 
 static void
-null_close(struct bk_store *s)
+null_close(void *priv)
 {
-	free(s);
-}
-
-static int
-null_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_queue **out)
-{
-	struct bk_store_queue *q = calloc(1, sizeof(*q));
-	int rc;
-
-	if (!q)
-		return -ENOMEM;
-	q->s = s;
-	rc = bk_syncq_init(&q->sq, depth);
-	if (rc < 0) {
-		free(q);
-		return rc;
-	}
-	*out = q;
-	return 0;
+	free(priv);
 }
 
 static void
-null_queue_close(struct bk_store_queue *q)
+null_io(void *priv, struct bk_io *io)
 {
-	bk_syncq_fini(&q->sq);
-	free(q);
-}
-
-static int
-null_queue_fd(struct bk_store_queue *q)
-{
-	return q->sq.efd;
-}
-
-static int
-null_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
-{
-	unsigned int i;
 	int j;
 
-	for (i = 0; i < n && q->sq.count < q->sq.cap; i++) {
-		struct bk_io *io = ios[i];
-
-		io->host_action = "null";
-		io->result = 0;
-		if (io->op == BK_IO_READ) {
-			for (j = 0; j < io->iovcnt; j++)
-				memset(io->iov[j].iov_base, 0, io->iov[j].iov_len);
-		}
-		if (io->op == BK_IO_READ || io->op == BK_IO_WRITE)
-			io->result = io->len;
-		bk_syncq_complete(&q->sq, io);
+	(void)priv;
+	io->host_action = "null";
+	io->result = 0;
+	if (io->op == BK_IO_READ) {
+		for (j = 0; j < io->iovcnt; j++)
+			memset(io->iov[j].iov_base, 0, io->iov[j].iov_len);
 	}
-	return i ? (int)i : (n ? -EAGAIN : 0);
+	if (io->op == BK_IO_READ || io->op == BK_IO_WRITE)
+		io->result = io->len;
 }
 
-static int
-null_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
-{
-	return bk_syncq_reap(&q->sq, done, max);
-}
-
-const struct bk_store_ops bk_store_null_ops = {
+const struct bk_store_driver bk_store_null_driver = {
 	.name = "null",
 	.open = null_open,
 	.close = null_close,
-	.queue_open = null_queue_open,
-	.queue_close = null_queue_close,
-	.queue_fd = null_queue_fd,
-	.submit = null_submit,
-	.reap = null_reap,
+	.io = null_io,
 };

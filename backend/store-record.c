@@ -13,7 +13,9 @@
  * covered, even though the host may in fact have made it durable: the
  * log never claims more durability than the backend could rely on.
  *
- * The store below is not owned: the caller closes it after this one.
+ * The store below (cfg->lower) is called only through store.h's
+ * bk_store_* functions, and not owned: the caller closes it after this
+ * one.  A power cut (bk_stack_power_cut(), top first) marks the log.
  * Several queues may log at once; one mutex per store orders the records
  * and numbers them.  If the log cannot be appended to (ENOSPC, EIO), the
  * first failure is logged once and every later I/O completes with -EIO:
@@ -37,7 +39,6 @@
 #include "store.h"
 
 struct record_store {
-	const struct bk_store_ops *lower_ops;
 	struct bk_store *lower;
 	bool writeback;			/* lower needs FLUSH for durability */
 	char *path;
@@ -56,7 +57,7 @@ struct record_flush {
 
 struct record_queue {
 	struct record_store *s;
-	struct bk_store_queue *lower;
+	struct bk_store_queue *lower;	/* a queue of the store below */
 	unsigned int depth;
 	struct record_flush *flushes;	/* FLUSHes in flight, depth slots */
 	unsigned int nflush;
@@ -65,18 +66,6 @@ struct record_queue {
 	struct iovec *iov;
 	unsigned int iov_cap;
 };
-
-static inline struct record_store *
-to_rs(struct bk_store *s)
-{
-	return (struct record_store *)s;
-}
-
-static inline struct record_queue *
-to_rq(struct bk_store_queue *q)
-{
-	return (struct record_queue *)q;
-}
 
 static uint64_t
 now_ns(void)
@@ -117,16 +106,17 @@ record_append(int fd, struct iovec *iov, unsigned int n)
 }
 
 static int
-record_open(const struct bk_store_config *cfg, struct bk_store **out,
+record_open(const struct bk_store_config *cfg, void **priv,
 	    struct bk_store_features *features)
 {
+	const struct bk_store_features *lf;
 	struct record_store *rs;
 	struct crashlog_hdr h = { .version = CRASHLOG_VERSION };
 	unsigned char hbuf[CRASHLOG_HDR_SIZE];
 	struct iovec iov = { hbuf, sizeof(hbuf) };
 	int r;
 
-	if (!cfg->lower || !cfg->lower_ops || !cfg->lower_features) {
+	if (!cfg->lower) {
 		log_error("store \"record\": no lower store to record");
 		return -EINVAL;
 	}
@@ -142,9 +132,9 @@ record_open(const struct bk_store_config *cfg, struct bk_store **out,
 		free(rs);
 		return -ENOMEM;
 	}
-	rs->lower_ops = cfg->lower_ops;
+	lf = bk_store_features(cfg->lower);
 	rs->lower = cfg->lower;
-	rs->writeback = cfg->lower_features->writeback;
+	rs->writeback = lf->writeback;
 	rs->next_seq = 1;
 	pthread_mutex_init(&rs->lock, NULL);
 	rs->fd = open(rs->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
@@ -154,8 +144,8 @@ record_open(const struct bk_store_config *cfg, struct bk_store **out,
 		log_error("record log %s: open: %m", rs->path);
 		goto err;
 	}
-	h.dev_size = cfg->lower_features->size;
-	h.sector = cfg->lower_features->sector_size;
+	h.dev_size = lf->size;
+	h.sector = lf->sector_size;
 	h.flags = rs->writeback ? CRASHLOG_F_WRITEBACK : 0;
 	h.start_ns = now_ns();
 	crashlog_encode_hdr(hbuf, &h);
@@ -166,8 +156,9 @@ record_open(const struct bk_store_config *cfg, struct bk_store **out,
 		close(rs->fd);
 		goto err;
 	}
-	*features = *cfg->lower_features;
-	*out = (struct bk_store *)rs;
+	*features = *lf;	/* what is below, as it is */
+	features->read_only = cfg->read_only;
+	*priv = rs;
 	return 0;
 err:
 	pthread_mutex_destroy(&rs->lock);
@@ -177,9 +168,9 @@ err:
 }
 
 static void
-record_close(struct bk_store *s)
+record_close(void *priv)
 {
-	struct record_store *rs = to_rs(s);
+	struct record_store *rs = priv;
 
 	if (close(rs->fd) < 0)
 		log_error("record log %s: close: %m", rs->path);
@@ -198,10 +189,9 @@ record_queue_free(struct record_queue *rq)
 }
 
 static int
-record_queue_open(struct bk_store *s, unsigned int depth,
-		  struct bk_store_queue **out)
+record_queue_open(void *priv, unsigned int depth, void **qpriv)
 {
-	struct record_store *rs = to_rs(s);
+	struct record_store *rs = priv;
 	struct record_queue *rq;
 	int r;
 
@@ -220,36 +210,36 @@ record_queue_open(struct bk_store *s, unsigned int depth,
 		record_queue_free(rq);
 		return -ENOMEM;
 	}
-	r = rs->lower_ops->queue_open(rs->lower, depth, &rq->lower);
+	r = bk_store_queue_open(rs->lower, depth, &rq->lower);
 	if (r < 0) {
 		record_queue_free(rq);
 		return r;
 	}
-	*out = (struct bk_store_queue *)rq;
+	*qpriv = rq;
 	return 0;
 }
 
 static void
-record_queue_close(struct bk_store_queue *q)
+record_queue_close(void *qpriv)
 {
-	struct record_queue *rq = to_rq(q);
+	struct record_queue *rq = qpriv;
 
-	rq->s->lower_ops->queue_close(rq->lower);
+	bk_store_queue_close(rq->lower);
 	record_queue_free(rq);
 }
 
 static int
-record_queue_fd(struct bk_store_queue *q)
+record_queue_fd(void *qpriv)
 {
-	struct record_queue *rq = to_rq(q);
+	struct record_queue *rq = qpriv;
 
-	return rq->s->lower_ops->queue_fd(rq->lower);
+	return bk_store_queue_fd(rq->lower);
 }
 
 static int
-record_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
+record_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 {
-	struct record_queue *rq = to_rq(q);
+	struct record_queue *rq = qpriv;
 	struct record_store *rs = rq->s;
 	unsigned int i, first = rq->nflush;
 	int accepted;
@@ -273,7 +263,7 @@ record_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
 		return -EAGAIN;
 	n = i;
 
-	accepted = rs->lower_ops->submit(rq->lower, ios, n);
+	accepted = bk_store_submit(rq->lower, ios, n);
 	/* forget the flushes the lower store did not take */
 	for (i = (accepted > 0 ? (unsigned int)accepted : 0); i < n; i++) {
 		unsigned int k;
@@ -338,9 +328,9 @@ record_grow_iov(struct record_queue *rq, unsigned int need)
 }
 
 static int
-record_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
+record_reap(void *qpriv, struct bk_io **done, unsigned int max)
 {
-	struct record_queue *rq = to_rq(q);
+	struct record_queue *rq = qpriv;
 	struct record_store *rs = rq->s;
 	unsigned int i, niov = 0, nhdr = 0;
 	uint64_t t;
@@ -348,7 +338,7 @@ record_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
 
 	if (max > rq->depth)
 		max = rq->depth;	/* hdrs[] has depth slots */
-	n = rs->lower_ops->reap(rq->lower, done, max);
+	n = bk_store_reap(rq->lower, done, max);
 	if (n <= 0)
 		return n;
 	t = now_ns();
@@ -426,22 +416,20 @@ record_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
 }
 
 /*
- * Pass the power cut down (a volatile cache below loses its unflushed
- * writes), then mark the log with a CUT record, once: the caller may
- * call every store of a stack, in any order, and a volatile cache above
- * also passes the cut down.  What a cache above writes back during its
- * cut is still logged after the CUT record (it did reach the store).
+ * Mark the log with a CUT record, once (a caller may cut a stack more
+ * than once).  bk_stack_power_cut() cuts the layers top first, so what
+ * a volatile cache above writes back during its cut is on the log
+ * before the CUT; if this layer is cut first, it is logged after it
+ * (it did reach the store).  The layers below are cut by the stack.
  */
 static void
-record_power_cut(struct bk_store *s)
+record_power_cut(void *priv)
 {
-	struct record_store *rs = to_rs(s);
+	struct record_store *rs = priv;
 	struct crashlog_rec rec = { .type = CRASHLOG_CUT };
 	unsigned char hbuf[CRASHLOG_REC_SIZE];
 	struct iovec iov = { hbuf, sizeof(hbuf) };
 
-	if (rs->lower_ops->power_cut)
-		rs->lower_ops->power_cut(rs->lower);
 	pthread_mutex_lock(&rs->lock);
 	if (!rs->error && !rs->cut) {
 		rec.seq = rs->next_seq++;
@@ -453,8 +441,9 @@ record_power_cut(struct bk_store *s)
 	pthread_mutex_unlock(&rs->lock);
 }
 
-const struct bk_store_ops bk_store_record_ops = {
+const struct bk_store_driver bk_store_record_driver = {
 	.name = "record",
+	.wrapper = true,
 	.open = record_open,
 	.close = record_close,
 	.queue_open = record_queue_open,

@@ -30,19 +30,20 @@
  *    subset, so a later write can survive an earlier one that is lost,
  *    which is exactly the reordering a cache may do; the survivors are
  *    written in order (newest wins where they overlap) and the store
- *    below is flushed, then the cut is passed down (power_cut of the
- *    store below, if it has one).  The seed and the lost writes are
- *    logged.  After it every I/O fails with -EIO; the caller exits.
- *    Calling it again does nothing.
+ *    below is flushed (bk_stack_power_cut() then cuts the layers below).
+ *    The seed and the lost writes are logged.  After it every I/O fails
+ *    with -EIO; the caller exits.  Calling it again does nothing.
  *
- * Options (cfg->options, comma-separated, unknown keys ignored for the
- * driver below): "seed=N" (power-cut seed, default time and pid, always
- * logged), "cache-max=BYTES" (default 64 MiB).
+ * Options (cfg->arg, comma-separated, or NULL): "seed=N" (power-cut
+ * seed, default time and pid, always logged), "cache-max=BYTES"
+ * (default 64 MiB).  Any other word is refused.
  *
  * This is a crash-test model, not a fast cache: all I/O of one store is
  * serialised by one mutex and done synchronously on a private queue of
  * the store below; completions are handed back through an eventfd.
- * The store below is not owned: the caller closes it after this one.
+ * The store below (cfg->lower) is called only through store.h's
+ * bk_store_* functions, and not owned: the caller closes it after this
+ * one.
  */
 #include <config.h>
 
@@ -75,7 +76,6 @@ struct vc_entry {
 };
 
 struct volatile_store {
-	const struct bk_store_ops *lower_ops;
 	struct bk_store *lower;
 	struct bk_store_features lower_features;
 	uint64_t cache_max;
@@ -119,18 +119,6 @@ vc_alloc_data(uint64_t len)
 	return p;
 }
 
-static inline struct volatile_store *
-to_vs(struct bk_store *s)
-{
-	return (struct volatile_store *)s;
-}
-
-static inline struct volatile_queue *
-to_vq(struct bk_store_queue *q)
-{
-	return (struct volatile_queue *)q;
-}
-
 /* splitmix64: the power cut's generator; state in the caller. */
 static uint64_t
 vc_rand(uint64_t *state)
@@ -150,7 +138,7 @@ vc_lower_run(struct volatile_store *vs, struct bk_io **ios, unsigned int n)
 {
 	struct bk_io *done[VC_LOWER_DEPTH];
 	unsigned int submitted = 0, completed = 0;
-	int fd = vs->lower_ops->queue_fd(vs->lq);
+	int fd = bk_store_queue_fd(vs->lq);
 	int err = 0;
 
 	while (completed < n) {
@@ -162,13 +150,13 @@ vc_lower_run(struct volatile_store *vs, struct bk_io **ios, unsigned int n)
 
 			if (want > VC_LOWER_DEPTH - (submitted - completed))
 				want = VC_LOWER_DEPTH - (submitted - completed);
-			r = vs->lower_ops->submit(vs->lq, ios + submitted, want);
+			r = bk_store_submit(vs->lq, ios + submitted, want);
 			if (r < 0 && submitted == completed)
 				return r;	/* nothing in flight to wait for */
 			if (r > 0)
 				submitted += (unsigned int)r;
 		}
-		r = vs->lower_ops->reap(vs->lq, done, VC_LOWER_DEPTH);
+		r = bk_store_reap(vs->lq, done, VC_LOWER_DEPTH);
 		if (r < 0)
 			return r;
 		if (r > 0) {
@@ -606,36 +594,37 @@ vc_do_discard(struct volatile_store *vs, struct bk_io *io)
 /* ---- the ops table ---- */
 
 static int
-vc_parse_options(const char *opts, uint64_t *seed, bool *have_seed,
+vc_parse_options(const struct bk_store_config *cfg, uint64_t *seed, bool *have_seed,
 		 uint64_t *cache_max)
 {
-	const char *p = opts;
+	const char *p = cfg->arg;
 
 	while (p && *p) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
 		char buf[64], *tail;
+		const char *num;
 		unsigned long long v;
 
-		if (n < sizeof(buf)) {
-			memcpy(buf, p, n);
-			buf[n] = '\0';
-			if (!strncmp(buf, "seed=", 5) || !strncmp(buf, "cache-max=", 10)) {
-				const char *num = strchr(buf, '=') + 1;
-
-				errno = 0;
-				v = strtoull(num, &tail, 0);
-				if (errno || tail == num || *tail) {
-					log_error("store \"volatile\": bad option \"%s\"", buf);
-					return -EINVAL;
-				}
-				if (buf[0] == 's') {
-					*seed = v;
-					*have_seed = true;
-				} else {
-					*cache_max = v;
-				}
-			}
+		if (n >= sizeof(buf) ||
+		    (strncmp(p, "seed=", 5) && strncmp(p, "cache-max=", 10))) {
+			return bk_store_bad_arg(cfg, "unknown option \"%.*s\" for driver "
+						"volatile", (int)n, p);
+		}
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		num = strchr(buf, '=') + 1;
+		errno = 0;
+		v = strtoull(num, &tail, 0);
+		if (errno || tail == num || *tail) {
+			return bk_store_bad_arg(cfg, "bad option \"%s\" for driver volatile",
+						buf);
+		}
+		if (buf[0] == 's') {
+			*seed = v;
+			*have_seed = true;
+		} else {
+			*cache_max = v;
 		}
 		p = end ? end + 1 : NULL;
 	}
@@ -643,26 +632,25 @@ vc_parse_options(const char *opts, uint64_t *seed, bool *have_seed,
 }
 
 static int
-volatile_open(const struct bk_store_config *cfg, struct bk_store **out,
+volatile_open(const struct bk_store_config *cfg, void **priv,
 	      struct bk_store_features *features)
 {
 	struct volatile_store *vs;
 	bool have_seed = false;
 	int r;
 
-	if (!cfg->lower || !cfg->lower_ops || !cfg->lower_features) {
+	if (!cfg->lower) {
 		log_error("store \"volatile\": no lower store to cache");
 		return -EINVAL;
 	}
 	vs = calloc(1, sizeof(*vs));
 	if (!vs)
 		return -ENOMEM;
-	vs->lower_ops = cfg->lower_ops;
 	vs->lower = cfg->lower;
-	vs->lower_features = *cfg->lower_features;
+	vs->lower_features = *bk_store_features(cfg->lower);
 	vs->cache_max = VC_DEFAULT_MAX;
 	vs->next_seq = 1;
-	r = vc_parse_options(cfg->options, &vs->seed, &have_seed, &vs->cache_max);
+	r = vc_parse_options(cfg, &vs->seed, &have_seed, &vs->cache_max);
 	if (r < 0)
 		goto err;
 	if (!have_seed) {
@@ -672,7 +660,7 @@ volatile_open(const struct bk_store_config *cfg, struct bk_store **out,
 		vs->seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
 			   (uint64_t)getpid();
 	}
-	r = vs->lower_ops->queue_open(vs->lower, VC_LOWER_DEPTH, &vs->lq);
+	r = bk_store_queue_open(vs->lower, VC_LOWER_DEPTH, &vs->lq);
 	if (r < 0) {
 		errno = -r;
 		log_error("store \"volatile\": opening a queue on the store below: %m");
@@ -680,12 +668,13 @@ volatile_open(const struct bk_store_config *cfg, struct bk_store **out,
 	}
 	pthread_mutex_init(&vs->lock, NULL);
 	*features = vs->lower_features;
+	features->read_only = cfg->read_only;
 	vs->off = cfg->writethrough;
 	if (vs->off) {
 		/* wce=0: no volatile cache to model; the store below decides */
 		log_info("store \"volatile\": cache=writethrough: the write cache is "
 			 "off, writes go through (a power cut loses nothing)");
-		*out = (struct bk_store *)vs;
+		*priv = vs;
 		return 0;
 	}
 	log_info("store \"volatile\": write cache of up to %" PRIu64
@@ -693,7 +682,7 @@ volatile_open(const struct bk_store_config *cfg, struct bk_store **out,
 	features->writeback = true;	/* that is the point */
 	features->can_flush = true;
 	features->fua = BK_FUA_NATIVE;	/* honoured here, whatever is below */
-	*out = (struct bk_store *)vs;
+	*priv = vs;
 	return 0;
 err:
 	free(vs);
@@ -701,21 +690,21 @@ err:
 }
 
 static void
-volatile_close(struct bk_store *s)
+volatile_close(void *priv)
 {
-	struct volatile_store *vs = to_vs(s);
+	struct volatile_store *vs = priv;
 
 	/* Does not flush (store.h): what is still cached is lost. */
 	vc_drop_oldest(vs, vs->nentries);
-	vs->lower_ops->queue_close(vs->lq);
+	bk_store_queue_close(vs->lq);
 	pthread_mutex_destroy(&vs->lock);
 	free(vs);
 }
 
 static void
-volatile_power_cut(struct bk_store *s)
+volatile_power_cut(void *priv)
 {
-	struct volatile_store *vs = to_vs(s);
+	struct volatile_store *vs = priv;
 	struct vc_entry **kept = NULL, *e;
 	uint64_t state, nkept = 0, nlost = 0, ntotal;
 	int r = 0;
@@ -730,7 +719,7 @@ volatile_power_cut(struct bk_store *s)
 		log_info("store \"volatile\": power cut: the write cache is off "
 			 "(cache=writethrough), nothing to lose");
 		pthread_mutex_unlock(&vs->lock);
-		goto pass_down;
+		return;
 	}
 	ntotal = vs->nentries;
 	state = vs->seed;
@@ -765,10 +754,6 @@ out:
 	free(kept);
 	vc_drop_oldest(vs, vs->nentries);
 	pthread_mutex_unlock(&vs->lock);
-pass_down:
-	/* the power is cut below too (a recorder marks its log) */
-	if (vs->lower_ops->power_cut)
-		vs->lower_ops->power_cut(vs->lower);
 }
 
 static void
@@ -781,8 +766,7 @@ vq_free(struct volatile_queue *vq)
 }
 
 static int
-volatile_queue_open(struct bk_store *s, unsigned int depth,
-		    struct bk_store_queue **out)
+volatile_queue_open(void *priv, unsigned int depth, void **qpriv)
 {
 	struct volatile_queue *vq;
 	int r;
@@ -792,7 +776,7 @@ volatile_queue_open(struct bk_store *s, unsigned int depth,
 	vq = calloc(1, sizeof(*vq));
 	if (!vq)
 		return -ENOMEM;
-	vq->s = to_vs(s);
+	vq->s = priv;
 	vq->depth = depth;
 	vq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	vq->done = calloc(depth, sizeof(*vq->done));
@@ -801,27 +785,29 @@ volatile_queue_open(struct bk_store *s, unsigned int depth,
 		vq_free(vq);
 		return r;
 	}
-	*out = (struct bk_store_queue *)vq;
+	*qpriv = vq;
 	return 0;
 }
 
 static void
-volatile_queue_close(struct bk_store_queue *q)
+volatile_queue_close(void *qpriv)
 {
 	/* Everything completes inside submit(): nothing is in flight. */
-	vq_free(to_vq(q));
+	vq_free(qpriv);
 }
 
 static int
-volatile_queue_fd(struct bk_store_queue *q)
+volatile_queue_fd(void *qpriv)
 {
-	return to_vq(q)->efd;
+	struct volatile_queue *vq = qpriv;
+
+	return vq->efd;
 }
 
 static int
-volatile_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
+volatile_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 {
-	struct volatile_queue *vq = to_vq(q);
+	struct volatile_queue *vq = qpriv;
 	struct volatile_store *vs = vq->s;
 	uint64_t one = 1;
 	unsigned int i;
@@ -861,9 +847,9 @@ volatile_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
 }
 
 static int
-volatile_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
+volatile_reap(void *qpriv, struct bk_io **done, unsigned int max)
 {
-	struct volatile_queue *vq = to_vq(q);
+	struct volatile_queue *vq = qpriv;
 	unsigned int n = 0;
 	uint64_t v;
 
@@ -877,8 +863,9 @@ volatile_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
 	return (int)n;
 }
 
-const struct bk_store_ops bk_store_volatile_ops = {
+const struct bk_store_driver bk_store_volatile_driver = {
 	.name = "volatile",
+	.wrapper = true,
 	.open = volatile_open,
 	.close = volatile_close,
 	.queue_open = volatile_queue_open,

@@ -1,11 +1,34 @@
 /*
- * store.c: the driver registry (bk_store_lookup) and helpers for
- * synchronous drivers (store-util.h).
+ * store.c: the one checked dispatch between blkbackd and its storage
+ * drivers (store.h).
+ *
+ * Everything above the drivers calls them through here: opening and
+ * closing a layer, queues, submit and reap.  This file checks the
+ * contract of store.h on each call, so that a driver may rely on it and
+ * a caller that breaks it hears of it (once per queue) instead of
+ * corrupting a backing:
+ *  - at open: the driver's table has the ops of its kind, a wrapper has
+ *    a store below it, the features hang together (size a multiple of
+ *    512; emulated FUA is a write and a flush, so it needs can_flush;
+ *    secure discard needs discard; read-only as asked);
+ *  - at submit: every io against the layer's features (store.h
+ *    bk_store_submit());
+ *  - at reap: a short READ/WRITE becomes -EIO, and a failed FLUSH marks
+ *    the store failed (sticky).
+ * Synchronous drivers (an io op, no queue ops) get the default queue
+ * below: io() runs inside bk_store_submit() and the completions wait in
+ * a per-queue ring whose eventfd polls readable while it is not empty.
+ *
+ * Also here: the driver registry, the helpers drivers use to fail an
+ * open and to parse "SIZE[,OPTION...]", and the walks over a stack's
+ * layers (bk_stack_close, bk_stack_power_cut).  Params, opening a stack
+ * and the claims are in store-stack.c.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,20 +36,46 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "barrier.h"
 #include "compiler.h"
 #include "log.h"
 #include "store.h"
-#include "store-util.h"
 
-static const struct bk_store_ops *const drivers[] = {
-	&bk_store_file_ops,
-	&bk_store_memory_ops,
-	&bk_store_null_ops,
-	&bk_store_record_ops,
-	&bk_store_volatile_ops,
+struct bk_store {
+	const struct bk_store_driver *drv;
+	void *priv;			/* the driver's handle */
+	struct bk_store_features f;	/* as probed at open, checked */
+	struct bk_store *lower;		/* the layer below (wrappers), or NULL */
+	bool failed;			/* atomic: a FLUSH failed (sticky) */
+	unsigned int nqueues;		/* atomic: queues open on this layer */
 };
 
-const struct bk_store_ops *
+struct bk_store_queue {
+	struct bk_store *s;
+	void *qpriv;			/* the driver's queue (asynchronous drivers) */
+	unsigned int inflight;		/* submitted, not yet reaped */
+	bool warned;			/* a contract violation was logged */
+
+	/* The default queue (synchronous drivers): completed I/Os waiting
+	 * to be reaped, in submission order. */
+	int efd;			/* readable exactly while count > 0 */
+	struct bk_io **done;		/* ring of cap entries */
+	unsigned int cap, head, count;
+};
+
+/* ---------------------------------------------------------------- */
+/* The driver registry.                                               */
+/* ---------------------------------------------------------------- */
+
+static const struct bk_store_driver *const drivers[] = {
+	&bk_store_file_driver,
+	&bk_store_memory_driver,
+	&bk_store_null_driver,
+	&bk_store_record_driver,
+	&bk_store_volatile_driver,
+};
+
+const struct bk_store_driver *
 bk_store_lookup(const char *name)
 {
 	size_t i;
@@ -37,96 +86,42 @@ bk_store_lookup(const char *name)
 	return NULL;
 }
 
-int
-bk_store_open(const struct bk_store_ops *ops, const struct bk_store_config *cfg,
-	      struct bk_store **out, struct bk_store_features *features,
-	      char *why, size_t why_len)
-{
-	struct bk_store_config c = *cfg;
-	int rc;
-
-	why[0] = '\0';
-	c.why = why;
-	c.why_len = why_len;
-	rc = ops->open(&c, out, features);
-	if (rc < 0 && !why[0])
-		snprintf(why, why_len, "%s", strerror(-rc));
-	return rc;
-}
+/* ---------------------------------------------------------------- */
+/* Helpers for drivers' open().                                       */
+/* ---------------------------------------------------------------- */
 
 int
 bk_store_fail(const struct bk_store_config *cfg, int err, const char *who,
 	      const char *fmt, ...)
 {
 	int saved = errno;
-	char msg[200];
+	char msg[sizeof(cfg->why->msg)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);	/* %m: errno is still the caller's */
 	va_end(ap);
 	log_error("%s: %s", who, msg);
-	if (cfg->why && cfg->why_len)
-		snprintf(cfg->why, cfg->why_len, "%s", msg);
+	if (cfg->why)
+		snprintf(cfg->why->msg, sizeof(cfg->why->msg), "%s", msg);
 	errno = saved;
 	return err;
 }
 
 int
-bk_syncq_init(struct bk_syncq *sq, unsigned int depth)
+bk_store_bad_arg(const struct bk_store_config *cfg, const char *fmt, ...)
 {
-	memset(sq, 0, sizeof(*sq));
-	sq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (sq->efd < 0)
-		return -errno;
-	sq->cap = depth ? depth : 1;
-	sq->done = calloc(sq->cap, sizeof(*sq->done));
-	if (!sq->done) {
-		close(sq->efd);
-		return -ENOMEM;
+	int saved = errno;
+	va_list ap;
+
+	if (cfg->why) {
+		va_start(ap, fmt);
+		vsnprintf(cfg->why->msg, sizeof(cfg->why->msg), fmt, ap);
+		va_end(ap);
+		cfg->why->bad_arg = true;
 	}
-	return 0;
-}
-
-void
-bk_syncq_fini(struct bk_syncq *sq)
-{
-	if (sq->efd >= 0)
-		close(sq->efd);
-	free(sq->done);
-	sq->done = NULL;
-	sq->efd = -1;
-}
-
-int
-bk_syncq_complete(struct bk_syncq *sq, struct bk_io *io)
-{
-	uint64_t one = 1;
-
-	if (sq->count == sq->cap)
-		return -ENOSPC;
-	sq->done[(sq->head + sq->count) % sq->cap] = io;
-	sq->count++;
-	if (sq->count == 1 && write(sq->efd, &one, sizeof(one)) != sizeof(one))
-		return -errno;
-	return 0;
-}
-
-int
-bk_syncq_reap(struct bk_syncq *sq, struct bk_io **done, unsigned int max)
-{
-	uint64_t v;
-	unsigned int n = 0;
-
-	while (n < max && sq->count) {
-		done[n++] = sq->done[sq->head];
-		sq->head = (sq->head + 1) % sq->cap;
-		sq->count--;
-	}
-	/* Readable exactly while completions are queued. */
-	if (sq->count == 0 && read(sq->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
-	return n;
+	errno = saved;
+	return -EINVAL;
 }
 
 int
@@ -196,4 +191,492 @@ bk_opt_get(const char *opts, const char *key, char *buf, size_t len)
 	memcpy(buf, p, n);
 	buf[n] = '\0';
 	return buf;
+}
+
+/*
+ * A word of opts that is not in known (NULL-terminated, or NULL for
+ * none), up to its comma, into *len; NULL when every word is known.  A
+ * word may carry "=value": only the key is compared.  Options a driver
+ * does not know are a typo the admin must hear about, never ignored.
+ */
+static const char *
+unknown_option(const char *const *known, const char *opts, size_t *len)
+{
+	const char *p = opts;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ","), k = strcspn(p, ",=");
+		unsigned int i;
+		bool ok = false;
+
+		for (i = 0; known && known[i]; i++)
+			if (strlen(known[i]) == k && !strncmp(p, known[i], k))
+				ok = true;
+		if (!ok) {
+			*len = n;
+			return p;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return NULL;
+}
+
+int
+bk_store_parse_sized(const struct bk_store_config *cfg, const char *driver,
+		     const char *const *known, uint64_t *size, const char **opts)
+{
+	const char *arg = cfg->arg ? cfg->arg : "";
+	const char *comma = strchr(arg, ','), *bad;
+	char *sizestr;
+	size_t n;
+	int rc;
+
+	sizestr = strndup(arg, comma ? (size_t)(comma - arg) : strlen(arg));
+	if (!sizestr)
+		return -ENOMEM;
+	rc = bk_parse_size(sizestr, size);
+	if (rc < 0)
+		rc = bk_store_bad_arg(cfg, "bad size \"%s\" for driver %s "
+				      "(bytes, or with K/M/G/T)", sizestr, driver);
+	free(sizestr);
+	if (rc < 0)
+		return rc;
+	*opts = comma ? comma + 1 : NULL;
+	bad = unknown_option(known, *opts, &n);
+	if (bad)
+		return bk_store_bad_arg(cfg, "unknown option \"%.*s\" for driver %s in \"%s\"",
+					(int)n, bad, driver, arg);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Opening and closing one layer.                                     */
+/* ---------------------------------------------------------------- */
+
+/* A driver or its open() broke the contract: log it, say it in why. */
+static int open_violation(const struct bk_store_config *cfg, const char *fmt, ...)
+	ATTRIBUTE_FORMAT_PRINTF(2, 3);
+
+static int
+open_violation(const struct bk_store_config *cfg, const char *fmt, ...)
+{
+	static const char prefix[] = "store contract: ";
+	char *msg = cfg->why->msg;
+	va_list ap;
+
+	memcpy(msg, prefix, sizeof(prefix));
+	va_start(ap, fmt);
+	vsnprintf(msg + sizeof(prefix) - 1, sizeof(cfg->why->msg) - (sizeof(prefix) - 1),
+		  fmt, ap);
+	va_end(ap);
+	log_error("%s", msg);
+	return -EINVAL;
+}
+
+/* The table has the ops of its kind, and a wrapper has a lower store. */
+static int
+driver_check(const struct bk_store_driver *drv, const struct bk_store_config *cfg)
+{
+	bool async = drv->queue_open && drv->queue_close && drv->queue_fd &&
+		     drv->submit && drv->reap;
+	bool any_queue_op = drv->queue_open || drv->queue_close || drv->queue_fd ||
+			    drv->submit || drv->reap || drv->poll;
+
+	if (!drv->open || !drv->close)
+		return open_violation(cfg, "%s driver: no open or close op", drv->name);
+	if (drv->io ? any_queue_op : !async)
+		return open_violation(cfg, "%s driver: needs an io op or all the queue ops, "
+				      "not both", drv->name);
+	if (drv->wrapper != (cfg->lower != NULL))
+		return open_violation(cfg, "%s driver: %s", drv->name, drv->wrapper ?
+				      "a wrapper opened without a store below" :
+				      "not a wrapper, opened on a store below");
+	return 0;
+}
+
+static const char *
+fua_name(enum bk_fua fua)
+{
+	return fua == BK_FUA_NATIVE ? "native" : fua == BK_FUA_EMULATED ? "emulated" : "none";
+}
+
+/* Do the features the driver reported hang together? */
+static int
+features_check(const struct bk_store_driver *drv, const struct bk_store_config *cfg,
+	       const struct bk_store_features *f)
+{
+	if (f->size % 512)
+		return open_violation(cfg, "%s store: size %" PRIu64 " is not a multiple of 512",
+				      drv->name, f->size);
+	if (f->fua == BK_FUA_EMULATED && !f->can_flush)
+		return open_violation(cfg, "%s store: fua %s without can_flush", drv->name,
+				      fua_name(f->fua));
+	if (f->fua != BK_FUA_NONE && f->fua != BK_FUA_EMULATED && f->fua != BK_FUA_NATIVE)
+		return open_violation(cfg, "%s store: fua %d is not a bk_fua", drv->name,
+				      (int)f->fua);
+	if (f->can_secure_discard && !f->can_discard)
+		return open_violation(cfg, "%s store: can_secure_discard without can_discard",
+				      drv->name);
+	if (f->read_only != cfg->read_only)
+		return open_violation(cfg, "%s store: opened %s, reports read_only=%d", drv->name,
+				      cfg->read_only ? "read-only" : "read-write", f->read_only);
+	return 0;
+}
+
+int
+bk_store_open(const struct bk_store_driver *drv, const struct bk_store_config *cfg,
+	      struct bk_store **out, struct bk_store_why *why)
+{
+	struct bk_store_config c = *cfg;
+	struct bk_store *s = NULL;
+	int rc;
+
+	*out = NULL;
+	memset(why, 0, sizeof(*why));
+	c.why = why;
+	rc = driver_check(drv, &c);
+	if (rc == 0) {
+		s = calloc(1, sizeof(*s));
+		rc = s ? 0 : -ENOMEM;
+	}
+	if (rc == 0) {
+		rc = drv->open(&c, &s->priv, &s->f);
+		if (rc > 0)
+			rc = open_violation(&c, "%s driver: open returned %d", drv->name, rc);
+		else if (rc == 0 && (rc = features_check(drv, &c, &s->f)) < 0)
+			drv->close(s->priv);
+	}
+	if (rc < 0) {
+		free(s);
+		if (!why->msg[0])
+			snprintf(why->msg, sizeof(why->msg), "%s", strerror(-rc));
+		return rc;
+	}
+	s->drv = drv;
+	s->lower = cfg->lower;
+	*out = s;
+	return 0;
+}
+
+void
+bk_store_close(struct bk_store *s)
+{
+	unsigned int n;
+
+	if (!s)
+		return;
+	n = __atomic_load_n(&s->nqueues, __ATOMIC_ACQUIRE);
+	if (n)
+		log_error("store contract: %s store closed with %u queue%s still open",
+			  s->drv->name, n, n == 1 ? "" : "s");
+	s->drv->close(s->priv);
+	free(s);
+}
+
+const struct bk_store_features *
+bk_store_features(const struct bk_store *s)
+{
+	return &s->f;
+}
+
+const char *
+bk_store_name(const struct bk_store *s)
+{
+	return s->drv->name;
+}
+
+bool
+bk_store_failed(const struct bk_store *s)
+{
+	/* paired with the release in bk_store_reap */
+	return smp_load_acquire(&s->failed);
+}
+
+void
+bk_stack_close(struct bk_store *top)
+{
+	while (top) {
+		struct bk_store *lower = top->lower;
+
+		bk_store_close(top);
+		top = lower;
+	}
+}
+
+void
+bk_stack_power_cut(struct bk_store *top)
+{
+	/* top first: a cache above writes what survives through the layers
+	 * below before they are cut (a recorder then marks its log last) */
+	for (; top; top = top->lower)
+		if (top->drv->power_cut)
+			top->drv->power_cut(top->priv);
+}
+
+/* ---------------------------------------------------------------- */
+/* The default queue of synchronous drivers.                          */
+/* ---------------------------------------------------------------- */
+
+static int
+dq_open(struct bk_store_queue *q, unsigned int depth)
+{
+	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->efd < 0)
+		return -errno;
+	q->cap = depth;
+	q->done = calloc(depth, sizeof(*q->done));
+	return q->done ? 0 : -ENOMEM;
+}
+
+static void
+dq_close(struct bk_store_queue *q)
+{
+	if (q->efd >= 0)
+		close(q->efd);
+	free(q->done);
+}
+
+static int
+dq_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
+{
+	struct bk_store *s = q->s;
+	uint64_t one = 1;
+	unsigned int i;
+
+	for (i = 0; i < n && q->count < q->cap; i++) {
+		s->drv->io(s->priv, ios[i]);
+		q->done[(q->head + q->count) % q->cap] = ios[i];
+		/* Readable from the first completion on: the counter is 0
+		 * here (dq_reap reads it empty), so the write cannot fail. */
+		if (q->count++ == 0 && write(q->efd, &one, sizeof(one)) != sizeof(one))
+			log_error("%s store: default queue eventfd: %m", s->drv->name);
+	}
+	return i ? (int)i : -EAGAIN;
+}
+
+static int
+dq_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
+{
+	unsigned int n = 0;
+	uint64_t v;
+
+	while (n < max && q->count) {
+		done[n++] = q->done[q->head];
+		q->head = (q->head + 1) % q->cap;
+		q->count--;
+	}
+	/* Not readable once nothing waits (EAGAIN: it was not). */
+	if (q->count == 0 && read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN && n == 0)
+		return -errno;
+	return (int)n;
+}
+
+/* ---------------------------------------------------------------- */
+/* Queues and I/O.                                                    */
+/* ---------------------------------------------------------------- */
+
+int
+bk_store_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_queue **out)
+{
+	struct bk_store_queue *q;
+	int rc;
+
+	*out = NULL;
+	if (depth == 0)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->s = s;
+	q->efd = -1;
+	if (s->drv->io) {
+		rc = dq_open(q, depth);
+		if (rc < 0)
+			dq_close(q);
+	} else {
+		rc = s->drv->queue_open(s->priv, depth, &q->qpriv);
+	}
+	if (rc < 0) {
+		free(q);
+		return rc;
+	}
+	__atomic_add_fetch(&s->nqueues, 1, __ATOMIC_RELEASE);
+	*out = q;
+	return 0;
+}
+
+void
+bk_store_queue_close(struct bk_store_queue *q)
+{
+	if (!q)
+		return;
+	if (q->s->drv->io)
+		dq_close(q);	/* nothing in flight: io() ran in submit */
+	else
+		q->s->drv->queue_close(q->qpriv);
+	__atomic_sub_fetch(&q->s->nqueues, 1, __ATOMIC_RELEASE);
+	free(q);
+}
+
+int
+bk_store_queue_fd(const struct bk_store_queue *q)
+{
+	return q->s->drv->io ? q->efd : q->s->drv->queue_fd(q->qpriv);
+}
+
+static const char *
+op_name(enum bk_io_op op)
+{
+	switch (op) {
+	case BK_IO_READ: return "READ";
+	case BK_IO_WRITE: return "WRITE";
+	case BK_IO_FLUSH: return "FLUSH";
+	case BK_IO_DISCARD: return "DISCARD";
+	}
+	return "?";
+}
+
+/*
+ * Does io break the contract on a store with features f?  False, or
+ * true with what it breaks in why (for the log).  In the order of
+ * store.h bk_store_submit().
+ */
+static bool
+io_violation(const struct bk_store_features *f, const struct bk_io *io, char *why,
+	     size_t len)
+{
+	const char *op = op_name(io->op);
+
+	if (io->op != BK_IO_READ && io->op != BK_IO_WRITE && io->op != BK_IO_FLUSH &&
+	    io->op != BK_IO_DISCARD) {
+		snprintf(why, len, "unknown op %d", (int)io->op);
+		return true;
+	}
+	if (io->op == BK_IO_READ || io->op == BK_IO_WRITE) {
+		uint64_t sum = 0;
+		int i;
+
+		if (io->len == 0) {
+			snprintf(why, len, "%s of 0 bytes at %" PRIu64, op, io->offset);
+			return true;
+		}
+		if ((io->offset | io->len) % 512) {
+			snprintf(why, len, "%s of %" PRIu64 " bytes at %" PRIu64
+				 ": not a multiple of 512", op, io->len, io->offset);
+			return true;
+		}
+		if (io->len > f->size || io->offset > f->size - io->len) {
+			snprintf(why, len, "%s of %" PRIu64 " bytes at %" PRIu64 ": past the "
+				 "end (%" PRIu64 " bytes)", op, io->len, io->offset, f->size);
+			return true;
+		}
+		if (!io->iov || io->iovcnt < 1 || io->iovcnt > IOV_MAX) {
+			snprintf(why, len, "%s with %d iovecs", op, io->iovcnt);
+			return true;
+		}
+		for (i = 0; i < io->iovcnt && sum <= io->len; i++)
+			sum += io->iov[i].iov_len <= io->len ? io->iov[i].iov_len : io->len + 1;
+		if (sum != io->len) {
+			snprintf(why, len, "%s of %" PRIu64 " bytes with iovecs of %s%" PRIu64
+				 " bytes", op, io->len, sum > io->len ? "more than " : "",
+				 sum > io->len ? io->len : sum);
+			return true;
+		}
+	}
+	if ((io->op == BK_IO_WRITE || io->op == BK_IO_DISCARD) && f->read_only) {
+		snprintf(why, len, "%s on a read-only store", op);
+		return true;
+	}
+	if ((io->flags & BK_IO_FUA) && f->fua != BK_FUA_NATIVE) {
+		snprintf(why, len, "%s with FUA on a store whose fua is %s", op,
+			 fua_name(f->fua));
+		return true;
+	}
+	if (io->op == BK_IO_FLUSH && !f->can_flush) {
+		snprintf(why, len, "FLUSH on a store that cannot flush");
+		return true;
+	}
+	if (io->op == BK_IO_DISCARD && !f->can_discard) {
+		snprintf(why, len, "DISCARD on a store that cannot discard");
+		return true;
+	}
+	if ((io->flags & BK_IO_SECURE) && !f->can_secure_discard) {
+		snprintf(why, len, "%s with SECURE on a store that cannot secure-discard", op);
+		return true;
+	}
+	return false;
+}
+
+int
+bk_store_submit(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
+{
+	struct bk_store *s = q->s;
+	unsigned int k;
+	char why[160];
+	int rc;
+
+	for (k = 0; k < n; k++)
+		if (io_violation(&s->f, ios[k], why, sizeof(why)))
+			break;
+	if (k == 0 && n > 0) {
+		/* a bug in blkbackd: once per queue, not per request */
+		if (!q->warned)
+			log_error("store contract: %s store: %s", s->drv->name, why);
+		q->warned = true;
+		ios[0]->result = -EINVAL;
+		ios[0]->host_action = "refused";
+		return -EINVAL;
+	}
+	if (k == 0)
+		return 0;
+	/* the ios before a violation go in; it is first in the next call */
+	rc = s->drv->io ? dq_submit(q, ios, k) : s->drv->submit(q->qpriv, ios, k);
+	if (rc > 0)
+		q->inflight += (unsigned int)rc;
+	return rc;
+}
+
+int
+bk_store_reap(struct bk_store_queue *q, struct bk_io **done, unsigned int max)
+{
+	struct bk_store *s = q->s;
+	int n, i;
+
+	n = s->drv->io ? dq_reap(q, done, max) : s->drv->reap(q->qpriv, done, max);
+	for (i = 0; i < n; i++) {
+		struct bk_io *io = done[i];
+
+		if ((io->op == BK_IO_READ || io->op == BK_IO_WRITE) && io->result >= 0 &&
+		    (uint64_t)io->result != io->len)
+			io->result = -EIO;	/* a short count: never success */
+		else if (io->op == BK_IO_FLUSH && io->result < 0 && io->result != -EOPNOTSUPP)
+			smp_store_release(&s->failed, true);	/* paired with bk_store_failed */
+	}
+	if (n > 0)
+		q->inflight -= (unsigned int)n < q->inflight ? (unsigned int)n : q->inflight;
+	return n;
+}
+
+bool
+bk_store_poll(struct bk_store_queue *q)
+{
+	const struct bk_store_driver *drv = q->s->drv;
+
+	if (drv->io)
+		return q->count > 0;
+	return drv->poll ? drv->poll(q->qpriv) : false;
+}
+
+bool
+bk_store_can_poll(const struct bk_store *s)
+{
+	return s->drv->io || s->drv->poll;
+}
+
+unsigned int
+bk_store_inflight(const struct bk_store_queue *q)
+{
+	return q->inflight;
 }

@@ -7,6 +7,14 @@ test_backend_store_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
 test_backend_store_LDADD = $(top_builddir)/backend/libbkstore.la
 TESTS += test-backend-store
 
+# The checked dispatch, stacks and claims (store.c, store-stack.c), over
+# fake drivers and the real ones (no Xen, no simulator).
+check_PROGRAMS += test-store-contract
+test_store_contract_SOURCES = test-store-contract.c
+test_store_contract_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
+test_store_contract_LDADD = $(top_builddir)/backend/libbkstore.la
+TESTS += test-store-contract
+
 # Integration over xensim (shell; lib-backend.sh: start_backend).
 BACKEND_SH_TESTS = \
 	test-backend-synopsis.sh \

@@ -1,7 +1,7 @@
 # tests/crash.mk: crash integration tests (included by tests/Makefile.am).
 #
-# test-crash-store     the record/volatile store wrappers, through their
-#                      ops tables over an in-test RAM store
+# test-crash-store     the record/volatile store wrappers, through the
+#                      checked dispatch over an in-test RAM store driver
 # test-crash-replay.sh blkcrash replay of hand-built logs -> exact images
 # test-crash-check.sh  blkcrash check: honest logs pass, a flush
 #                      acknowledged before its fdatasync is caught
@@ -30,16 +30,13 @@ EXTRA_DIST += \
 	test-crash-cut.sh \
 	$(NULL)
 
-# The wrappers are compiled again here (per-target flags give them their
-# own object names) so the test needs nothing else of blkbackd.
-test_crash_store_SOURCES = \
-	test-crash-store.c \
-	$(top_srcdir)/backend/store-record.c \
-	$(top_srcdir)/backend/store-volatile.c \
-	$(NULL)
+# The wrappers come with the dispatch they call the store below through
+# (backend/libbkstore.la, the storage drivers of blkbackd).
+test_crash_store_SOURCES = test-crash-store.c
 test_crash_store_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend \
 	-I$(top_srcdir)/harness/crash
 test_crash_store_LDADD = \
+	$(top_builddir)/backend/libbkstore.la \
 	$(top_builddir)/harness/crash/libblkcrash.la \
 	$(top_builddir)/common/libcommon.la \
 	$(NULL)

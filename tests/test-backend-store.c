@@ -1,7 +1,11 @@
 /*
  * test-backend-store.c: unit tests of blkbackd's storage drivers
- * (backend/store.h): file, memory and null.  Each sub-test checks exact
- * bytes, exact results and the probed features.
+ * (backend/store.h): file, memory and null, opened and driven through
+ * the checked dispatch (bk_store_open, bk_store_submit...).  Each
+ * sub-test checks exact bytes, exact results and the probed features.
+ * Where the dispatch refuses what the contract forbids (a write on a
+ * read-only store, FUA or FLUSH a store does not offer), the driver is
+ * also called directly, to check what it would do on its own.
  */
 #include <config.h>
 
@@ -24,20 +28,26 @@ static char tmpdir[] = "/tmp/bk-store.XXXXXX";
 	fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, __func__, #c); \
 	return 1; } } while (0)
 
-/* Submit one I/O and wait for it; returns its result. */
+/*
+ * Submit one I/O and wait for it; returns its result.  An I/O the
+ * dispatch refuses comes back at once with the error submit returned,
+ * as the dataplane fails it.
+ */
 static int64_t
-run_io(const struct bk_store_ops *ops, struct bk_store_queue *q, struct bk_io *io)
+run_io(struct bk_store_queue *q, struct bk_io *io)
 {
 	struct bk_io *done[4];
-	struct pollfd pfd = { .fd = ops->queue_fd(q), .events = POLLIN };
+	struct pollfd pfd = { .fd = bk_store_queue_fd(q), .events = POLLIN };
 	int n;
 
 	io->result = 12345;
-	n = ops->submit(q, &io, 1);
+	n = bk_store_submit(q, &io, 1);
+	if (n < 0)
+		return n;
 	assert(n == 1);
 	for (;;) {
 		assert(poll(&pfd, 1, 10000) == 1);
-		n = ops->reap(q, done, 4);
+		n = bk_store_reap(q, done, 4);
 		assert(n >= 0);
 		if (n == 1) {
 			assert(done[0] == io);
@@ -48,26 +58,80 @@ run_io(const struct bk_store_ops *ops, struct bk_store_queue *q, struct bk_io *i
 }
 
 static int64_t
-do_rw(const struct bk_store_ops *ops, struct bk_store_queue *q, enum bk_io_op op,
-      unsigned int flags, void *buf, uint64_t off, uint64_t len)
+do_rw(struct bk_store_queue *q, enum bk_io_op op, unsigned int flags, void *buf,
+      uint64_t off, uint64_t len)
 {
 	struct iovec iov = { buf, len };
 	struct bk_io io = { .op = op, .flags = flags, .offset = off, .len = len,
 			    .iov = &iov, .iovcnt = 1 };
 
-	return run_io(ops, q, &io);
+	return run_io(q, &io);
 }
 
 static int64_t
-do_op(const struct bk_store_ops *ops, struct bk_store_queue *q, enum bk_io_op op,
-      unsigned int flags, uint64_t off, uint64_t len, const char **action)
+do_op(struct bk_store_queue *q, enum bk_io_op op, unsigned int flags, uint64_t off,
+      uint64_t len, const char **action)
 {
 	struct bk_io io = { .op = op, .flags = flags, .offset = off, .len = len };
-	int64_t r = run_io(ops, q, &io);
+	int64_t r = run_io(q, &io);
 
 	if (action)
 		*action = io.host_action;
 	return r;
+}
+
+/* Open a store of drv with arg through the dispatch; its features in *f. */
+static int
+open_store(const struct bk_store_driver *drv, struct bk_store_config *cfg,
+	   struct bk_store **s, struct bk_store_features *f)
+{
+	struct bk_store_why why;
+	int rc = bk_store_open(drv, cfg, s, &why);
+
+	if (rc == 0)
+		*f = *bk_store_features(*s);
+	return rc;
+}
+
+/*
+ * Run io on drv's own table, past the dispatch: open a store of it with
+ * cfg, one queue, io, close.  For what the driver does with an I/O the
+ * dispatch would refuse.
+ */
+static int64_t
+driver_io(const struct bk_store_driver *drv, const struct bk_store_config *cfg,
+	  struct bk_io *io)
+{
+	struct bk_store_why why;
+	struct bk_store_config c = *cfg;
+	struct bk_store_features f;
+	struct bk_io *p = io, *done[2];
+	void *priv, *qpriv;
+	int n;
+
+	c.why = &why;
+	memset(&why, 0, sizeof(why));
+	assert(drv->open(&c, &priv, &f) == 0);
+	io->result = 12345;
+	if (drv->io) {
+		drv->io(priv, io);
+	} else {
+		struct pollfd pfd;
+
+		assert(drv->queue_open(priv, 2, &qpriv) == 0);
+		pfd.fd = drv->queue_fd(qpriv);
+		pfd.events = POLLIN;
+		assert(drv->submit(qpriv, &p, 1) == 1);
+		do {
+			assert(poll(&pfd, 1, 10000) == 1);
+			n = drv->reap(qpriv, done, 2);
+			assert(n >= 0);
+		} while (n == 0);
+		assert(n == 1 && done[0] == io);
+		drv->queue_close(qpriv);
+	}
+	drv->close(priv);
+	return io->result;
 }
 
 static void *
@@ -99,9 +163,9 @@ make_file(const char *name, off_t size)
 static int
 test_file_rw(void)
 {
-	const struct bk_store_ops *ops = bk_store_lookup("file");
+	const struct bk_store_driver *drv = bk_store_lookup("file");
 	char *path = make_file("rw.img", 1 << 20);
-	struct bk_store_config cfg = { .path = path };
+	struct bk_store_config cfg = { .arg = path };
 	struct bk_store_features f;
 	struct bk_store *s;
 	struct bk_store_queue *q;
@@ -109,17 +173,18 @@ test_file_rw(void)
 	const char *act;
 	int fd;
 
-	CHECK(ops && strcmp(ops->name, "file") == 0);
-	CHECK(ops->open(&cfg, &s, &f) == 0);
+	CHECK(drv && strcmp(drv->name, "file") == 0);
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
+	CHECK(strcmp(bk_store_name(s), "file") == 0);
 	CHECK(f.size == 1 << 20);
 	CHECK(f.sector_size == 512);
 	CHECK(f.can_flush);
 	CHECK(f.writeback);
 	CHECK(f.fua == BK_FUA_NATIVE || f.fua == BK_FUA_EMULATED);
-	CHECK(ops->queue_open(s, 8, &q) == 0);
+	CHECK(bk_store_queue_open(s, 8, &q) == 0);
 
-	CHECK(do_rw(ops, q, BK_IO_WRITE, 0, w, 4096, 8192) == 8192);
-	CHECK(do_rw(ops, q, BK_IO_READ, 0, r, 4096, 8192) == 8192);
+	CHECK(do_rw(q, BK_IO_WRITE, 0, w, 4096, 8192) == 8192);
+	CHECK(do_rw(q, BK_IO_READ, 0, r, 4096, 8192) == 8192);
 	CHECK(memcmp(w, r, 8192) == 0);
 	/* the bytes are on the backing, at the right place */
 	fd = open(path, O_RDONLY);
@@ -129,30 +194,30 @@ test_file_rw(void)
 	CHECK(pread(fd, disk, 4096, 0) == 4096);
 	CHECK(((char *)disk)[0] == 0 && memcmp(disk, (char *)disk + 1, 4095) == 0);
 
-	CHECK(do_op(ops, q, BK_IO_FLUSH, 0, 0, 0, &act) == 0);
+	CHECK(do_op(q, BK_IO_FLUSH, 0, 0, 0, &act) == 0);
 	CHECK(strcmp(act, "fdatasync") == 0);
 	if (f.fua == BK_FUA_NATIVE) {
 		struct iovec iov = { w, 512 };
 		struct bk_io io = { .op = BK_IO_WRITE, .flags = BK_IO_FUA, .offset = 0,
 				    .len = 512, .iov = &iov, .iovcnt = 1 };
 
-		CHECK(run_io(ops, q, &io) == 512);
+		CHECK(run_io(q, &io) == 512);
 		CHECK(strcmp(io.host_action, "pwritev+RWF_DSYNC") == 0);
 		CHECK(pread(fd, disk, 512, 0) == 512 && memcmp(disk, w, 512) == 0);
 	}
 	/* discard: a hole reads back as zeroes */
 	if (f.can_discard) {
-		CHECK(do_op(ops, q, BK_IO_DISCARD, 0, 4096, 4096, &act) == 0);
+		CHECK(do_op(q, BK_IO_DISCARD, 0, 4096, 4096, &act) == 0);
 		CHECK(strcmp(act, "fallocate-punch-hole") == 0);
 		CHECK(pread(fd, disk, 8192, 4096) == 8192);
 		CHECK(((char *)disk)[0] == 0 && memcmp(disk, (char *)disk + 1, 4095) == 0);
 		CHECK(memcmp((char *)disk + 4096, (char *)w + 4096, 4096) == 0);
 	}
 	/* a read past the end is an error, not a short success */
-	CHECK(do_rw(ops, q, BK_IO_READ, 0, r, (1 << 20) - 4096, 8192) < 0);
+	CHECK(do_rw(q, BK_IO_READ, 0, r, (1 << 20) - 4096, 8192) < 0);
 	close(fd);
-	ops->queue_close(q);
-	ops->close(s);
+	bk_store_queue_close(q);
+	bk_store_close(s);
 	free(w);
 	free(r);
 	free(disk);
@@ -164,9 +229,9 @@ test_file_rw(void)
 static int
 test_file_writethrough_ro(void)
 {
-	const struct bk_store_ops *ops = bk_store_lookup("file");
+	const struct bk_store_driver *drv = bk_store_lookup("file");
 	char *path = make_file("wt.img", 65536);
-	struct bk_store_config cfg = { .path = path, .writethrough = true };
+	struct bk_store_config cfg = { .arg = path, .writethrough = true };
 	struct bk_store_features f;
 	struct bk_store *s;
 	struct bk_store_queue *q;
@@ -174,25 +239,35 @@ test_file_writethrough_ro(void)
 	struct iovec iov = { w, 4096 };
 	struct bk_io io = { .op = BK_IO_WRITE, .offset = 0, .len = 4096, .iov = &iov, .iovcnt = 1 };
 
-	CHECK(ops->open(&cfg, &s, &f) == 0);
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
 	CHECK(!f.writeback);
-	CHECK(ops->queue_open(s, 4, &q) == 0);
-	CHECK(run_io(ops, q, &io) == 4096);
+	CHECK(bk_store_queue_open(s, 4, &q) == 0);
+	CHECK(run_io(q, &io) == 4096);
 	CHECK(strcmp(io.host_action, "pwritev+O_DSYNC") == 0);
-	ops->queue_close(q);
-	ops->close(s);
+	bk_store_queue_close(q);
+	bk_store_close(s);
 
 	cfg.writethrough = false;
 	cfg.read_only = true;
-	CHECK(ops->open(&cfg, &s, &f) == 0);
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
 	CHECK(!f.can_discard);
-	CHECK(ops->queue_open(s, 4, &q) == 0);
-	CHECK(run_io(ops, q, &io) == -EBADF);
-	ops->queue_close(q);
-	ops->close(s);
+	CHECK(f.read_only);
+	CHECK(bk_store_queue_open(s, 4, &q) == 0);
+	/* the dispatch refuses it; the driver's fd is read-only as well */
+	CHECK(run_io(q, &io) == -EINVAL);
+	CHECK(strcmp(io.host_action, "refused") == 0);
+	bk_store_queue_close(q);
+	bk_store_close(s);
+	CHECK(driver_io(drv, &cfg, &io) == -EBADF);
 
-	cfg.path = "/nonexistent/blkbackd-test";
-	CHECK(ops->open(&cfg, &s, &f) == -ENOENT);
+	cfg.arg = "/nonexistent/blkbackd-test";
+	CHECK(open_store(drv, &cfg, &s, &f) == -ENOENT);
+	{
+		struct bk_store_why why;
+
+		CHECK(bk_store_open(drv, &cfg, &s, &why) == -ENOENT);
+		CHECK(strcmp(why.msg, "No such file or directory") == 0 && !why.bad_arg);
+	}
 	unlink(path);
 	free(path);
 	free(w);
@@ -202,49 +277,66 @@ test_file_writethrough_ro(void)
 static int
 test_memory(void)
 {
-	const struct bk_store_ops *ops = bk_store_lookup("memory");
-	struct bk_store_config cfg = { .size = 1 << 20 };
+	const struct bk_store_driver *drv = bk_store_lookup("memory");
+	struct bk_store_config cfg = { .arg = "1M" };
 	struct bk_store_features f;
 	struct bk_store *s;
 	struct bk_store_queue *q;
 	void *w = pattern(45056, 4), *r = pattern(45056, 5);
 	const char *act;
 
-	CHECK(ops->open(&cfg, &s, &f) == 0);
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
 	CHECK(f.size == 1 << 20 && f.can_flush && f.fua == BK_FUA_NATIVE && f.can_discard);
-	CHECK(ops->queue_open(s, 4, &q) == 0);
-	CHECK(do_rw(ops, q, BK_IO_WRITE, 0, w, 512, 45056) == 45056);
-	CHECK(do_rw(ops, q, BK_IO_READ, 0, r, 512, 45056) == 45056);
+	CHECK(bk_store_queue_open(s, 4, &q) == 0);
+	CHECK(do_rw(q, BK_IO_WRITE, 0, w, 512, 45056) == 45056);
+	CHECK(do_rw(q, BK_IO_READ, 0, r, 512, 45056) == 45056);
 	CHECK(memcmp(w, r, 45056) == 0);
-	CHECK(do_op(ops, q, BK_IO_FLUSH, 0, 0, 0, &act) == 0);
+	CHECK(do_op(q, BK_IO_FLUSH, 0, 0, 0, &act) == 0);
 	CHECK(strcmp(act, "mem-flush") == 0);
-	CHECK(do_op(ops, q, BK_IO_DISCARD, 0, 512, 512, &act) == 0);
-	CHECK(do_rw(ops, q, BK_IO_READ, 0, r, 0, 4096) == 4096);
+	CHECK(do_op(q, BK_IO_DISCARD, 0, 512, 512, &act) == 0);
+	CHECK(do_rw(q, BK_IO_READ, 0, r, 0, 4096) == 4096);
 	CHECK(((char *)r)[511] == 0 && ((char *)r)[512] == 0 && ((char *)r)[1023] == 0);
 	CHECK(memcmp((char *)r + 1024, (char *)w + 512, 3072) == 0);
-	CHECK(do_rw(ops, q, BK_IO_WRITE, 0, w, (1 << 20) - 512, 1024) == -EINVAL);
-	ops->queue_close(q);
-	ops->close(s);
+	CHECK(do_rw(q, BK_IO_WRITE, 0, w, (1 << 20) - 512, 1024) == -EINVAL);
+	bk_store_queue_close(q);
+	bk_store_close(s);
 
-	cfg.options = "fail-flush,fua=emulated";
-	CHECK(ops->open(&cfg, &s, &f) == 0);
+	cfg.arg = "1M,fail-flush,fua=emulated";
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
 	CHECK(f.fua == BK_FUA_EMULATED);
-	CHECK(ops->queue_open(s, 4, &q) == 0);
-	CHECK(do_op(ops, q, BK_IO_FLUSH, 0, 0, 0, NULL) == -EIO);
-	CHECK(do_rw(ops, q, BK_IO_WRITE, BK_IO_FUA, w, 0, 512) == -EOPNOTSUPP);
-	ops->queue_close(q);
-	ops->close(s);
+	CHECK(bk_store_queue_open(s, 4, &q) == 0);
+	CHECK(!bk_store_failed(s));
+	CHECK(do_op(q, BK_IO_FLUSH, 0, 0, 0, NULL) == -EIO);
+	CHECK(bk_store_failed(s));
+	/* FUA where the store has none: refused by the dispatch, and the
+	 * device modelled has none either */
+	CHECK(do_rw(q, BK_IO_WRITE, BK_IO_FUA, w, 0, 512) == -EINVAL);
+	bk_store_queue_close(q);
+	bk_store_close(s);
+	{
+		struct iovec iov = { w, 512 };
+		struct bk_io io = { .op = BK_IO_WRITE, .flags = BK_IO_FUA, .len = 512,
+				    .iov = &iov, .iovcnt = 1 };
 
-	cfg.options = "no-flush,no-discard";
-	CHECK(ops->open(&cfg, &s, &f) == 0);
+		CHECK(driver_io(drv, &cfg, &io) == -EOPNOTSUPP);
+	}
+
+	cfg.arg = "1M,no-flush,no-discard";
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
 	CHECK(!f.can_flush && !f.can_discard);
-	CHECK(ops->queue_open(s, 4, &q) == 0);
-	CHECK(do_op(ops, q, BK_IO_FLUSH, 0, 0, 0, NULL) == -EOPNOTSUPP);
-	ops->queue_close(q);
-	ops->close(s);
+	CHECK(bk_store_queue_open(s, 4, &q) == 0);
+	/* FLUSH where the store cannot: refused; the driver says so too */
+	CHECK(do_op(q, BK_IO_FLUSH, 0, 0, 0, NULL) == -EINVAL);
+	bk_store_queue_close(q);
+	bk_store_close(s);
+	{
+		struct bk_io io = { .op = BK_IO_FLUSH };
 
-	cfg.size = 1000;
-	CHECK(ops->open(&cfg, &s, &f) == -EINVAL);
+		CHECK(driver_io(drv, &cfg, &io) == -EOPNOTSUPP);
+	}
+
+	cfg.arg = "1000";
+	CHECK(open_store(drv, &cfg, &s, &f) == -EINVAL);
 	free(w);
 	free(r);
 	return 0;
@@ -253,22 +345,22 @@ test_memory(void)
 static int
 test_null(void)
 {
-	const struct bk_store_ops *ops = bk_store_lookup("null");
-	struct bk_store_config cfg = { .size = 1 << 30 };
+	const struct bk_store_driver *drv = bk_store_lookup("null");
+	struct bk_store_config cfg = { .arg = "1G" };
 	struct bk_store_features f;
 	struct bk_store *s;
 	struct bk_store_queue *q;
 	void *r = pattern(4096, 6);
 
-	CHECK(ops->open(&cfg, &s, &f) == 0);
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
 	CHECK(f.size == 1 << 30);
-	CHECK(ops->queue_open(s, 2, &q) == 0);
-	CHECK(do_rw(ops, q, BK_IO_WRITE, 0, r, 0, 4096) == 4096);
-	CHECK(do_rw(ops, q, BK_IO_READ, 0, r, 0, 4096) == 4096);
+	CHECK(bk_store_queue_open(s, 2, &q) == 0);
+	CHECK(do_rw(q, BK_IO_WRITE, 0, r, 0, 4096) == 4096);
+	CHECK(do_rw(q, BK_IO_READ, 0, r, 0, 4096) == 4096);
 	CHECK(((char *)r)[0] == 0 && memcmp(r, (char *)r + 1, 4095) == 0);
-	CHECK(do_op(ops, q, BK_IO_FLUSH, 0, 0, 0, NULL) == 0);
-	ops->queue_close(q);
-	ops->close(s);
+	CHECK(do_op(q, BK_IO_FLUSH, 0, 0, 0, NULL) == 0);
+	bk_store_queue_close(q);
+	bk_store_close(s);
 	CHECK(bk_store_lookup("nosuch") == NULL);
 	free(r);
 	return 0;

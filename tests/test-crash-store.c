@@ -1,6 +1,7 @@
 /*
  * test-crash-store.c: the blkcrash store wrappers ("record", "volatile")
- * driven through their ops tables over a small in-test RAM store.
+ * driven through the checked dispatch (store.h) over a small in-test
+ * RAM store driver.
  *
  * record:   every write/flush/discard is on the log, in completion order,
  *           with its data; a flush covers only what completed before it
@@ -31,7 +32,7 @@
 #include "log.h"
 #include "store.h"
 
-/* ---- tmem: a RAM store that completes everything at submit ---- */
+/* ---- tmem: a RAM store driver that does each I/O at submit ---- */
 
 struct tmem {
 	unsigned char *data;
@@ -40,145 +41,94 @@ struct tmem {
 	bool fail_flush;
 };
 
-struct tmem_q {
-	struct tmem *m;
-	int efd;
-	struct bk_io **done;
-	unsigned int depth, n;
-};
+/* The tmem opened last: the tests look at its bytes. */
+static struct tmem *tmem_last;
 
 static int
-tmem_open(const struct bk_store_config *cfg, struct bk_store **out,
-	  struct bk_store_features *f)
+tmem_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features *f)
 {
 	struct tmem *m = calloc(1, sizeof(*m));
 
 	assert(m);
-	m->size = cfg->size;
+	assert(bk_parse_size(cfg->arg, &m->size) == 0);
 	m->data = calloc(1, m->size);
 	assert(m->data);
 	memset(f, 0, sizeof(*f));
 	f->size = m->size;
 	f->sector_size = 512;
 	f->physical_sector_size = 512;
+	f->read_only = cfg->read_only;
 	f->can_flush = true;
 	f->writeback = !cfg->writethrough;	/* as the file store reports */
 	f->fua = BK_FUA_NATIVE;
 	f->can_discard = true;
-	*out = (struct bk_store *)m;
+	*priv = m;
+	tmem_last = m;
 	return 0;
 }
 
 static void
-tmem_close(struct bk_store *s)
+tmem_close(void *priv)
 {
-	struct tmem *m = (struct tmem *)s;
+	struct tmem *m = priv;
 
 	free(m->data);
 	free(m);
 }
 
-static int
-tmem_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_queue **out)
-{
-	struct tmem_q *q = calloc(1, sizeof(*q));
-
-	assert(q);
-	q->m = (struct tmem *)s;
-	q->depth = depth;
-	q->efd = eventfd(0, EFD_NONBLOCK);
-	q->done = calloc(depth, sizeof(*q->done));
-	assert(q->efd >= 0 && q->done);
-	*out = (struct bk_store_queue *)q;
-	return 0;
-}
-
 static void
-tmem_queue_close(struct bk_store_queue *bq)
+tmem_io(void *priv, struct bk_io *io)
 {
-	struct tmem_q *q = (struct tmem_q *)bq;
+	struct tmem *m = priv;
+	uint64_t pos = io->offset;
+	int k;
 
-	close(q->efd);
-	free(q->done);
-	free(q);
-}
-
-static int
-tmem_queue_fd(struct bk_store_queue *bq)
-{
-	return ((struct tmem_q *)bq)->efd;
-}
-
-static int
-tmem_submit(struct bk_store_queue *bq, struct bk_io **ios, unsigned int n)
-{
-	struct tmem_q *q = (struct tmem_q *)bq;
-	uint64_t one = 1;
-	unsigned int i;
-
-	if (n > q->depth - q->n)
-		n = q->depth - q->n;
-	if (n == 0)
-		return -EAGAIN;
-	for (i = 0; i < n; i++) {
-		struct bk_io *io = ios[i];
-		uint64_t pos = io->offset;
-		int k;
-
-		assert(io->offset + io->len <= q->m->size);
-		io->result = (int64_t)io->len;
-		switch (io->op) {
-		case BK_IO_READ:
-		case BK_IO_WRITE:
-			for (k = 0; k < io->iovcnt; k++) {
-				if (io->op == BK_IO_READ)
-					memcpy(io->iov[k].iov_base, q->m->data + pos,
-					       io->iov[k].iov_len);
-				else
-					memcpy(q->m->data + pos, io->iov[k].iov_base,
-					       io->iov[k].iov_len);
-				pos += io->iov[k].iov_len;
-			}
-			break;
-		case BK_IO_FLUSH:
-			q->m->flushes++;
-			io->result = q->m->fail_flush ? -EIO : 0;
-			break;
-		case BK_IO_DISCARD:
-			memset(q->m->data + io->offset, 0, io->len);
-			break;
+	assert(io->offset + io->len <= m->size);
+	io->result = (int64_t)io->len;
+	switch (io->op) {
+	case BK_IO_READ:
+	case BK_IO_WRITE:
+		for (k = 0; k < io->iovcnt; k++) {
+			if (io->op == BK_IO_READ)
+				memcpy(io->iov[k].iov_base, m->data + pos, io->iov[k].iov_len);
+			else
+				memcpy(m->data + pos, io->iov[k].iov_base, io->iov[k].iov_len);
+			pos += io->iov[k].iov_len;
 		}
-		q->done[q->n++] = io;
+		break;
+	case BK_IO_FLUSH:
+		m->flushes++;
+		io->result = m->fail_flush ? -EIO : 0;
+		break;
+	case BK_IO_DISCARD:
+		memset(m->data + io->offset, 0, io->len);
+		break;
 	}
-	assert(write(q->efd, &one, sizeof(one)) == sizeof(one));
-	return (int)n;
 }
 
-static int
-tmem_reap(struct bk_store_queue *bq, struct bk_io **done, unsigned int max)
-{
-	struct tmem_q *q = (struct tmem_q *)bq;
-	unsigned int n = q->n < max ? q->n : max;
-	uint64_t v;
-
-	memcpy(done, q->done, n * sizeof(*done));
-	memmove(q->done, q->done + n, (q->n - n) * sizeof(*done));
-	q->n -= n;
-	if (q->n == 0)
-		(void)!read(q->efd, &v, sizeof(v));
-	return (int)n;
-}
-
-static const struct bk_store_ops tmem_ops = {
+static const struct bk_store_driver tmem_driver = {
 	.name = "tmem",
 	.open = tmem_open,
 	.close = tmem_close,
-	.queue_open = tmem_queue_open,
-	.queue_close = tmem_queue_close,
-	.queue_fd = tmem_queue_fd,
-	.submit = tmem_submit,
-	.reap = tmem_reap,
+	.io = tmem_io,
 };
+
+/* Open one layer through the dispatch; its features in *f. */
+static struct bk_store *
+layer_open(const struct bk_store_driver *drv, const struct bk_store_config *cfg,
+	   struct bk_store_features *f)
+{
+	struct bk_store_why why;
+	struct bk_store *s;
+
+	if (bk_store_open(drv, cfg, &s, &why) != 0) {
+		fprintf(stderr, "cannot open a %s store: %s\n", drv->name, why.msg);
+		abort();
+	}
+	if (f)
+		*f = *bk_store_features(s);
+	return s;
+}
 
 /* ---- helpers ---- */
 
@@ -186,38 +136,37 @@ static const struct bk_store_ops tmem_ops = {
 #define BLK		4096u
 #define NBLK		(DEV_SIZE / BLK)
 
+#define DEV_ARG		"1M"	/* DEV_SIZE, as tmem's arg */
+
 struct stack {
 	struct bk_store *low, *top;
 	struct bk_store_features lowf, topf;
-	const struct bk_store_ops *ops;
+	struct tmem *m;			/* low's */
 	struct bk_store_queue *q;
 };
 
 static void
-stack_open(struct stack *st, const struct bk_store_ops *ops, const char *record,
+stack_open(struct stack *st, const struct bk_store_driver *drv, const char *record,
 	   const char *options)
 {
-	struct bk_store_config lc = { .size = DEV_SIZE };
+	struct bk_store_config lc = { .arg = DEV_ARG };
 	struct bk_store_config c = { 0 };
 
 	memset(st, 0, sizeof(*st));
-	assert(tmem_ops.open(&lc, &st->low, &st->lowf) == 0);
+	st->low = layer_open(&tmem_driver, &lc, &st->lowf);
+	st->m = tmem_last;
 	c.lower = st->low;
-	c.lower_ops = &tmem_ops;
-	c.lower_features = &st->lowf;
 	c.record_path = record;
-	c.options = options;
-	st->ops = ops;
-	assert(ops->open(&c, &st->top, &st->topf) == 0);
-	assert(ops->queue_open(st->top, 32, &st->q) == 0);
+	c.arg = options;
+	st->top = layer_open(drv, &c, &st->topf);
+	assert(bk_store_queue_open(st->top, 32, &st->q) == 0);
 }
 
 static void
 stack_close(struct stack *st)
 {
-	st->ops->queue_close(st->q);
-	st->ops->close(st->top);
-	tmem_ops.close(st->low);
+	bk_store_queue_close(st->q);
+	bk_stack_close(st->top);
 }
 
 /* Submit one I/O and wait for it; returns its result. */
@@ -231,11 +180,11 @@ do_io(struct stack *st, enum bk_io_op op, unsigned int flags, uint64_t off,
 	struct bk_io *p = &io, *done[4];
 	int n;
 
-	assert(st->ops->submit(st->q, &p, 1) == 1);
+	assert(bk_store_submit(st->q, &p, 1) == 1);
 	for (;;) {
-		struct pollfd pfd = { st->ops->queue_fd(st->q), POLLIN, 0 };
+		struct pollfd pfd = { bk_store_queue_fd(st->q), POLLIN, 0 };
 
-		n = st->ops->reap(st->q, done, 4);
+		n = bk_store_reap(st->q, done, 4);
 		assert(n >= 0);
 		if (n == 1) {
 			assert(done[0] == &io);
@@ -267,7 +216,7 @@ test_record_basic(void)
 
 	fill(a, sizeof(a), 1);
 	fill(b, sizeof(b), 2);
-	stack_open(&st, &bk_store_record_ops, logpath, NULL);
+	stack_open(&st, &bk_store_record_driver, logpath, NULL);
 	assert(st.topf.size == DEV_SIZE && st.topf.writeback);
 	assert(do_io(&st, BK_IO_WRITE, 0, 0, a, BLK) == BLK);		/* 1 */
 	assert(do_io(&st, BK_IO_READ, 0, 0, r, BLK) == BLK);		/* not logged */
@@ -313,12 +262,12 @@ test_record_covers(void)
 
 	fill(a, sizeof(a), 3);
 	fill(b, sizeof(b), 4);
-	stack_open(&st, &bk_store_record_ops, logpath, NULL);
+	stack_open(&st, &bk_store_record_driver, logpath, NULL);
 	assert(do_io(&st, BK_IO_WRITE, 0, 0, a, BLK) == BLK);	/* 1 */
 	/* flush submitted with write 2 in the same batch: both in flight */
-	assert(st.ops->submit(st.q, batch, 2) == 2);
+	assert(bk_store_submit(st.q, batch, 2) == 2);
 	while (n < 2) {
-		int r = st.ops->reap(st.q, done + n, 4);
+		int r = bk_store_reap(st.q, done + n, 4);
 
 		assert(r >= 0);
 		n += r;
@@ -342,8 +291,8 @@ test_record_failed_flush(void)
 	unsigned char a[BLK];
 
 	fill(a, sizeof(a), 5);
-	stack_open(&st, &bk_store_record_ops, logpath, NULL);
-	((struct tmem *)st.low)->fail_flush = true;
+	stack_open(&st, &bk_store_record_driver, logpath, NULL);
+	st.m->fail_flush = true;
 	assert(do_io(&st, BK_IO_WRITE, 0, 0, a, BLK) == BLK);
 	assert(do_io(&st, BK_IO_FLUSH, 0, 0, NULL, 0) == -EIO);
 	stack_close(&st);
@@ -366,7 +315,7 @@ test_record_torn_tail(void)
 	int i;
 
 	fill(a, sizeof(a), 6);
-	stack_open(&st, &bk_store_record_ops, logpath, NULL);
+	stack_open(&st, &bk_store_record_driver, logpath, NULL);
 	for (i = 0; i < 4; i++)
 		assert(do_io(&st, BK_IO_WRITE, 0, (uint64_t)i * BLK, a, BLK) == BLK);
 	stack_close(&st);
@@ -382,7 +331,7 @@ test_record_torn_tail(void)
 	{
 		FILE *f;
 
-		stack_open(&st, &bk_store_record_ops, logpath, NULL);
+		stack_open(&st, &bk_store_record_driver, logpath, NULL);
 		for (i = 0; i < 3; i++)
 			assert(do_io(&st, BK_IO_WRITE, 0, 0, a, BLK) == BLK);
 		stack_close(&st);
@@ -409,8 +358,8 @@ test_volatile_reads_see_cache(void)
 
 	fill(a, sizeof(a), 7);
 	fill(b, sizeof(b), 8);
-	stack_open(&st, &bk_store_volatile_ops, NULL, "seed=1");
-	m = (struct tmem *)st.low;
+	stack_open(&st, &bk_store_volatile_driver, NULL, "seed=1");
+	m = st.m;
 	assert(st.topf.writeback && st.topf.fua == BK_FUA_NATIVE);
 	assert(do_io(&st, BK_IO_WRITE, 0, BLK, a, BLK) == BLK);
 	/* a half-overlapping newer write */
@@ -456,8 +405,8 @@ test_volatile_power_cut(void)
 		memset(flushed, 0, sizeof(flushed));
 		memset(nsince, 0, sizeof(nsince));
 		snprintf(opts, sizeof(opts), "seed=%u,cache-max=1048576", seed);
-		stack_open(&st, &bk_store_volatile_ops, NULL, opts);
-		m = (struct tmem *)st.low;
+		stack_open(&st, &bk_store_volatile_driver, NULL, opts);
+		m = st.m;
 		for (i = 0; i < 200; i++) {
 			rs = rs * 6364136223846793005ull + 1442695040888963407ull;
 			blk = (unsigned int)(rs >> 33) % 32;
@@ -486,8 +435,8 @@ test_volatile_power_cut(void)
 			else
 				since[blk][15] = tag;
 		}
-		assert(st.ops->power_cut);
-		st.ops->power_cut(st.top);
+		assert(bk_store_volatile_driver.power_cut);
+		bk_stack_power_cut(st.top);
 		/* after the cut, I/O fails */
 		assert(do_io(&st, BK_IO_READ, 0, 0, buf, BLK) == -EIO);
 		for (blk = 0; blk < NBLK; blk++) {
@@ -533,8 +482,8 @@ test_volatile_writeback_when_full(void)
 	struct tmem *m;
 	unsigned int i;
 
-	stack_open(&st, &bk_store_volatile_ops, NULL, "seed=3,cache-max=16384");
-	m = (struct tmem *)st.low;
+	stack_open(&st, &bk_store_volatile_driver, NULL, "seed=3,cache-max=16384");
+	m = st.m;
 	for (i = 0; i < 5; i++) {
 		fill(buf, BLK, 100 + i);
 		assert(do_io(&st, BK_IO_WRITE, 0, (uint64_t)i * BLK, buf, BLK) == BLK);
@@ -559,42 +508,37 @@ test_volatile_writeback_when_full(void)
 static int
 cut_stack(bool bottom_up)
 {
-	struct bk_store_config lc = { .size = DEV_SIZE }, vc = { 0 }, rc = { 0 };
+	struct bk_store_config lc = { .arg = DEV_ARG }, vc = { 0 }, rc = { 0 };
 	struct bk_store *low, *vol, *rec;
-	struct bk_store_features lf, vf, rf;
 	struct stack st;
 	struct cl_log *log;
 	static unsigned char a[BLK];
 	size_t i, ncut = 0, nw = 0;
 
-	assert(tmem_ops.open(&lc, &low, &lf) == 0);
+	low = layer_open(&tmem_driver, &lc, NULL);
 	rc.lower = low;
-	rc.lower_ops = &tmem_ops;
-	rc.lower_features = &lf;
 	rc.record_path = logpath;
-	assert(bk_store_record_ops.open(&rc, &rec, &rf) == 0);
+	rec = layer_open(&bk_store_record_driver, &rc, NULL);
 	vc.lower = rec;
-	vc.lower_ops = &bk_store_record_ops;
-	vc.lower_features = &rf;
-	vc.options = "seed=11";
-	assert(bk_store_volatile_ops.open(&vc, &vol, &vf) == 0);
+	vc.arg = "seed=11";
+	vol = layer_open(&bk_store_volatile_driver, &vc, NULL);
 	memset(&st, 0, sizeof(st));
-	st.ops = &bk_store_volatile_ops;
 	st.top = vol;
-	assert(st.ops->queue_open(vol, 8, &st.q) == 0);
+	assert(bk_store_queue_open(vol, 8, &st.q) == 0);
 	fill(a, BLK, 9);
 	assert(do_io(&st, BK_IO_WRITE, 0, 0, a, BLK) == BLK);
 	assert(do_io(&st, BK_IO_FLUSH, 0, 0, NULL, 0) == 0);
 	for (i = 1; i <= 16; i++)
 		assert(do_io(&st, BK_IO_WRITE, 0, i * BLK, a, BLK) == BLK);
+	/* the record layer cut first (and again), or the stack top first */
 	if (bottom_up)
-		bk_store_record_ops.power_cut(rec);
-	bk_store_volatile_ops.power_cut(vol);
-	bk_store_record_ops.power_cut(rec);
-	st.ops->queue_close(st.q);
-	bk_store_volatile_ops.close(vol);
-	bk_store_record_ops.close(rec);
-	tmem_ops.close(low);
+		bk_stack_power_cut(rec);
+	bk_stack_power_cut(vol);
+	bk_stack_power_cut(rec);
+	bk_store_queue_close(st.q);
+	bk_store_close(vol);
+	bk_store_close(rec);
+	bk_store_close(low);
 	assert(cl_log_open(logpath, &log) == 0);
 	/* W, F, then the survivors of the 16 (and their flush), one CUT */
 	assert(log->e[0].rec.type == CRASHLOG_WRITE && log->e[0].durable_at == 2);
@@ -615,27 +559,23 @@ cut_stack(bool bottom_up)
 static int
 test_volatile_destage_whole(void)
 {
-	struct bk_store_config lc = { .size = DEV_SIZE }, vc = { 0 }, rc = { 0 };
+	struct bk_store_config lc = { .arg = DEV_ARG }, vc = { 0 }, rc = { 0 };
 	struct bk_store *low, *vol, *rec;
-	struct bk_store_features lf, vf, rf;
 	struct stack st;
 	struct cl_log *log;
 	static unsigned char a[2 * BLK], b[2 * BLK], c[BLK];
+	struct tmem *m;
 
-	assert(tmem_ops.open(&lc, &low, &lf) == 0);
+	low = layer_open(&tmem_driver, &lc, NULL);
+	m = tmem_last;
 	rc.lower = low;
-	rc.lower_ops = &tmem_ops;
-	rc.lower_features = &lf;
 	rc.record_path = logpath;
-	assert(bk_store_record_ops.open(&rc, &rec, &rf) == 0);
+	rec = layer_open(&bk_store_record_driver, &rc, NULL);
 	vc.lower = rec;
-	vc.lower_ops = &bk_store_record_ops;
-	vc.lower_features = &rf;
-	assert(bk_store_volatile_ops.open(&vc, &vol, &vf) == 0);
+	vol = layer_open(&bk_store_volatile_driver, &vc, NULL);
 	memset(&st, 0, sizeof(st));
-	st.ops = &bk_store_volatile_ops;
 	st.top = vol;
-	assert(st.ops->queue_open(vol, 8, &st.q) == 0);
+	assert(bk_store_queue_open(vol, 8, &st.q) == 0);
 	fill(a, sizeof(a), 21);
 	fill(b, sizeof(b), 22);
 	fill(c, sizeof(c), 23);
@@ -643,12 +583,12 @@ test_volatile_destage_whole(void)
 	assert(do_io(&st, BK_IO_WRITE, 0, 8 * BLK, c, BLK) == BLK);
 	assert(do_io(&st, BK_IO_WRITE, 0, BLK, b, 2 * BLK) == 2 * BLK);
 	assert(do_io(&st, BK_IO_FLUSH, 0, 0, NULL, 0) == 0);
-	st.ops->queue_close(st.q);
-	bk_store_volatile_ops.close(vol);
-	bk_store_record_ops.close(rec);
-	assert(memcmp(((struct tmem *)low)->data, a, BLK) == 0);
-	assert(memcmp(((struct tmem *)low)->data + BLK, b, 2 * BLK) == 0);
-	tmem_ops.close(low);
+	bk_store_queue_close(st.q);
+	bk_store_close(vol);
+	bk_store_close(rec);
+	assert(memcmp(m->data, a, BLK) == 0);
+	assert(memcmp(m->data + BLK, b, 2 * BLK) == 0);
+	bk_store_close(low);
 	assert(cl_log_open(logpath, &log) == 0);
 	assert(log->n == 4);
 	/* a and c went down together, b after a completed */
@@ -678,7 +618,7 @@ test_volatile_over_record_cut(void)
 static int
 test_writethrough_stack(void)
 {
-	struct bk_store_config lc = { .size = DEV_SIZE, .writethrough = true };
+	struct bk_store_config lc = { .arg = DEV_ARG, .writethrough = true };
 	struct bk_store_config vc = { .writethrough = true }, rc = { .writethrough = true };
 	struct bk_store *low, *vol, *rec;
 	struct bk_store_features lf, vf, rf;
@@ -690,25 +630,20 @@ test_writethrough_stack(void)
 
 	fill(a, sizeof(a), 31);
 	fill(b, sizeof(b), 32);
-	assert(tmem_ops.open(&lc, &low, &lf) == 0);
+	low = layer_open(&tmem_driver, &lc, &lf);
 	assert(!lf.writeback);
-	m = (struct tmem *)low;
+	m = tmem_last;
 	rc.lower = low;
-	rc.lower_ops = &tmem_ops;
-	rc.lower_features = &lf;
 	rc.record_path = logpath;
-	assert(bk_store_record_ops.open(&rc, &rec, &rf) == 0);
+	rec = layer_open(&bk_store_record_driver, &rc, &rf);
 	assert(!rf.writeback);
 	vc.lower = rec;
-	vc.lower_ops = &bk_store_record_ops;
-	vc.lower_features = &rf;
-	vc.options = "seed=11";
-	assert(bk_store_volatile_ops.open(&vc, &vol, &vf) == 0);
+	vc.arg = "seed=11";
+	vol = layer_open(&bk_store_volatile_driver, &vc, &vf);
 	assert(!vf.writeback && vf.fua == rf.fua);
 	memset(&st, 0, sizeof(st));
-	st.ops = &bk_store_volatile_ops;
 	st.top = vol;
-	assert(st.ops->queue_open(vol, 8, &st.q) == 0);
+	assert(bk_store_queue_open(vol, 8, &st.q) == 0);
 	assert(do_io(&st, BK_IO_WRITE, 0, 0, a, BLK) == BLK);		/* 1 */
 	assert(memcmp(m->data, a, BLK) == 0);	/* below, not cached */
 	assert(do_io(&st, BK_IO_WRITE, 0, BLK, b, 2 * BLK) == 2 * BLK); /* 2 */
@@ -716,15 +651,14 @@ test_writethrough_stack(void)
 	assert(do_io(&st, BK_IO_DISCARD, 0, 8 * BLK, NULL, BLK) == BLK); /* 3 */
 	for (i = 4; i < 20; i++)
 		assert(do_io(&st, BK_IO_WRITE, 0, i * BLK, a, BLK) == BLK);
-	bk_store_volatile_ops.power_cut(vol);
-	bk_store_record_ops.power_cut(rec);
-	st.ops->queue_close(st.q);
-	bk_store_volatile_ops.close(vol);
-	bk_store_record_ops.close(rec);
+	bk_stack_power_cut(vol);
+	bk_store_queue_close(st.q);
+	bk_store_close(vol);
+	bk_store_close(rec);
 	for (i = 4; i < 20; i++)	/* the cut lost nothing */
 		assert(memcmp(m->data + i * BLK, a, BLK) == 0);
 	assert(m->flushes == 0);	/* not even the cut flushed */
-	tmem_ops.close(low);
+	bk_store_close(low);
 	assert(cl_log_open(logpath, &log) == 0);
 	assert(!(log->hdr.flags & CRASHLOG_F_WRITEBACK));
 	assert(log->nflush == 0);
