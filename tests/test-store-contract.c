@@ -593,6 +593,7 @@ test_default_queue(void)
 	CHECK(!readable(fd) && !bk_store_poll(q));
 	for (i = 0; i < 4; i++)
 		CHECK(io[i].result == 512 && strcmp(io[i].host_action, "fake") == 0);
+	bk_store_queue_close(q);
 	CHECK(bk_store_queue_open(s, 0, &q) == -EINVAL && q == NULL);
 	bk_store_close(s);
 
