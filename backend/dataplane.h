@@ -67,6 +67,8 @@ struct bk_stats {
 	uint64_t oo_req;		/* ring had work, no free request */
 	uint64_t err_rsp;		/* BLKIF_RSP_ERROR sent */
 	uint64_t eopnotsupp_rsp;	/* BLKIF_RSP_EOPNOTSUPP sent */
+	uint64_t pgrant_mapped;		/* persistent grants mapped now */
+	uint64_t pgrant_maps;		/* grants ever mapped persistently */
 };
 #define bk_stat_add(s, field, n) \
 	__atomic_fetch_add(&(s)->field, (n), __ATOMIC_RELAXED)
@@ -104,6 +106,10 @@ struct bk_queue_params {
 	/* Limits (blkbackd.8 OPTIONS). */
 	unsigned int max_indirect;	/* feature-max-indirect-segments offered; 0: none */
 	uint64_t map_threshold;		/* bytes: map requests this big; 0: always copy */
+	/* Persistent grants negotiated (both ends said 1), and how many the
+	 * queue may keep mapped (Linux blkback's max_persistent_grants). */
+	bool persistent;
+	unsigned int max_pgrants;
 	unsigned int poll_max_us;	/* polling window cap before sleeping; 0: never */
 	/* The control thread's eventfd: written (+1) after each report. */
 	int report_efd;

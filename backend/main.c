@@ -22,6 +22,7 @@
 #include <xenstore.h>
 
 #include "log.h"
+#include "pgrant.h"
 #include "vbd.h"
 #include "xbus.h"
 
@@ -41,6 +42,8 @@ enum {
 	OPT_MAX_INDIRECT,
 	OPT_MAP_THRESHOLD,
 	OPT_POLL_MAX_US,
+	OPT_FEATURE_PERSISTENT,
+	OPT_MAX_PGRANTS,
 	OPT_RECORD,
 	OPT_CACHE,
 };
@@ -60,6 +63,8 @@ static const struct option long_options[] = {
 	{ "max-indirect-segments", required_argument, NULL, OPT_MAX_INDIRECT },
 	{ "map-threshold", required_argument, NULL, OPT_MAP_THRESHOLD },
 	{ "poll-max-us", required_argument, NULL, OPT_POLL_MAX_US },
+	{ "feature-persistent", required_argument, NULL, OPT_FEATURE_PERSISTENT },
+	{ "max-persistent-grants", required_argument, NULL, OPT_MAX_PGRANTS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "help", no_argument, NULL, 'h' },
@@ -84,7 +89,9 @@ usage(FILE *fp)
 "  -D, --debug-mask=MASK        debug categories: ring,xenbus,io,grant,evtchn,all or a number\n"
 "      --max-queues=N           multi-queue-max-queues to offer (default 4)\n"
 "      --max-ring-page-order=N  max-ring-page-order to offer, 0..4 (default 4)\n"
-"      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 16)\n"
+"      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 256)\n"
+"      --feature-persistent=0|1 offer persistent grants (default 1)\n"
+"      --max-persistent-grants=N  grants a queue keeps mapped, 1..32768 (default 1056)\n"
 "      --map-threshold=BYTES    map (zero-copy) requests of at least BYTES; 0 = always copy\n"
 "                               (default 65536)\n"
 "      --poll-max-us=N          poll ring and completions up to N us before sleeping,\n"
@@ -333,6 +340,19 @@ parse_options(int argc, char **argv, struct run *r)
 				return -1;
 			}
 			break;
+		case OPT_FEATURE_PERSISTENT:
+			if (strcmp(optarg, "0") && strcmp(optarg, "1")) {
+				log_error("--feature-persistent: \"%s\" is neither 0 nor 1", optarg);
+				return -1;
+			}
+			o->feature_persistent = optarg[0] == '1';
+			break;
+		case OPT_MAX_PGRANTS:
+			if (parse_uint(optarg, 32768, &o->max_pgrants) < 0 || !o->max_pgrants) {
+				log_error("--max-persistent-grants: \"%s\" is not in 1..32768", optarg);
+				return -1;
+			}
+			break;
 		case OPT_RECORD:
 			o->record_path = optarg;
 			break;
@@ -554,9 +574,11 @@ main(int argc, char **argv)
 			.opt = {
 				.max_queues = 4,
 				.max_ring_order = BLKRING_MAX_PAGE_ORDER,
-				.max_indirect = 16,
+				.max_indirect = BLKRING_MAX_INDIRECT_SEGMENTS,
 				.map_threshold = 65536,
 				.poll_max_us = 50,
+				.feature_persistent = true,
+				.max_pgrants = BK_PGRANT_DEFAULT_MAX,
 			},
 			.report_efd = -1,
 		},

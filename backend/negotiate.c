@@ -225,7 +225,7 @@ bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
 {
 	const struct bk_options *o = &dev->d->opt;
 	struct xs_handle *xs = dev->d->xs;
-	unsigned int order, nq, i;
+	unsigned int order, nq, i, v32;
 	enum blkring_abi abi;
 	char *proto;
 	int r;
@@ -258,7 +258,10 @@ bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
 			return -EINVAL;
 		rings[i].abi = abi;
 	}
-	/* feature-persistent: we never keep grants mapped, and say so */
+	/* Persistent grants only when both ends offer them, decided again
+	 * at every connection (Linux blkback's connect_ring since 2022). */
+	xbus_read_uint(xs, XBT_NULL, dev->fe, "feature-persistent", 0, &v32);
+	dev->persistent = o->feature_persistent && v32 == 1;
 	return (int)nq;
 }
 
@@ -328,8 +331,11 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 		r = xbus_printf(xs, t, be, "feature-barrier", "%d", f->barrier);
 	if (!r)
 		r = xbus_printf(xs, t, be, "feature-discard", "%d", f->discard);
+	/* what we offer, not what was negotiated: a frontend decides the
+	 * same way we do (Linux blkback since 2022) */
 	if (!r)
-		r = xbus_printf(xs, t, be, "feature-persistent", "0");
+		r = xbus_printf(xs, t, be, "feature-persistent", "%d",
+				dev->d->opt.feature_persistent);
 	if (!r)
 		r = xbus_printf(xs, t, be, "sectors", "%" PRIu64, f->sectors);
 	if (!r)

@@ -48,7 +48,8 @@ pool_init(struct bk_queue *q, unsigned int nr, unsigned int ind_pages)
 
 	q->reqs = calloc(nr, sizeof(*q->reqs));
 	q->req_iovs = calloc((size_t)nr * q->max_segs, sizeof(*q->req_iovs));
-	if (!q->reqs || !q->req_iovs)
+	q->req_holds = calloc((size_t)nr * q->max_segs, sizeof(*q->req_holds));
+	if (!q->reqs || !q->req_iovs || !q->req_holds)
 		return -ENOMEM;
 	q->bufs_len = (size_t)nr * per;
 	q->bufs = mmap(NULL, q->bufs_len, PROT_READ | PROT_WRITE,
@@ -64,6 +65,7 @@ pool_init(struct bk_queue *q, unsigned int nr, unsigned int ind_pages)
 		r->buf = (char *)q->bufs + (size_t)i * per;
 		r->ind = (char *)r->buf + (size_t)q->max_segs * XEN_PAGE_SIZE;
 		r->iovs = q->req_iovs + (size_t)i * q->max_segs;
+		r->holds = q->req_holds + (size_t)i * q->max_segs;
 		r->next = q->free;
 		q->free = r;
 	}
@@ -78,6 +80,7 @@ pool_fini(struct bk_queue *q)
 		munmap(q->bufs, q->bufs_len);
 	free(q->reqs);
 	free(q->req_iovs);
+	free(q->req_holds);
 }
 
 /* ---------------------------------------------------------------- */
@@ -141,12 +144,25 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 		      p->max_indirect : BLKIF_MAX_SEGMENTS_PER_REQUEST;
 	q->map_threshold = p->map_threshold;
 	pollwin_init(&q->poll, p->poll_max_us);
-	q->copy = calloc(q->max_segs, sizeof(*q->copy));
 	q->grefs = calloc(q->max_segs, sizeof(*q->grefs));
-	err = q->copy && q->grefs ? 0 : ENOMEM;
+	q->pages = calloc(q->max_segs, sizeof(*q->pages));
+	q->pass = calloc(size, sizeof(*q->pass));
+	q->cb_reqs = calloc(size, sizeof(*q->cb_reqs));
+	/* a batch holds a ring's worth of small requests, or a few big
+	 * ones: it is flushed early when full */
+	q->cb_cap = size * BLKIF_MAX_SEGMENTS_PER_REQUEST;
+	if (q->cb_cap < q->max_segs + BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST)
+		q->cb_cap = q->max_segs + BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST;
+	q->cb_segs = calloc(q->cb_cap, sizeof(*q->cb_segs));
+	err = q->grefs && q->pages && q->pass && q->cb_reqs && q->cb_segs ? 0 : ENOMEM;
 	if (!err)
 		err = -pool_init(q, size, (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
 				 BLKRING_SEGS_PER_INDIRECT_PAGE);
+	if (!err && p->persistent) {
+		q->pg = bk_pgrants_new(q->xops, q->domid, p->max_pgrants);
+		if (!q->pg)
+			err = errno;
+	}
 	if (err) {
 		*why = "cannot allocate the request pool";
 		goto fail;
@@ -244,6 +260,8 @@ bk_dataplane_join(struct bk_queue *q)
 	bk_dataplane_stop(q);
 	pthread_join(q->thread, NULL);
 	q->joined = true;
+	/* what stays mapped is unmapped by destroy: count it as gone */
+	q->stats.pgrant_mapped = 0;
 }
 
 void
@@ -260,7 +278,11 @@ bk_dataplane_destroy(struct bk_queue *q)
 	if (q->stop_efd >= 0)
 		close(q->stop_efd);
 	free(q->submit_q);
-	free(q->copy);
+	bk_pgrants_free(q->pg);
+	free(q->pages);
+	free(q->pass);
+	free(q->cb_reqs);
+	free(q->cb_segs);
 	free(q->grefs);
 	pool_fini(q);
 	if (q->ring)

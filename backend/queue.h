@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "dataplane.h"
+#include "pgrant.h"
 #include "pollwin.h"
 
 enum { EV_EVTCHN = 1, EV_STORE, EV_STOP };
@@ -32,6 +33,7 @@ struct bk_req {
 					 * entry, which a withdrawal may change */
 	unsigned int step;		/* index into plan->steps */
 	bool secure;			/* DISCARD: BLKSECDISCARD */
+	bool need_indirect;		/* its descriptors are in indirect pages */
 	struct bk_io io;
 	struct iovec iov;
 	void *buf;			/* 4096-aligned, one page per segment (max) */
@@ -41,7 +43,15 @@ struct bk_req {
 	 * per segment; NULL when the data goes through buf (grant copy).
 	 */
 	void *map;
+	/* Persistent grants: the data is on the guest's pages, held
+	 * (holds[], one per segment) until the response. */
+	bool pg;
+	bk_pgrant_hold_t *holds;	/* max_segs entries */
 	struct iovec *iovs;		/* max_segs entries */
+	/* Its segments in the queue's grant copy batch, and the result:
+	 * 0, or the first failing segment's -errno. */
+	unsigned int cfirst, cn;
+	int copy_err;
 	void *ind;			/* 4096-aligned: copies of the indirect pages */
 	char host[96];			/* host actions so far, for the trace */
 	struct bk_req *next;		/* free list */
@@ -81,6 +91,7 @@ struct bk_queue {
 	void *bufs;			/* mmap'ed: nr_reqs * (max_segs + ind pages) pages */
 	size_t bufs_len;
 	struct iovec *req_iovs;		/* nr_reqs * max_segs */
+	bk_pgrant_hold_t *req_holds;	/* nr_reqs * max_segs */
 
 	unsigned int inflight;		/* consumed, not yet responded */
 	struct bk_req *drain_waiter;	/* a barrier waiting for inflight == 1 */
@@ -94,8 +105,16 @@ struct bk_queue {
 	unsigned int submit_n;
 
 	unsigned int max_segs;		/* per request: 11, or the indirect maximum */
-	struct xenops_copy_seg *copy;	/* max_segs entries */
 	grant_ref_t *grefs;		/* max_segs entries, for mapping */
+	void **pages;			/* max_segs entries: persistent pages */
+	struct bk_pgrants *pg;		/* persistent grants; NULL: not negotiated */
+	struct bk_req **pass;		/* nr_reqs: the requests of a ring pass */
+	/* The grant copy batch (one direction at a time). */
+	struct xenops_copy_seg *cb_segs;
+	unsigned int cb_n, cb_cap;
+	struct bk_req **cb_reqs;	/* nr_reqs: whose segments they are */
+	unsigned int cb_nreqs;
+	bool cb_to_guest;
 	uint64_t map_threshold;		/* bytes; 0: always grant copy */
 
 	struct pollwin poll;		/* before sleeping; max --poll-max-us */

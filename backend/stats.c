@@ -25,6 +25,8 @@ bk_stats_sum(struct bk_stats *acc, const struct bk_stats *one)
 	acc->oo_req += LOAD(oo_req);
 	acc->err_rsp += LOAD(err_rsp);
 	acc->eopnotsupp_rsp += LOAD(eopnotsupp_rsp);
+	acc->pgrant_mapped += LOAD(pgrant_mapped);
+	acc->pgrant_maps += LOAD(pgrant_maps);
 }
 
 void
@@ -33,8 +35,9 @@ bk_stats_log(const char *vbd, const struct bk_stats *s)
 	log_info("stats vbd=%s rd_req=%" PRIu64 " wr_req=%" PRIu64 " flush_req=%" PRIu64
 		 " barrier_req=%" PRIu64 " discard_req=%" PRIu64 " rd_sect=%" PRIu64
 		 " wr_sect=%" PRIu64 " discard_sect=%" PRIu64 " oo_req=%" PRIu64
-		 " errors=%" PRIu64 " eopnotsupp=%" PRIu64,
+		 " errors=%" PRIu64 " eopnotsupp=%" PRIu64 " pgrants=%" PRIu64
+		 " pgrant_maps=%" PRIu64,
 		 vbd, s->rd_req, s->wr_req, s->flush_req, s->barrier_req, s->discard_req,
 		 s->rd_sect, s->wr_sect, s->discard_sect, s->oo_req, s->err_rsp,
-		 s->eopnotsupp_rsp);
+		 s->eopnotsupp_rsp, s->pgrant_mapped, s->pgrant_maps);
 }

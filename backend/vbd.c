@@ -325,6 +325,8 @@ connect(struct bk_dev *dev)
 			.failed = dev->failed,
 			.max_indirect = d->opt.max_indirect,
 			.map_threshold = d->opt.map_threshold,
+			.persistent = dev->persistent,
+			.max_pgrants = d->opt.max_pgrants,
 			.poll_max_us = d->opt.poll_max_us,
 			.report_efd = d->report_efd,
 		};
@@ -367,10 +369,11 @@ connect(struct bk_dev *dev)
 	/* not rate-limited: each needs a real ring handshake, and it is the
 	 * line that says what the guest got */
 	log_info("vbd %s: %s -> Connected (%s, %d queue%s, %u-page ring, %s, "
-		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d fua=%s%s%s)",
+		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d persistent=%d fua=%s%s%s)",
 		 dev->name, xbus_state_name(dev->state), dev->cfg.params.arg, nq,
 		 nq == 1 ? "" : "s", rings[0].nr_pages, blkring_abi_name(rings[0].abi),
 		 dev->feat.sectors, dev->feat.flush_cache, dev->feat.barrier, dev->feat.discard,
+		 dev->persistent,
 		 dev->feat.fua == BK_FUA_NATIVE ? "native" :
 		 dev->feat.fua == BK_FUA_EMULATED ? "emulated" : "none",
 		 dev->cfg.read_only ? ", read-only" : "",

@@ -40,6 +40,8 @@ struct bk_options {
 	unsigned int max_ring_order;	/* max-ring-page-order */
 	unsigned int max_indirect;	/* feature-max-indirect-segments, 0 = off */
 	uint64_t map_threshold;		/* bytes: map grants for requests >= this; 0 never */
+	bool feature_persistent;	/* offer persistent grants (feature-persistent) */
+	unsigned int max_pgrants;	/* per queue (max_persistent_grants) */
 	unsigned int poll_max_us;	/* queue threads' polling window cap; 0 never */
 	bool ignore_flush;		/* --unsafe-ignore-flush */
 	const char *record_path;	/* --record: blkcrash's recorder */
@@ -101,6 +103,7 @@ struct bk_dev {
 	bool detaching;			/* the toolstack asked it to close (online=0) */
 	bool backing_wait;		/* its backing is still another vbd's, draining */
 	bool failed;			/* a flush failed (C15): logged, error node */
+	bool persistent;		/* this connection uses persistent grants */
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (vbd_log_ok) */
 	time_t log_window;

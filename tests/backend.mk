@@ -39,6 +39,7 @@ BACKEND_SH_TESTS = \
 	test-case-C13.sh \
 	test-case-C14.sh \
 	test-case-C15.sh \
+	test-case-copy.sh \
 	test-backend-sigterm.sh \
 	test-backend-cycles.sh \
 	test-backend-drain.sh \

@@ -2,7 +2,8 @@
 # Source after functions.sh and start_xensim:
 #   . ./functions.sh; . "$abs_top_srcdir/tests/lib-backend.sh"
 #
-#   start_backend [ARGS...]   start blkbackd -f --transport=sim (+ ARGS) with
+#   start_backend [ARGS...]   start blkbackd -f --transport=sim (+ $BK_BACKEND_ARGS
+#                             + ARGS) with
 #                             a pidfile, a log ($BACKEND_LOG) and a trace
 #                             ($BACKEND_TRACE) in $BK_TMP; killed quietly at
 #                             exit if the test did not stop it
@@ -34,8 +35,10 @@ _backend_running=
 
 start_backend() {
 	requires test -x "$abs_top_builddir/sim/xensim"
+	# BK_BACKEND_ARGS: options for every blkbackd a test starts (the
+	# hostile cases run again with --feature-persistent=0 that way)
 	start_daemon -P "$BACKEND_PIDFILE" blkbackd -f --transport=sim --pidfile="$BACKEND_PIDFILE" \
-		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" "$@" \
+		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" ${BK_BACKEND_ARGS:-} "$@" \
 		2>>"$BACKEND_LOG"
 	_backend_running=1
 }

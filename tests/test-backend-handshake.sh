@@ -27,7 +27,7 @@ cleanup_fn kill $attach
 xs_wait $B/state 4
 for kv in feature-flush-cache=1 feature-barrier=0 feature-discard=1 \
 	  discard-granularity=4096 discard-alignment=0 discard-secure=0 \
-	  feature-persistent=0 sectors=131072 info=0 sector-size=512 \
+	  feature-persistent=1 sectors=131072 info=0 sector-size=512 \
 	  physical-sector-size=512 max-ring-page-order=4 multi-queue-max-queues=4; do
 	xs_is "$B/${kv%%=*}" "${kv#*=}"
 done

@@ -16,7 +16,7 @@ be=$(bk_be 1 51712)
 xs_wait "$be/state" 2
 xs_is "$be/max-ring-page-order" 3
 xs_is "$be/multi-queue-max-queues" 2
-xs_is "$be/feature-max-indirect-segments" 16
+xs_is "$be/feature-max-indirect-segments" 256	# Linux blkback's offer
 xs_absent "$be/error"
 # nothing of the connect phase yet
 xs_absent "$be/sectors"

@@ -62,8 +62,14 @@ gen_script() { # out
 }
 gen_script "$BK_TMP/rw.script"
 
-for thr in 0 512; do
-start_backend --map-threshold=$thr
+# three data paths: persistent grants (the default, both ends offer
+# them), and without them grant copies (threshold 0) or maps (512)
+for thr in persistent 0 512; do
+if [ $thr = persistent ]; then
+	start_backend
+else
+	start_backend --feature-persistent=0 --map-threshold=$thr
+fi
 : > "$BACKEND_TRACE"
 for store in file memory; do
 	new_guest
@@ -91,10 +97,19 @@ for store in file memory; do
 	cmp "$BK_TMP/partial.want" <(dd if="$img" bs=512 skip=20000 count=12 status=none) ||
 		fail "file: partial-page write not on the backing byte for byte"
 	# every request went to the host once, as one pwritev/preadv
-	if [ $thr = 0 ]; then host=pwritev; else host=map,pwritev; fi
+	if [ $thr = 512 ]; then host=map,pwritev; else host=pwritev; fi
 	[ "$(grep -c "op=write .* -> host=$host status=0" "$BACKEND_TRACE")" = 13 ] ||
 		fail "expected 13 writes (12 direct, 1 indirect) with host=$host in the trace"
 done
 stop_backend
+# the final counters say which path the data took
+if [ $thr = persistent ]; then
+	grep -qE "stats vbd=.* pgrant_maps=[1-9]" "$BACKEND_LOG" ||
+		fail "persistent grants: nothing was mapped persistently"
+else
+	! grep -qE "stats vbd=.* pgrant_maps=[1-9]" "$BACKEND_LOG" ||
+		fail "--feature-persistent=0: grants were mapped persistently"
+fi
+: > "$BACKEND_LOG"
 done
 exit 0
