@@ -4,7 +4,13 @@
 #
 #   4 KiB random read, QD32  (blkfront-test io vs fio libaio O_DIRECT)
 #   1 MiB sequential write   (same)
+#   null store, 4 KiB reads, 1 and 2 queues, QD 1/32/128 (the ring's own
+#   cost: no disk at all; requests/s and CPU per request)
 #
+# Every ring row also says what it cost in CPU: blkbackd's CPU time
+# (user + system, from /proc) per request ("bk_us_per_req") and the
+# frontend's ("fe_us_per_req"); fio rows say fio's own.  Speed bought with
+# a spinning core shows there.
 # Output: one line per measurement, key=value, then the ratios of the
 # medians.  Ring and fio runs alternate, BENCH_REPEAT times each: the
 # host disk's speed drifts by 2x within minutes here, so one run each
@@ -60,15 +66,17 @@ for (( i=0; i<100; i++ )); do [ -s "$sim/xensim.pid" ] && break; sleep 0.1; done
 dom=$("$top_builddir/sim/xensim-ctl" --dir "$sim" create-domain bench)
 front="$top_builddir/frontend-test/blkfront-test"
 backend_pid=
-backend_start() { # extra blkbackd options
+backend_start() { # PARAMS [extra blkbackd options]
+	local params=$1
+	shift
 	rm -f "$dir/bk.pid"
 	"$top_builddir/backend/blkbackd" -f --transport=sim --sim-dir="$sim" \
-		--max-indirect-segments=256 ${BENCH_BACKEND_ARGS:-} "$@" \
+		${BENCH_BACKEND_ARGS:-} "$@" \
 		--pidfile="$dir/bk.pid" 2>>"$dir/bk.log" &
 	backend_pid=$!
 	pids+=($backend_pid)
 	for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
-	"$front" xl-add --domid "$dom" --params "$img" >/dev/null
+	"$front" xl-add --domid "$dom" --params "$params" >/dev/null
 }
 backend_stop() {
 	"$front" xl-remove --domid "$dom" >/dev/null
@@ -78,18 +86,29 @@ front_extra=()
 
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
-ring() { # name rw bs iodepth max-indirect
-	"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$5" \
-		${BENCH_FRONT_ARGS:-} "${front_extra[@]}" --rw "$2" --bs "$3" \
-		--iodepth "$4" --size "$size" --runtime "$secs" --output-format json > "$dir/$1.json"
-	echo "bench=$1 path=ring rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.json" "round(d['iops'])") MBps=$(jget "$dir/$1.json" "round(d['mbps'],1)")"
+# cpu_ticks PID: user + system clock ticks the process has used
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+ring() { # name rw bs iodepth max-indirect [more blkfront-test io options]
+	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 fe_us ios
+	shift 5
+	t0=$(cpu_ticks "$backend_pid")
+	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
+		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
+		${BENCH_FRONT_ARGS:-} "${front_extra[@]}" --rw "$rw" --bs "$bs" \
+		--iodepth "$qd" --size "$size" --runtime "$secs" --output-format json "$@" > "$dir/$name.json"
+	t1=$(cpu_ticks "$backend_pid")
+	ios=$(jget "$dir/$name.json" "d['ios']")
+	fe_us=$(awk -v ios="$ios" '{ printf "%.2f", ($1 + $2) * 1e6 / (ios > 0 ? ios : 1) }' "$dir/$name.time")
+	echo "bench=$name path=ring rw=$rw bs=$bs iodepth=$qd $* iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round(($t1 - $t0) * 1e6 / $hz / max($ios, 1), 2))") fe_us_per_req=$fe_us"
 }
 fiorun() { # name rw bs iodepth
 	fio --name="$1" --filename="$img" --size="$size" --rw="$2" --bs="$3" --iodepth="$4" \
 		--direct=1 --ioengine=libaio --runtime="$secs" --time_based \
 		--output-format=json > "$dir/$1.fio.json"
 	local k=read; [ "$2" = write ] || [ "$2" = randwrite ] && k=write
-	echo "bench=$1 path=fio rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)")"
+	echo "bench=$1 path=fio rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)")"
 }
 
 rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -113,12 +132,21 @@ pair() {
 	echo "ratio $name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
 }
 poll_us=${BENCH_POLL_US:-1000}
-backend_start
+backend_start "$img"
 pair randread-4k-qd32 iops 0.9 randread-4k randread 4k 32 32 -- randread-4k randread 4k 32
 pair seqwrite-1m MBps 0.95 seqwrite-1m write 1m "$seq_qd" 256 -- seqwrite-1m write 1m "$seq_qd"
 backend_stop
 echo "# polled: blkbackd and blkfront-test io with --poll-max-us $poll_us"
-backend_start --poll-max-us "$poll_us"
+backend_start "$img" --poll-max-us "$poll_us"
 front_extra=(--poll-max-us "$poll_us")
 pair randread-4k-qd32-polled iops 0.9 randread-4k-polled randread 4k 32 32 -- randread-4k randread 4k 32
+backend_stop
+front_extra=()
+echo "# null store: the ring's own cost (goal: >= 1M requests/s on one queue at QD128)"
+backend_start "null:$size"
+for q in 1 2; do
+	for qd in 1 32 128; do
+		ring null-q$q-qd$qd randread 4k $qd 0 --queues $q
+	done
+done
 backend_stop

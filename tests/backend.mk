@@ -58,3 +58,17 @@ BACKEND_SH_TESTS = \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
+
+# Persistent grants (backend/pgrant.c) over xensim.
+check_PROGRAMS += test-pgrant
+test_pgrant_SOURCES = test-pgrant.c \
+	$(top_srcdir)/backend/pgrant.c \
+	$(top_srcdir)/xenops/t-common.c \
+	$(NULL)
+test_pgrant_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend -I$(top_srcdir)/xenops
+test_pgrant_LDADD = \
+	$(top_builddir)/xenops/libxenops.la \
+	$(top_builddir)/common/libcommon.la \
+	$(NULL)
+TESTS += test-pgrant.sh
+EXTRA_DIST += test-pgrant.sh
