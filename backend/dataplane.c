@@ -876,12 +876,19 @@ queue_push(struct bk_queue *q)
 	}
 }
 
+/*
+ * The event channel woke us: acknowledge it.  The handle has one port,
+ * masked while pending until we unmask it, so one pending() is all
+ * there is (a second would only cost another system call, a trap to
+ * the hypervisor in a PV dom0); an event after the unmask wakes the
+ * epoll again.
+ */
 static void
 queue_evtchn(struct bk_queue *q)
 {
-	int port;
+	int port = xenops_evtchn_pending(q->evtchn);
 
-	while ((port = xenops_evtchn_pending(q->evtchn)) >= 0)
+	if (port >= 0)
 		xenops_evtchn_unmask(q->evtchn, port);
 }
 
