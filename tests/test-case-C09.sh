@@ -6,11 +6,10 @@
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
+new_disk 4M
 new_guest; other=$DOM
 new_guest
-add_disk $DOM "$img"
+add_disk $DOM "$params"
 cat > "$BK_TMP/s" <<EOS
 fill p0 seed:3
 send op=write id=1 sector=0 seg=p0 seg=0xffffffff:0:7 expect=ERROR
@@ -41,7 +40,7 @@ stop_backend
 # even the read into a read-only grant fails before any host I/O
 start_backend --map-threshold=512
 new_guest
-add_disk $DOM "$img"
+add_disk $DOM "$params"
 run_script $DOM "$BK_TMP/s"
 for id in 1 2 3; do
 	no_host_io $id
