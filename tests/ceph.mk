@@ -16,6 +16,7 @@ CEPH_TEST_FILES = \
 	ceph/test-rbd-move.sh \
 	ceph/test-rbd-bonnie.sh \
 	ceph/test-rbd-blkbench.sh \
+	ceph/test-rbd-hotplug.sh \
 	$(NULL)
 EXTRA_DIST += $(CEPH_TEST_FILES)
 
