@@ -61,7 +61,7 @@ xs_wait "$be/state" 5 30
 err=$(xenstore-read "$be/error")
 echo "host B, second writer: $err"
 case $err in
-"params: cannot open rbd store \"$img:conf=$CEPH_CONF\": image $img is locked by another writer (lock owner \"auto "*) ;;
+"params: cannot open rbd store \"$img:conf=$CEPH_CONF\": image $img is locked by another writer (lock owner \""*) ;;
 *) fail "error node of the refused writer: \"$err\"" ;;
 esac
 grep -q "locked by another writer" "$B_LOG" || fail "host B's blkbackd did not log the refusal"
