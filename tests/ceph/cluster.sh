@@ -102,24 +102,21 @@ mon warn on pool no redundancy = false
 mgr initial modules =
 EOC
 	# keys: the mon's, the admin's (the tests' client), the OSD's
-	ceph-authtool -q --create-keyring "$d/keyring/mon.keyring" --gen-key -n mon. \
-		--cap mon 'allow *' || return 1
-	ceph-authtool -q --create-keyring "$d/keyring/client.admin.keyring" --gen-key \
-		-n client.admin --cap mon 'allow *' --cap osd 'allow *' \
+	_ceph_key mon. --cap mon 'allow *' || return 1
+	_ceph_key client.admin --cap mon 'allow *' --cap osd 'allow *' \
 		--cap mgr 'allow *' --cap mds 'allow *' || return 1
-	ceph-authtool -q --create-keyring "$d/keyring/mgr.x.keyring" --gen-key -n mgr.x \
-		--cap mon 'allow profile mgr' --cap osd 'allow *' --cap mds 'allow *' || return 1
-	ceph-authtool -q --create-keyring "$d/keyring/osd.0.keyring" --gen-key -n osd.0 \
-		--cap mon 'allow profile osd' --cap mgr 'allow profile osd' \
+	_ceph_key mgr.x --cap mon 'allow profile mgr' --cap osd 'allow *' \
+		--cap mds 'allow *' || return 1
+	_ceph_key osd.0 --cap mon 'allow profile osd' --cap mgr 'allow profile osd' \
 		--cap osd 'allow *' || return 1
 	for k in client.admin mgr.x osd.0; do
-		ceph-authtool -q "$d/keyring/mon.keyring" \
-			--import-keyring "$d/keyring/$k.keyring" || return 1
+		ceph-authtool "$d/keyring/mon..keyring" \
+			--import-keyring "$d/keyring/$k.keyring" >/dev/null || return 1
 	done
 	monmaptool --create --clobber --fsid "$fsid" --addv a "[v2:127.0.0.1:$port]" \
 		"$d/monmap" >/dev/null || return 1
 	ceph-mon -c "$CEPH_CONF" --mkfs -i a --monmap "$d/monmap" \
-		--keyring "$d/keyring/mon.keyring" >"$d/log/mon-mkfs.out" 2>&1 ||
+		--keyring "$d/keyring/mon..keyring" >"$d/log/mon-mkfs.out" 2>&1 ||
 		_ceph_fail "ceph-mon --mkfs failed: $(tail -n 3 "$d/log/mon-mkfs.out")" || return 1
 	_ceph_daemon mon.a ceph-mon -i a
 	wait_for 30 cephc -s >/dev/null 2>&1 ||
@@ -139,6 +136,13 @@ EOC
 		_ceph_fail "rbd pool init $CEPH_POOL failed" || return 1
 	echo "ceph: mon, mgr, osd.0 ($store) and pool $CEPH_POOL ready in" \
 		"$(( ($(date +%s%N) - t0) / 1000000 )) ms ($d)"
+}
+
+_ceph_key() { # NAME CAPS...: a new keyring $CEPH_DIR/keyring/NAME.keyring
+	local n=$1
+	shift
+	ceph-authtool "$CEPH_DIR/keyring/$n.keyring" --create-keyring --gen-key -n "$n" "$@" \
+		>/dev/null
 }
 
 _ceph_osd_up() {
