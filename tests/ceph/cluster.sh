@@ -79,7 +79,6 @@ auth client required = cephx
 keyring = $d/keyring/\$name.keyring
 run dir = $d/run
 crash dir = $d/crash
-exec dir = $d/run
 log file = $d/log/\$name.log
 admin socket = $d/run/\$name.\$pid.asok
 mon data = $d/mon/\$id
