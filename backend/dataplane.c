@@ -666,6 +666,8 @@ req_take(struct bk_queue *q, struct bk_req *req)
 		complete(q, req, BLKIF_RSP_ERROR, "device failed");
 		return false;
 	}
+	/* the backing may have grown since connect (an rbd resize) */
+	q->lim.sectors = bk_store_size_now(q->store) >> SECTOR_SHIFT;
 	status = blkreq_validate(&req->br, &q->lim, &needs_indirect, &reason);
 	if (status == BLKIF_RSP_OKAY && needs_indirect) {
 		req->need_indirect = true;

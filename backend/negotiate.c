@@ -366,6 +366,39 @@ bk_negotiate_publish(struct bk_dev *dev)
 	return xbus_transact(dev->d->xs, publish_keys, dev);
 }
 
+struct resize_arg {
+	const struct bk_dev *dev;
+	uint64_t sectors;
+};
+
+static int
+resize_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct resize_arg *a = arg;
+	const char *be = a->dev->be;
+	char *state = xbus_read(xs, t, be, "state");
+	int r;
+
+	if (!state)	/* removed meanwhile: never bring it back */
+		return -ENOENT;
+	r = xbus_printf(xs, t, be, "sectors", "%" PRIu64, a->sectors);
+	if (!r)
+		r = xbus_printf(xs, t, be, "state", "%s", state);
+	free(state);
+	return r;
+}
+
+int
+bk_negotiate_resize(struct bk_dev *dev, uint64_t sectors)
+{
+	struct resize_arg a = { .dev = dev, .sectors = sectors };
+	int r = xbus_transact(dev->d->xs, resize_keys, &a);
+
+	if (r == 0)
+		dev->feat.sectors = sectors;
+	return r;
+}
+
 void
 bk_negotiate_withdraw(struct bk_dev *dev, unsigned int withdraw)
 {

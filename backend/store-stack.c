@@ -94,6 +94,8 @@ bk_stack_open(const struct bk_params *p, const struct bk_stack_config *c,
 		.arg = p->arg,
 		.read_only = c->read_only,
 		.writethrough = c->writethrough,
+		/* a stack with wrappers does not follow a resize (store.h) */
+		.notify_efd = c->record_path || c->volatile_cache ? NULL : c->notify_efd,
 	};
 	const struct bk_store_driver *wrappers[2];
 	struct bk_store_why w;

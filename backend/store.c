@@ -73,6 +73,9 @@ static const struct bk_store_driver *const drivers[] = {
 	&bk_store_null_driver,
 	&bk_store_record_driver,
 	&bk_store_volatile_driver,
+#ifdef HAVE_LIBRBD
+	&bk_store_rbd_driver,
+#endif
 };
 
 const struct bk_store_driver *
@@ -289,6 +292,8 @@ driver_check(const struct bk_store_driver *drv, const struct bk_store_config *cf
 	if (drv->io ? any_queue_op : !async)
 		return open_violation(cfg, "%s driver: needs an io op or all the queue ops, "
 				      "not both", drv->name);
+	if (drv->size && drv->wrapper)
+		return open_violation(cfg, "%s driver: a wrapper with a size op", drv->name);
 	if (drv->wrapper != (cfg->lower != NULL))
 		return open_violation(cfg, "%s driver: %s", drv->name, drv->wrapper ?
 				      "a wrapper opened without a store below" :
@@ -385,6 +390,38 @@ const char *
 bk_store_name(const struct bk_store *s)
 {
 	return s->drv->name;
+}
+
+int
+bk_store_size(struct bk_store *s, uint64_t *bytes)
+{
+	uint64_t now;
+	int rc;
+
+	/* a wrapper on top keeps the size it was opened with */
+	if (!s->drv->size)
+		return -EOPNOTSUPP;
+	rc = s->drv->size(s->priv, &now);
+	if (rc > 0)
+		rc = -EIO;
+	if (rc < 0)
+		return rc;
+	if (now % 512) {
+		log_error("store contract: %s store: size %" PRIu64 " is not a multiple of 512",
+			  s->drv->name, now);
+		now &= ~(uint64_t)511;
+	}
+	/* growth only: queue threads read it in io_violation() */
+	if (now > s->f.size)
+		__atomic_store_n(&s->f.size, now, __ATOMIC_RELAXED);
+	*bytes = now;
+	return 0;
+}
+
+uint64_t
+bk_store_size_now(const struct bk_store *s)
+{
+	return __atomic_load_n(&s->f.size, __ATOMIC_RELAXED);
 }
 
 bool
@@ -555,7 +592,8 @@ io_violation(const struct bk_store_features *f, const struct bk_io *io, char *wh
 		return true;
 	}
 	if (io->op == BK_IO_READ || io->op == BK_IO_WRITE) {
-		uint64_t sum = 0;
+		/* grows while queues run (bk_store_size) */
+		uint64_t size = __atomic_load_n(&f->size, __ATOMIC_RELAXED), sum = 0;
 		int i;
 
 		if (io->len == 0) {
@@ -567,9 +605,9 @@ io_violation(const struct bk_store_features *f, const struct bk_io *io, char *wh
 				 ": not a multiple of 512", op, io->len, io->offset);
 			return true;
 		}
-		if (io->len > f->size || io->offset > f->size - io->len) {
+		if (io->len > size || io->offset > size - io->len) {
 			snprintf(why, len, "%s of %" PRIu64 " bytes at %" PRIu64 ": past the "
-				 "end (%" PRIu64 " bytes)", op, io->len, io->offset, f->size);
+				 "end (%" PRIu64 " bytes)", op, io->len, io->offset, size);
 			return true;
 		}
 		if (!io->iov || io->iovcnt < 1 || io->iovcnt > IOV_MAX) {

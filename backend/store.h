@@ -135,6 +135,15 @@ struct bk_store_config {
 	struct bk_store *lower;		/* wrappers only: the store below (not owned) */
 	const char *record_path;	/* "record" wrapper: the log file */
 	struct bk_store_why *why;	/* out: never NULL when a driver's open runs */
+	/*
+	 * The control thread's eventfd for "a backing's size may have
+	 * changed" (resized from another host: rbd), or NULL.  A driver
+	 * whose backing can change size writes 1 to *notify_efd, from any
+	 * thread, whenever it may have, and does nothing else about it:
+	 * the control thread then asks bk_store_size().  Borrowed; the fd
+	 * outlives the store.
+	 */
+	const int *notify_efd;
 };
 
 /*
@@ -191,6 +200,13 @@ struct bk_store_driver {
 	void (*io)(void *priv, struct bk_io *io);
 
 	/*
+	 * Optional (a backing whose size can change while open, with
+	 * cfg->notify_efd).  The backing's size now, in bytes rounded down
+	 * to 512, into *bytes.  0/-errno.  Control thread.
+	 */
+	int (*size)(void *priv, uint64_t *bytes);
+
+	/*
 	 * Optional (blkcrash "volatile").  Simulate a power cut: drop what
 	 * the model says a cache may lose.  Control thread, right before
 	 * the daemon exits without draining.
@@ -203,6 +219,9 @@ extern const struct bk_store_driver bk_store_memory_driver;
 extern const struct bk_store_driver bk_store_null_driver;
 extern const struct bk_store_driver bk_store_record_driver;	/* blkcrash */
 extern const struct bk_store_driver bk_store_volatile_driver;	/* blkcrash */
+#ifdef HAVE_LIBRBD
+extern const struct bk_store_driver bk_store_rbd_driver;	/* Ceph RBD */
+#endif
 
 /*
  * For a driver's open() that fails: log "who: reason" as an error, put
@@ -263,6 +282,25 @@ const struct bk_store_features *bk_store_features(const struct bk_store *s);
 const char *bk_store_name(const struct bk_store *s);
 
 /*
+ * The backing's size now, in bytes (a multiple of 512), for a store
+ * opened with a notify_efd that has polled readable.  From a driver
+ * with a size op (rbd); -EOPNOTSUPP for every other store, and for a
+ * stack with wrappers (blkcrash's layers keep the size of the open).
+ * A grown size also becomes the layer's size for the checks of
+ * bk_store_submit(), so that I/O up to the new end is accepted; a
+ * shrunk one does not (the checks keep the larger size, and the driver
+ * fails I/O past the new end).  Control thread.
+ */
+int bk_store_size(struct bk_store *s, uint64_t *bytes);
+
+/*
+ * The layer's size in bytes now: what it was opened with, or more after
+ * bk_store_size() saw the backing grow.  Any thread (a relaxed atomic
+ * load): queue threads check requests against it.
+ */
+uint64_t bk_store_size_now(const struct bk_store *s);
+
+/*
  * True once a FLUSH through any queue of s completed with an error
  * other than -EOPNOTSUPP: acknowledged writes may not be durable, and
  * the vbd must not answer OKAY again (Linux blkback fails the request;
@@ -293,6 +331,7 @@ struct bk_stack_config {
 	bool writethrough;		/* cache=writethrough */
 	const char *record_path;	/* --record: stack "record" on the base */
 	bool volatile_cache;		/* --cache=volatile: then "volatile" on top */
+	const int *notify_efd;		/* the base's cfg->notify_efd, or NULL */
 };
 
 /*
@@ -323,11 +362,12 @@ void bk_stack_power_cut(struct bk_store *top);
  * backing from the moment it connects until its last request in flight
  * has been answered after it disconnects; a vbd idling in InitWait holds
  * none.  Keyed by the driver's identify(), so a file reached through a
- * symlink is the same backing.  Control thread only.
+ * symlink is the same backing, and an RBD image by cluster, pool and
+ * image.  Control thread only.
  */
 struct bk_claim {
 	struct bk_claim *next;
-	char id[96];
+	char id[256];
 	bool read_only;
 	bool draining;		/* disconnecting: released once drained */
 	const char *owner;	/* the vbd's name ("F/D"); outlives the claim */

@@ -160,6 +160,9 @@ store_open(struct bk_dev *dev, bool check_only)
 		.writethrough = c->writethrough,
 		.record_path = d->opt.record_path,
 		.volatile_cache = d->opt.volatile_cache,
+		/* a resize from the cluster (rbd) wakes the control loop as
+		 * the queues' reports do; bk_vbd_reports() looks */
+		.notify_efd = &d->report_efd,
 	};
 	const struct bk_claim *holder = NULL;
 	struct bk_store_why why;
@@ -729,10 +732,38 @@ bk_vbd_domain_gone(struct bk_dev *dev)
 /* Reports from the queues.                                           */
 /* ---------------------------------------------------------------- */
 
+/*
+ * Has the backing changed size (rbd resize from any host)?  Then tell
+ * the frontend as Linux blkback's xen_blkbk_resize does: "sectors" and
+ * our state node rewritten in one transaction, so its watch on the
+ * state fires and it re-reads sectors.  Stores that cannot change size
+ * say -EOPNOTSUPP at once.
+ */
+static void
+check_size(struct bk_dev *dev)
+{
+	uint64_t bytes, old = dev->feat.sectors;
+	int r;
+
+	if (dev->phase != DEV_CONNECTED || !dev->published ||
+	    bk_store_size(dev->store, &bytes) < 0 || bytes >> 9 == old)
+		return;
+	r = bk_negotiate_resize(dev, bytes >> 9);
+	if (r < 0) {
+		log_error("vbd %s: the backing now has %" PRIu64 " sectors; writing %s/sectors: "
+			  "%s", dev->name, bytes >> 9, dev->be, strerror(-r));
+		return;
+	}
+	log_info("vbd %s: backing resized: %" PRIu64 " -> %" PRIu64 " sectors", dev->name,
+		 old, dev->feat.sectors);
+}
+
 void
 bk_vbd_reports(struct bk_dev *dev)
 {
 	unsigned int i;
+
+	check_size(dev);
 
 	for (i = 0; i < dev->nr_queues; i++) {
 		struct bk_report rep;

@@ -152,7 +152,8 @@ void bk_vbd_free(struct bk_dev *dev, bool removed);
 void bk_vbd_update(struct bk_dev *dev);
 /* The frontend's domain died (@releaseDomain). */
 void bk_vbd_domain_gone(struct bk_dev *dev);
-/* Act on the reports of the vbd's queues (xenbus.c handle_reports). */
+/* Act on the reports of the vbd's queues (xenbus.c handle_reports),
+ * and on a resize of its backing (the store writes report_efd too). */
 void bk_vbd_reports(struct bk_dev *dev);
 /* True when a drain is over: the caller then runs bk_vbd_drain_done(). */
 bool bk_vbd_drained(const struct bk_dev *dev);
@@ -200,6 +201,14 @@ void bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned 
 void bk_negotiate_features(struct bk_dev *dev);
 /* Publish the features and Connected in one transaction.  0/-errno. */
 int bk_negotiate_publish(struct bk_dev *dev);
+/*
+ * The backing now has sectors (512-byte) sectors: write "sectors" and
+ * rewrite our state node in one transaction (Linux xen_blkbk_resize),
+ * so the frontend's watch on the state fires; then dev->feat.sectors =
+ * sectors.  Nothing is written when the state node is gone (-ENOENT).
+ * 0/-errno.
+ */
+int bk_negotiate_resize(struct bk_dev *dev, uint64_t sectors);
 /* Set the nodes of withdrawn features (BK_WITHDRAW_*) to 0, logged. */
 void bk_negotiate_withdraw(struct bk_dev *dev, unsigned int withdraw);
 

@@ -578,6 +578,24 @@ blkfront_wait(blkfront_t *bf, int timeout_ms)
 }
 
 /*
+ * The backend wrote its state again while Connected: it may have been
+ * resized (Linux blkfront_connect, BLKIF_STATE_CONNECTED: "Setting
+ * capacity to N").  Completion thread.
+ */
+static void
+reread_sectors(blkfront_t *bf)
+{
+	uint64_t v, old = READ_ONCE(bf->info.sectors);
+
+	if (xbus_read_u64(bf->xsw, XBT_NULL, bf->be, "sectors", UINT64_MAX, 0, &v) < 0 ||
+	    v == old)
+		return;
+	log_info("vbd %s: backend resized: capacity %" PRIu64 " -> %" PRIu64 " sectors",
+		 bf->fe, old, v);
+	WRITE_ONCE(bf->info.sectors, v);
+}
+
+/*
  * The completion thread: the backend's state (xenstore watch), request
  * timeouts, and, unless callers reap for themselves (pollers, see
  * blkfront_poll_begin), the rings: poll for responses for a window, then
@@ -641,6 +659,8 @@ completion_thread(void *opaque)
 				snprintf(msg, sizeof(msg), "backend %s went %s",
 					 bf->be, r == -ENOENT ? "away" : xbus_state_name(state));
 				fail_all(bf, msg);
+			} else if (r == 0 && state == XenbusStateConnected) {
+				reread_sectors(bf);
 			}
 		}
 		if (pfd[2].revents)

@@ -105,8 +105,11 @@ struct blkfront_config {
 /*
  * What was negotiated, fixed at connect, except that feature_flush,
  * feature_fua, feature_discard and feature_secdiscard may turn false at
- * any time (EOPNOTSUPP withdrawal, on the completion thread): read them
- * with READ_ONCE() when other threads do I/O.
+ * any time (EOPNOTSUPP withdrawal, on the completion thread), and that
+ * sectors follows a resize (the backend rewrites "sectors" and its state
+ * while Connected; the completion thread re-reads it, as Linux
+ * blkfront_connect does): read them with READ_ONCE() when other threads
+ * do I/O.
  */
 struct blkfront_info {
 	uint32_t backend_domid;

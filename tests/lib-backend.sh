@@ -18,8 +18,33 @@
 #   xs_is PATH VALUE          fail unless PATH reads exactly VALUE
 #   xs_absent PATH            fail unless PATH does not exist
 #   need_frontend             skip (77) unless blkfront-test can run scripts
+#
+# The disks of the hostile-request tests (test-case-C*.sh) come from
+# new_disk, so that "make check-ceph" runs the same tests on RBD images:
+#   BK_STORE                  "" (default: files and memory stores) or rbd
+#                             (then CEPH_CONF and CEPH_POOL name a cluster)
+#   new_disk SIZE [memory]    a fresh zeroed disk of SIZE (truncate's
+#                             units): sets params (for add_disk) and img (a
+#                             file, or POOL/IMAGE); "memory": memory:SIZE
+#                             unless BK_STORE=rbd
+#   backing_dd SKIP COUNT     COUNT 512-byte sectors of img from SKIP, on
+#                             stdout (rbd: through rbd export)
+#   H_READ H_WRITE H_FLUSH H_DISCARD
+#                             the host actions of the store in the trace
+#   H_BARRIER_FUA H_FUA_BIT   a barrier with data: its host actions after
+#                             the drain, and the fua= of its trace line
 
 BK_TMP=$(mktemp -d /tmp/bk-test.XXXXXX)
+BK_STORE=${BK_STORE:-}
+if [ "$BK_STORE" = rbd ]; then
+	H_READ=rbd_aio_readv H_WRITE=rbd_aio_writev H_FLUSH=rbd_aio_flush
+	H_DISCARD=rbd_aio_discard
+	# librbd's cache is writeback: FUA is a write and a flush
+	H_BARRIER_FUA=$H_FLUSH,$H_WRITE,$H_FLUSH H_FUA_BIT=0
+else
+	H_READ=preadv H_WRITE=pwritev H_FLUSH=fdatasync H_DISCARD=fallocate-punch-hole
+	H_BARRIER_FUA=fdatasync,pwritev+RWF_DSYNC H_FUA_BIT=1
+fi
 [ -n "${BK_KEEP:-}" ] || cleanup_fn rm -rf "$BK_TMP"
 BACKEND_PIDFILE=$BK_TMP/blkbackd.pid
 BACKEND_LOG=$BK_TMP/blkbackd.log
@@ -120,13 +145,52 @@ start_sim_backend() {
 	start_backend "$@"
 }
 
-# guest_with_disk SIZE: a new guest (DOM) whose xvda is a new sparse file
-# of SIZE bytes (truncate's units), $img.
+# guest_with_disk SIZE: a new guest (DOM) whose xvda is new_disk SIZE
+# (a new sparse file of SIZE bytes, truncate's units, $img).
 guest_with_disk() {
-	img=$BK_TMP/disk.img
-	truncate -s "$1" "$img" || fail "truncate -s $1 $img failed"
+	new_disk "$1"
 	new_guest
-	add_disk $DOM "$img"
+	add_disk $DOM "$params"
+}
+
+_bk_disks=0
+new_disk() {
+	local size=$1 kind=${2:-file}
+	if [ "$BK_STORE" = rbd ]; then
+		_bk_disks=$((_bk_disks + 1))
+		img=$CEPH_POOL/t$$-$_bk_disks
+		# images are thin: a new one reads as zeroes
+		timeout 120 rbd -c "$CEPH_CONF" create --size "$size" \
+			"$img" || fail "rbd create $img failed"
+		cleanup_fn _rbd_rm "$img"
+		params="rbd:$img:conf=$CEPH_CONF"
+	elif [ "$kind" = memory ]; then
+		img= params=memory:$size
+	else
+		img=$BK_TMP/disk.img
+		rm -f "$img"
+		truncate -s "$size" "$img" || fail "truncate -s $size $img failed"
+		params=$img
+	fi
+}
+
+# (at exit: a daemon killed with SIGKILL may still hold its lock; rm
+# does not need it, but give the cluster a few tries)
+_rbd_rm() {
+	local i
+	for i in 1 2 3; do
+		timeout 60 rbd -c "$CEPH_CONF" rm --no-progress "$1" >/dev/null 2>&1 && return 0
+		sleep 1
+	done
+}
+
+backing_dd() {
+	if [ "$BK_STORE" = rbd ]; then
+		timeout 120 rbd -c "$CEPH_CONF" export --no-progress "$img" - 2>/dev/null |
+			dd bs=512 skip="$1" count="$2" iflag=fullblock status=none
+	else
+		dd if="$img" bs=512 skip="$1" count="$2" status=none
+	fi
 }
 
 # new_guest: create a simulated domU; sets DOM.

@@ -4,9 +4,9 @@
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
-truncate -s 4M "$BK_TMP/disk.img"
+new_disk 4M
 new_guest
-add_disk $DOM "$BK_TMP/disk.img"
+add_disk $DOM "$params"
 cat > "$BK_TMP/s" <<'EOS'
 xs-expect be feature-discard 1
 send op=read id=1 sector=0xFFFFFFFFFFFFFFF8 seg=p0 expect=ERROR

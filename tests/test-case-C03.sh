@@ -6,9 +6,11 @@
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
 new_guest; bad=$DOM
-add_disk $bad memory:4M
+new_disk 4M memory
+add_disk $bad "$params"
 new_guest; good=$DOM
-add_disk $good memory:4M
+new_disk 4M memory
+add_disk $good "$params"
 cat > "$BK_TMP/bad" <<'EOS'
 send op=read id=1 sector=0 seg=p0 expect=OKAY
 req-prod +33

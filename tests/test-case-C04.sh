@@ -17,10 +17,10 @@ dump p0 $BK_TMP/p0
 dump p1 $BK_TMP/p1
 EOS
 run_script $DOM "$BK_TMP/s"
-trace_expect 5 "id=5 issue=flush sector=0 nr=0" "id=5 host=fdatasync result=0" \
-	"id=5 issue=write sector=16 nr=16" "id=5 host=pwritev result=8192" \
-	"op=flush id=5 sector=16 nr=16 segs=2 fua=0 -> host=fdatasync,pwritev status=0"
-cmp <(cat "$BK_TMP/p0" "$BK_TMP/p1") <(dd if="$img" bs=512 skip=16 count=16 status=none) ||
+trace_expect 5 "id=5 issue=flush sector=0 nr=0" "id=5 host=$H_FLUSH result=0" \
+	"id=5 issue=write sector=16 nr=16" "id=5 host=$H_WRITE result=8192" \
+	"op=flush id=5 sector=16 nr=16 segs=2 fua=0 -> host=$H_FLUSH,$H_WRITE status=0"
+cmp <(cat "$BK_TMP/p0" "$BK_TMP/p1") <(backing_dd 16 16) ||
 	fail "the flush's data is not on the backing byte for byte"
 stop_backend
 exit 0

@@ -7,7 +7,8 @@
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend --max-indirect-segments=16
 new_guest
-add_disk $DOM memory:4M
+new_disk 4M memory
+add_disk $DOM "$params"
 cat > "$BK_TMP/s" <<'EOS'
 xs-expect be feature-max-indirect-segments 16
 send op=read id=1 sector=0 nr_segments=0 expect=ERROR
@@ -30,7 +31,8 @@ stop_backend
 # indirect not offered: the operation is unknown to this backend
 start_backend --max-indirect-segments=0
 new_guest
-add_disk $DOM memory:4M
+new_disk 4M memory
+add_disk $DOM "$params"
 cat > "$BK_TMP/s0" <<'EOS'
 xs-expect be feature-max-indirect-segments -
 send op=indirect indirect_op=read id=21 sector=0 nr_segments=1 igref=p20 expect=EOPNOTSUPP

@@ -15,11 +15,11 @@ EOS
 run_script $DOM "$BK_TMP/s"
 no_host_io 1
 no_host_io 2
-trace_of 3 | grep -q "host=fallocate-punch-hole result=0" || fail "good discard not punched"
+trace_of 3 | grep -q "host=$H_DISCARD result=0" || fail "good discard not punched"
 
 # a read-only vbd: discard not offered, and refused with ERROR anyway
 new_guest
-add_disk $DOM "$img" --mode r
+add_disk $DOM "$params" --mode r
 cat > "$BK_TMP/ro" <<'EOS'
 xs-expect be feature-discard 0
 send op=discard id=11 sector=0 nr_sectors=8 expect=ERROR

@@ -14,7 +14,7 @@ send op=read id=3 sector=0 seg=p1 expect=OKAY
 check p1 zero
 EOS
 run_script $DOM "$BK_TMP/s"
-trace_of 2 | grep -q "host=fallocate-punch-hole result=0" || fail "not a plain discard"
+trace_of 2 | grep -q "host=$H_DISCARD result=0" || fail "not a plain discard"
 
 new_guest
 add_disk $DOM memory:4M

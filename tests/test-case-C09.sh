@@ -7,11 +7,10 @@
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend --feature-persistent=0
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
+new_disk 4M
 new_guest; other=$DOM
 new_guest
-add_disk $DOM "$img"
+add_disk $DOM "$params"
 cat > "$BK_TMP/s" <<EOS
 fill p0 seed:3
 send op=write id=1 sector=0 seg=p0 seg=0xffffffff:0:7 expect=ERROR
@@ -46,7 +45,7 @@ for mode in "--feature-persistent=0 --map-threshold=512" --feature-persistent=1;
 	start_backend $mode
 	: > "$BACKEND_TRACE"
 	new_guest
-	add_disk $DOM "$img"
+	add_disk $DOM "$params"
 	run_script $DOM "$BK_TMP/s"
 	for id in 1 2 3; do
 		no_host_io $id

@@ -8,8 +8,7 @@
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
-img=$BK_TMP/disk.img
-truncate -s 4M "$img"
+new_disk 4M
 
 gen() { # out
 	local i
@@ -52,13 +51,13 @@ check_order() { # fua-action
 }
 
 new_guest
-add_disk $DOM "$img" --be-key flush-mode=barrier
+add_disk $DOM "$params" --be-key flush-mode=barrier
 run_script $DOM "$BK_TMP/s"
-check_order "pwritev\+RWF_DSYNC"
-grep -q "op=barrier id=109 sector=64 nr=8 segs=1 fua=1 -> host=drain,fdatasync,pwritev+RWF_DSYNC status=0" "$BACKEND_TRACE" ||
+check_order "$(printf %s "${H_BARRIER_FUA##*,}" | sed 's/+/\\+/g')"
+grep -qF "op=barrier id=109 sector=64 nr=8 segs=1 fua=$H_FUA_BIT -> host=drain,$H_BARRIER_FUA status=0" "$BACKEND_TRACE" ||
 	fail "barrier response line"
 for i in $(seq 0 12); do
-	cmp "$BK_TMP/p$i" <(dd if="$img" bs=512 skip=$((i * 8)) count=8 status=none) ||
+	cmp "$BK_TMP/p$i" <(backing_dd $((i * 8)) 8) ||
 		fail "write $i not on the backing byte for byte"
 done
 

@@ -18,10 +18,10 @@ EOS
 run_script $DOM "$BK_TMP/s"
 no_host_io 1
 no_host_io 2
-cmp -n 4096 "$img" /dev/zero || fail "a refused barrier wrote data"
+cmp -n 4096 <(backing_dd 0 8) /dev/zero || fail "a refused barrier wrote data"
 
 new_guest
-add_disk $DOM "$img"
+add_disk $DOM "$params"
 # written after InitWait, as the hotplug script does: read at connect
 xs_wait "$(bk_be $DOM)/state" 2
 xenstore-write "$(bk_be $DOM)/flush-mode" none

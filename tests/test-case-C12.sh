@@ -23,9 +23,9 @@ EOS
 run_script $DOM "$BK_TMP/s" --no-close
 kill -KILL "$(cat "$BACKEND_PIDFILE")"
 wait "$(cat "$BACKEND_PIDFILE")" 2>/dev/null || true
-cmp <(cat "$BK_TMP/p0" "$BK_TMP/p1") <(dd if="$img" bs=512 count=16 status=none) ||
+cmp <(cat "$BK_TMP/p0" "$BK_TMP/p1") <(backing_dd 0 16) ||
 	fail "a write acknowledged before the flush is not on the backing"
-cmp -n 4096 <(dd if="$img" bs=512 skip=16 count=8 status=none) /dev/zero ||
+cmp -n 4096 <(backing_dd 16 8) /dev/zero ||
 	fail "the unflushed write reached the backing: the volatile cache model did nothing"
 
 # a backing that cannot flush: flush and barrier are not advertised

@@ -5,7 +5,8 @@
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
 new_guest
-add_disk $DOM memory:4M
+new_disk 4M memory
+add_disk $DOM "$params"
 cat > "$BK_TMP/s" <<'EOS'
 send op=4 id=1 sector=0 seg=p0 expect=EOPNOTSUPP
 send op=7 id=2 sector=0 seg=p0 expect=EOPNOTSUPP

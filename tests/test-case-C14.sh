@@ -7,7 +7,8 @@
 start_sim_backend --max-queues=4
 for n in 0 5 abc; do
 	new_guest
-	add_disk $DOM memory:1M
+	new_disk 1M memory
+	add_disk $DOM "$params"
 	blkfront-test script --domid $DOM --expect-no-connect --fe-key multi-queue-num-queues=$n /dev/null ||
 		fail "multi-queue-num-queues=$n: the device connected"
 	be=$(bk_be $DOM)

@@ -91,7 +91,9 @@ def _add_run_options(p):
     a("--platform", help="where dom0 and domU rows run: sim (default: xensim + FUSE "
       "on this machine), xen-nested (Xen 4.17 in QEMU/TCG, one boot), xen-host "
       "(this machine is a Xen dom0 running blkbackd)")
-    a("--backing", help="xen-host: the LV or file both rows use (destroyed by mkfs)")
+    a("--backing", help="xen-host: the LV or file both rows use (destroyed by mkfs); "
+      "sim: rbd:POOL/IMAGE[:conf=PATH][:id=USER], the Ceph RBD image domU rows use "
+      "(re-created for each run; dom0 and raw rows keep their file)")
     a("--guest-kernel", help="xen-host: the PV guest's kernel (default "
       "/boot/vmlinuz-$(uname -r); its /lib/modules must exist)")
     a("--where", help="comma list of: %s (default dom0,domU; xen platforms: dom0, domU)"
@@ -219,6 +221,33 @@ def _make_backing(path, mib, prefill, log):
     log.flush()
 
 
+def _fresh_rbd(spec, mib, log):
+    """--backing rbd:POOL/IMAGE[:conf=PATH][:id=USER] (blkbackd's params,
+    QEMU's spelling): remove the image and create it again, MIB MiB and
+    empty (RBD images are thin: the "sparse" prefill).  Returns spec, the
+    params of the run's vbd."""
+    words = spec[len("rbd:"):].split(":")
+    image, argv = words[0], ["rbd"]
+    if "@" in image or "/" not in image:
+        raise BenchError("--backing %s: not rbd:POOL/IMAGE (a snapshot is read-only)" % spec)
+    for w in words[1:]:
+        k, _, v = w.partition("=")
+        if k == "conf":
+            argv += ["-c", v]
+        elif k == "id":
+            argv += ["--id", v]
+    t0 = time.monotonic()
+    run(argv + ["rm", "--no-progress", image], log=log, check=False, timeout=120)
+    p = run(argv + ["create", "--size", "%dM" % mib, image], log=log, check=False,
+            timeout=120)
+    if p.returncode != 0:
+        raise BenchError("--backing %s: rbd create failed: %s" % (spec, p.stderr.strip()))
+    log.write("# backing %s: RBD image of %d MiB, re-created (%.1f s)\n"
+              % (spec, mib, time.monotonic() - t0))
+    log.flush()
+    return spec
+
+
 def _git_rev(srcdir):
     try:
         rev = subprocess.run(["git", "-C", srcdir, "rev-parse", "--short", "HEAD"],
@@ -301,6 +330,12 @@ class Bench:
             backing = os.path.join(tmp, "backing.img")
             _make_backing(backing, self.disk_mib, self.o.prefill, log)
             row["prefill"] = self.o.prefill
+            if self.o.backing.startswith("rbd:") and cell.where == "domU":
+                # blkbackd serves the ring from the cluster instead
+                backing = _fresh_rbd(self.o.backing, self.disk_mib, log)
+                row["backing"] = "rbd"
+            else:
+                row["backing"] = "file"
             disk = self.wheres[cell.where].start(cell, tmp, backing, cl, log, rundir)
             row.update(disk.row)
 

@@ -676,9 +676,12 @@ def platform(bench):
     if p not in PLATFORMS:
         raise BenchError("--platform %s: not one of %s" % (p, ", ".join(PLATFORMS)))
     if p == "sim":
-        for opt in ("backing", "guest_kernel"):
-            if getattr(bench.o, opt):
-                raise BenchError("--%s is for --platform xen-host only" % opt.replace("_", "-"))
+        if bench.o.guest_kernel:
+            raise BenchError("--guest-kernel is for --platform xen-host only")
+        if bench.o.backing and not bench.o.backing.startswith("rbd:"):
+            raise BenchError("--backing %s: on --platform sim only an RBD image "
+                             "(rbd:POOL/IMAGE[:conf=PATH][:id=USER]); the other rows "
+                             "use a file of their own" % bench.o.backing)
         return None
     if p == "xen-nested" and (bench.o.backing or bench.o.guest_kernel):
         raise BenchError("--backing and --guest-kernel are for --platform xen-host only "

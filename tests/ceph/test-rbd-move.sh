@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Moving a disk between hosts: two blkbackd daemons, each with its own
+# xensim ("host A", "host B"), serve one RBD image one after the other.
+# A guest on A writes (blkfront-test verify, with flushes) and detaches;
+# a guest on B attaches the same image and reads back every acknowledged
+# write byte-exact.  The image's exclusive lock keeps two writers apart:
+# while A's vbd is connected, a writable attach on B is refused before
+# InitWait with an error node naming the lock's holder, and the same
+# attach succeeds once A has closed.  A read-only attach (mode=r) on B
+# is not refused.  Run by check-ceph.sh.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+[ "$BK_STORE" = rbd ] || { echo "$0: skipped: run by make check-ceph"; exit 77; }
+requires test -x "$abs_top_builddir/sim/xensim"
+need_frontend
+new_disk 16M
+
+# host A: xensim + blkbackd, the lib-backend.sh defaults
+start_xensim
+A_SIM=$XENSIM_DIR
+start_backend
+A_LOG=$BACKEND_LOG A_PID=$BACKEND_PIDFILE
+new_guest
+A_DOM=$DOM
+add_disk $A_DOM "$params"
+
+# host B: its own xensim and blkbackd
+start_xensim
+B_SIM=$XENSIM_DIR
+BACKEND_PIDFILE=$BK_TMP/b.pid BACKEND_LOG=$BK_TMP/b.log BACKEND_TRACE=$BK_TMP/b.trace
+start_backend
+B_LOG=$BACKEND_LOG B_PID=$BACKEND_PIDFILE
+host() { # A|B: talk to that host's xenstore and blkbackd
+	if [ "$1" = A ]; then
+		XENSIM_DIR=$A_SIM BACKEND_PIDFILE=$A_PID BACKEND_LOG=$A_LOG
+	else
+		XENSIM_DIR=$B_SIM BACKEND_PIDFILE=$B_PID BACKEND_LOG=$B_LOG
+	fi
+	XENSTORED_PATH=$XENSIM_DIR/xenstore.sock
+	export XENSIM_DIR XENSTORED_PATH
+}
+
+# A writes, with a flush every 16 writes; its frontend closes at the end
+host A
+blkfront-test verify --domid $A_DOM --size 8M --bs 16k --iodepth 8 --flush-every 16 \
+	--timeout 20000 >"$BK_TMP/a.out" 2>&1 || { cat "$BK_TMP/a.out"; fail "verify on host A"; }
+grep "^verify: ok: " "$BK_TMP/a.out" || fail "no verify summary on host A"
+# ... and connects again, holding the image
+blkfront-test attach --domid $A_DOM --hold >"$BK_TMP/a.attach" 2>&1 &
+a_front=$!
+cleanup_fn kill $a_front
+xs_wait "$(bk_be $A_DOM)/state" 4 20
+
+# B: a second writer is refused before InitWait, the holder named
+host B
+new_guest
+B_DOM=$DOM
+add_disk $B_DOM "$params"
+be=$(bk_be $B_DOM)
+xs_wait "$be/state" 5 30
+err=$(xenstore-read "$be/error")
+echo "host B, second writer: $err"
+case $err in
+"params: cannot open rbd store \"$img:conf=$CEPH_CONF\": image $img is locked by another writer (lock owner \""*) ;;
+*) fail "error node of the refused writer: \"$err\"" ;;
+esac
+grep -q "locked by another writer" "$B_LOG" || fail "host B's blkbackd did not log the refusal"
+# a reader is not refused
+blkfront-test xl-add --domid $B_DOM --vdev xvdb --params "$params" --mode r >/dev/null ||
+	fail "xl-add mode=r on host B"
+cat > "$BK_TMP/r" <<'EOS'
+xs-expect be info 4
+send op=read id=1 sector=0 seg=p0 expect=OKAY
+EOS
+run_script $B_DOM "$BK_TMP/r" --vdev xvdb
+blkfront-test xl-remove --domid $B_DOM --vdev xvdb >/dev/null || fail "xl-remove xvdb on B"
+blkfront-test xl-remove --domid $B_DOM >/dev/null || fail "xl-remove the refused vbd on B"
+
+# A lets go: its frontend closes, the toolstack removes the vbd
+host A
+kill -TERM $a_front
+wait $a_front 2>/dev/null || true
+blkfront-test xl-remove --domid $A_DOM >/dev/null || fail "xl-remove on A"
+wait_for 20 grep -q "vbd $A_DOM/51712: removed" "$A_LOG" || fail "host A did not remove its vbd"
+
+# B takes over: the same attach now connects, and every block A wrote
+# (and had acknowledged) reads back byte-exact
+host B
+add_disk $B_DOM "$params"
+blkfront-test verify --domid $B_DOM --check-only --size 8M --bs 16k --timeout 20000 \
+	>"$BK_TMP/b.out" 2>&1 || { cat "$BK_TMP/b.out"; fail "check-only on host B"; }
+grep "^verify: ok: " "$BK_TMP/b.out" || fail "no verify summary on host B"
+grep -q "vbd $B_DOM/51712: .* -> Connected (rbd" "$B_LOG" ||
+	grep -q "vbd $B_DOM/51712: .*Connected" "$B_LOG" || fail "B never connected"
+# and now A is the one refused
+host A
+new_guest
+add_disk $DOM "$params"
+xs_wait "$(bk_be $DOM)/state" 5 30
+xenstore-read "$(bk_be $DOM)/error" | grep -q "is locked by another writer" ||
+	fail "host A was not refused while B holds the image"
+host B
+blkfront-test xl-remove --domid $B_DOM >/dev/null || fail "xl-remove on B"
+stop_backend
+host A
+stop_backend
+exit 0
