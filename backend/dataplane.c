@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,31 @@ static void queue_push(struct bk_queue *q);
 /* ---------------------------------------------------------------- */
 /* Reports, plans and requests.                                       */
 /* ---------------------------------------------------------------- */
+
+unsigned int
+bk_crash_point_parse(const char *name)
+{
+	static const char *const names[] = {
+		[BK_CRASH_TAKEN] = "taken",
+		[BK_CRASH_RESPONDED] = "responded",
+		[BK_CRASH_RECORDED] = "recorded",
+		[BK_CRASH_PUSHED] = "pushed",
+	};
+	unsigned int i;
+
+	for (i = BK_CRASH_TAKEN; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return BK_CRASH_NONE;
+}
+
+/* Tests only: die here, as a SIGKILL would, the crash_after-th time. */
+static inline void
+crash_point(struct bk_queue *q, unsigned int point)
+{
+	if (unlikely(q->crash_point == point) && --q->crash_after == 0)
+		raise(SIGKILL);
+}
 
 /* Put an event into the report box and wake the control thread. */
 static void
@@ -108,6 +134,15 @@ plan_of(const struct bk_queue *q, const struct blkreq *br)
 	return br->op < PLAN_OPS ? &q->plans[br->op][br->nr_segments != 0] : &unknown;
 }
 
+static void
+req_reset(struct bk_req *r)
+{
+	r->step = 0;
+	r->secure = false;
+	r->host[0] = '\0';
+	r->map = NULL;
+}
+
 /* NULL when every request is in flight (the caller counts oo_req). */
 static struct bk_req *
 req_get(struct bk_queue *q)
@@ -119,10 +154,7 @@ req_get(struct bk_queue *q)
 	q->free = r->next;
 	q->nr_free--;
 	r->next = NULL;
-	r->step = 0;
-	r->secure = false;
-	r->host[0] = '\0';
-	r->map = NULL;
+	req_reset(r);
 	return r;
 }
 
@@ -200,9 +232,18 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 	bool was_barrier = req->plan.steps[0] == BK_STEP_DRAIN;
 
 	/* An INDIRECT request is answered with its indirect_op (Linux
-	 * blkback's req_operation, which hardened blkfront checks). */
-	if (blkring_back_put_response(q->ring, br->id, br->op, status) == 0)
+	 * blkback's req_operation, which hardened blkfront checks).  The
+	 * record learns where the response went (qstate.h: after the
+	 * response is in the ring, before it is pushed). */
+	uint32_t rsp = blkring_back_rsp_prod_pvt(q->ring);
+
+	if (blkring_back_put_response(q->ring, br->id, br->op, status) == 0) {
 		q->need_push = true;
+		crash_point(q, BK_CRASH_RESPONDED);
+		if (q->qs)
+			bk_qstate_answered(q->qs, req->take_idx, rsp);
+		crash_point(q, BK_CRASH_RECORDED);
+	}
 	if (status == BLKIF_RSP_ERROR)
 		bk_stat_add(&q->stats, err_rsp, 1);
 	else if (status == BLKIF_RSP_EOPNOTSUPP)
@@ -775,20 +816,30 @@ queue_consume(struct bk_queue *q)
 	unsigned int n = 0, k = 0, i;
 
 	while (!q->hold && !q->broken && !q->stopping) {
-		struct bk_req *req = req_get(q);
+		struct bk_req *req = q->recov;
 		int rc;
 
-		if (!req) {
+		if (req) {
+			/* a previous blkbackd took it: done again first, in
+			 * take order (qstate.h) */
+			q->recov = req->next;
+			req->next = NULL;
+			req_reset(req);
+		} else if (!(req = req_get(q))) {
 			if (blkring_back_peek(q->ring))
 				bk_stat_add(&q->stats, oo_req, 1);
 			break;	/* resumed when a request completes */
-		}
-		rc = blkring_back_get_request(q->ring, &req->br);
-		if (rc != 1) {
+		} else if ((rc = blkring_back_get_request(q->ring, &req->br)) != 1) {
 			req_put(q, req);
 			if (rc < 0)
 				queue_broken(q);
 			break;	/* empty: bk_queue_main arms req_event before sleeping */
+		} else {
+			/* recorded before it is acted on (qstate.h) */
+			req->take_idx = blkring_back_req_cons(q->ring) - 1;
+			if (q->qs)
+				bk_qstate_take(q->qs, req->take_idx, &req->br);
+			crash_point(q, BK_CRASH_TAKEN);
 		}
 		if (req_take(q, req))
 			q->pass[n++] = req;
@@ -866,10 +917,16 @@ queue_reap(struct bk_queue *q)
 static void
 queue_push(struct bk_queue *q)
 {
+	bool notify;
+
 	if (!q->need_push)
 		return;
 	q->need_push = false;
-	if (blkring_back_push_responses(q->ring)) {
+	notify = blkring_back_push_responses(q->ring);
+	crash_point(q, BK_CRASH_PUSHED);
+	if (q->qs)
+		bk_qstate_pushed(q->qs, blkring_back_rsp_pushed(q->ring));
+	if (notify) {
 		int rc = xenops_evtchn_notify(q->evtchn, q->port);
 
 		if (rc < 0)
@@ -898,7 +955,7 @@ queue_evtchn(struct bk_queue *q)
 static bool
 queue_can_consume(const struct bk_queue *q)
 {
-	return !q->hold && !q->broken && !q->stopping && q->nr_free;
+	return !q->hold && !q->broken && !q->stopping && (q->nr_free || q->recov);
 }
 
 /* A request to consume, or a completion to reap (no system calls). */
@@ -907,7 +964,7 @@ queue_ready(void *opaque)
 {
 	struct bk_queue *q = opaque;
 
-	return (queue_can_consume(q) && blkring_back_peek(q->ring)) ||
+	return (queue_can_consume(q) && (q->recov || blkring_back_peek(q->ring))) ||
 	       (q->inflight && bk_store_poll(q->sq));
 }
 
@@ -949,7 +1006,8 @@ bk_queue_main(void *opaque)
 		busy = queue_poll(q, start);
 		/* arm req_event and look once more: a request pushed since the
 		 * last look would otherwise not notify us */
-		if (!busy && queue_can_consume(q) && blkring_back_final_check(q->ring))
+		if (!busy && queue_can_consume(q) &&
+		    (q->recov || blkring_back_final_check(q->ring)))
 			busy = true;
 		/* busy: go round again, but look at the fds (stop, event
 		 * channel) at least once a millisecond */

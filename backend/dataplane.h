@@ -93,6 +93,7 @@ struct bk_queue_params {
 	const char *name;		/* the vbd, "F/D", for logs and the trace; copied */
 	unsigned int idx;		/* the queue's index in its vbd */
 	uint32_t domid;			/* the frontend's domain */
+	uint32_t devid;			/* the vbd's device id */
 	struct bk_ring_config ring;
 	/* Borrowed; they outlive the queue. */
 	xenops_t *xops;
@@ -113,7 +114,30 @@ struct bk_queue_params {
 	unsigned int poll_max_us;	/* polling window cap before sleeping; 0: never */
 	/* The control thread's eventfd: written (+1) after each report. */
 	int report_efd;
+	/*
+	 * The queue's recovery record (qstate.h), or NULL for none: with
+	 * recover, the ring is taken over from the record a previous
+	 * blkbackd left there (a restart or an upgrade) and what it had
+	 * taken and not answered is answered; else a fresh record.
+	 */
+	const char *state_path;
+	bool recover;
+	/* Tests only (--test-crash-at): SIGKILL ourselves the crash_after-th
+	 * time the queue reaches crash_point (BK_CRASH_*), 0: never. */
+	unsigned int crash_point, crash_after;
 };
+
+/* Where a test may kill a queue thread (--test-crash-at=NAME:N). */
+enum {
+	BK_CRASH_NONE,
+	BK_CRASH_TAKEN,		/* a request recorded, not yet acted on */
+	BK_CRASH_RESPONDED,	/* a response in the ring, not yet recorded */
+	BK_CRASH_RECORDED,	/* recorded as answered, not yet pushed */
+	BK_CRASH_PUSHED,	/* pushed, its record not yet freed */
+};
+/* "taken", "responded", "recorded", "pushed": the BK_CRASH_* value, or
+ * BK_CRASH_NONE when name is none of them. */
+unsigned int bk_crash_point_parse(const char *name);
 
 /*
  * Map the ring, bind the event channel, open a queue on the store and
@@ -149,8 +173,12 @@ bool bk_dataplane_stopped(const struct bk_queue *q);
  * then.  Idempotent.
  */
 void bk_dataplane_join(struct bk_queue *q);
-/* Join (as above), unbind, unmap, free.  q may be NULL. */
-void bk_dataplane_destroy(struct bk_queue *q);
+/*
+ * Join (as above), unbind, unmap, free.  keep_state: leave the recovery
+ * record for the next blkbackd (the daemon stops or upgrades while the
+ * vbd stays Connected); else remove it (the vbd closes).  q may be NULL.
+ */
+void bk_dataplane_destroy(struct bk_queue *q, bool keep_state);
 
 /* ---------------------------------------------------------------- */
 /* Reports (queue thread -> control thread).                          */

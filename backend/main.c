@@ -30,6 +30,11 @@
 #ifndef BLKBACKD_LOCK_FILE
 #define BLKBACKD_LOCK_FILE "/run/blkbackd.lock"
 #endif
+/* real Xen: the queues' recovery records (tmpfs: they outlive the
+ * process, not the machine) */
+#ifndef BLKBACKD_STATE_DIR
+#define BLKBACKD_STATE_DIR "/run/blkbackd"
+#endif
 
 enum {
 	OPT_TRANSPORT = 256,
@@ -43,6 +48,8 @@ enum {
 	OPT_MAP_THRESHOLD,
 	OPT_POLL_MAX_US,
 	OPT_FEATURE_PERSISTENT,
+	OPT_STATE_DIR,
+	OPT_TEST_CRASH_AT,
 	OPT_MAX_PGRANTS,
 	OPT_RECORD,
 	OPT_CACHE,
@@ -64,6 +71,8 @@ static const struct option long_options[] = {
 	{ "map-threshold", required_argument, NULL, OPT_MAP_THRESHOLD },
 	{ "poll-max-us", required_argument, NULL, OPT_POLL_MAX_US },
 	{ "feature-persistent", required_argument, NULL, OPT_FEATURE_PERSISTENT },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "test-crash-at", required_argument, NULL, OPT_TEST_CRASH_AT },
 	{ "max-persistent-grants", required_argument, NULL, OPT_MAX_PGRANTS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "cache", required_argument, NULL, OPT_CACHE },
@@ -96,9 +105,14 @@ usage(FILE *fp)
 "                               (default 65536)\n"
 "      --poll-max-us=N          poll ring and completions up to N us before sleeping,\n"
 "                               adaptively; 0 = never poll (default 50)\n"
+"      --state-dir=DIR          the queues' recovery records, for a restart or an\n"
+"                               upgrade the guests never notice (default /run/blkbackd;\n"
+"                               sim: beside xensim's xenstore socket)\n"
 "      --record=FILE            blkcrash: record every host write/flush to FILE\n"
 "      --cache=volatile         blkcrash: model a volatile disk cache (power cut on SIGUSR2)\n"
 "      --unsafe-ignore-flush    TEST ONLY: acknowledge flushes/barriers without flushing\n"
+"      --test-crash-at=POINT:N  TEST ONLY: SIGKILL a queue thread the Nth time it reaches\n"
+"                               POINT (taken, responded, recorded, pushed)\n"
 "  -h, --help                   this help\n"
 "  -V, --version                print the version\n"
 "\n"
@@ -253,6 +267,7 @@ struct run {
 	const char *pidfile, *trace_path;
 	unsigned int stats_secs;
 	sigset_t sigs;			/* blocked in every thread; read from sfd */
+	char state_dir[PATH_MAX];	/* --state-dir's default */
 	int sfd, tfd, lockfd;
 };
 
@@ -353,6 +368,22 @@ parse_options(int argc, char **argv, struct run *r)
 				return -1;
 			}
 			break;
+		case OPT_STATE_DIR:
+			o->state_dir = optarg;
+			break;
+		case OPT_TEST_CRASH_AT: {
+			char name[16];
+			int n = 0;
+
+			if (sscanf(optarg, "%15[a-z]:%n", name, &n) != 1 || !n ||
+			    !(o->crash_point = bk_crash_point_parse(name)) ||
+			    parse_uint(optarg + n, 1000000000, &o->crash_after) < 0 || !o->crash_after) {
+				log_error("--test-crash-at: \"%s\" is not POINT:N with POINT one of "
+					  "taken, responded, recorded, pushed and N >= 1", optarg);
+				return -1;
+			}
+			break;
+		}
 		case OPT_RECORD:
 			o->record_path = optarg;
 			break;
@@ -391,6 +422,38 @@ parse_options(int argc, char **argv, struct run *r)
 		log_error("WARNING: --unsafe-ignore-flush: flushes and barriers are "
 			  "ACKNOWLEDGED WITHOUT FLUSHING; guest data WILL be lost on a "
 			  "power cut.  Test mode for blkcrash only.");
+	return 0;
+}
+
+/*
+ * The recovery records' directory (--state-dir, or the default: under
+ * the simulator, beside the xenstore socket like the instance lock, so
+ * that each xensim has its own), made if missing, root only.  0, or -1
+ * after logging.
+ */
+static int
+state_dir_setup(struct run *r)
+{
+	struct bk_options *o = &r->d.opt;
+	const char *xsp = getenv("XENSTORED_PATH");
+	struct stat st;
+
+	if (!o->state_dir) {
+		if (o->transport == XENOPS_SIM && xsp)
+			snprintf(r->state_dir, sizeof(r->state_dir), "%s.blkbackd-%u.state", xsp,
+				 r->d.self);
+		else
+			snprintf(r->state_dir, sizeof(r->state_dir), "%s", BLKBACKD_STATE_DIR);
+		o->state_dir = r->state_dir;
+	}
+	if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST) {
+		log_error("--state-dir %s: %m", o->state_dir);
+		return -1;
+	}
+	if (stat(o->state_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		log_error("--state-dir %s: not a directory", o->state_dir);
+		return -1;
+	}
 	return 0;
 }
 
@@ -461,6 +524,8 @@ setup(struct run *r)
 			return -1;
 		}
 	}
+	if (state_dir_setup(r) < 0)
+		return -1;
 	if (bk_xenbus_init(d) < 0)
 		return -1;
 	if (r->pidfile && write_pidfile(r->pidfile) < 0)

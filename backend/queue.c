@@ -87,6 +87,83 @@ pool_fini(struct bk_queue *q)
 /* Create, start, stop, destroy.                                      */
 /* ---------------------------------------------------------------- */
 
+/* bk_qstate_recover's callback: queue a request to do again (the
+ * queue thread takes them before anything new from the ring). */
+static void
+recov_add(void *arg, uint32_t idx, const struct blkreq *br)
+{
+	struct bk_queue *q = arg;
+	struct bk_req *req = q->free, **pp = &q->recov;
+
+	/* the pool is full, and never smaller than the requests in flight */
+	q->free = req->next;
+	q->nr_free--;
+	req->br = *br;
+	req->take_idx = idx;
+	req->next = NULL;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = req;
+}
+
+/*
+ * Attach the ring, and the recovery record: with p->recover, where the
+ * previous blkbackd left both (a record of this very connection), else a
+ * fresh record at where the ring stands.  0, or an errno with *why.
+ */
+static int
+ring_attach(struct bk_queue *q, const struct bk_queue_params *p, const char **why,
+	    const char **key)
+{
+	const struct bk_ring_config *rc = &p->ring;
+	struct bk_qstate_id id = {
+		.domid = p->domid,
+		.devid = p->devid,
+		.queue = p->idx,
+		.nr_pages = rc->nr_pages,
+		.evtchn = rc->evtchn,
+		.abi = rc->abi,
+		.ring_size = blkring_size_for(rc->abi, rc->nr_pages),
+	};
+	uint32_t cons;
+	int err;
+
+	memcpy(id.refs, rc->refs, rc->nr_pages * sizeof(id.refs[0]));
+	if (p->state_path && p->recover) {
+		q->qs = bk_qstate_open(p->state_path, &id, &cons);
+		if (q->qs) {
+			q->ring = blkring_back_attach_resume(q->sring, rc->nr_pages, rc->abi, cons);
+			if (q->ring) {
+				q->recovering = true;
+				return 0;
+			}
+			log_error("vbd %s ring %u: the recovery record's consumer index %u does not "
+				  "fit the ring: not used", q->name, q->idx, cons);
+			bk_qstate_close(q->qs, false);
+			q->qs = NULL;
+		} else if (errno == ENOENT) {
+			log_error("vbd %s ring %u: no recovery record at %s: taking the ring "
+				  "over where its responses stand", q->name, q->idx, p->state_path);
+		}
+	}
+	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
+	if (!q->ring) {
+		err = errno;
+		*why = err == EIO ? "the ring's req_prod is more than the ring size past rsp_prod" :
+				    "cannot attach the ring";
+		*key = "ring-ref";
+		return err;
+	}
+	if (p->state_path) {
+		q->qs = bk_qstate_create(p->state_path, &id, blkring_back_req_cons(q->ring));
+		if (!q->qs) {
+			*why = "cannot create the queue's recovery record (--state-dir)";
+			return errno;
+		}
+	}
+	return 0;
+}
+
 static int
 epoll_add(int epfd, int fd, uint32_t tag)
 {
@@ -115,6 +192,8 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 	q->domid = p->domid;
 	q->feat = p->feat;
 	q->failed = p->failed;
+	q->crash_point = p->crash_point;
+	q->crash_after = p->crash_after;
 	q->trace = p->trace;
 	q->store = p->store;
 	q->store_polls = bk_store_can_poll(p->store);
@@ -131,14 +210,9 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 		*key = "ring-ref";
 		goto fail;
 	}
-	q->ring = blkring_back_attach(q->sring, rc->nr_pages, rc->abi);
-	if (!q->ring) {
-		err = errno;
-		*why = err == EIO ? "the ring's req_prod is more than the ring size past rsp_prod" :
-				    "cannot attach the ring";
-		*key = "ring-ref";
+	err = ring_attach(q, p, why, key);
+	if (err)
 		goto fail;
-	}
 	size = blkring_size(q->ring);
 	q->max_segs = p->max_indirect > BLKIF_MAX_SEGMENTS_PER_REQUEST ?
 		      p->max_indirect : BLKIF_MAX_SEGMENTS_PER_REQUEST;
@@ -158,6 +232,18 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 	if (!err)
 		err = -pool_init(q, size, (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
 				 BLKRING_SEGS_PER_INDIRECT_PAGE);
+	if (!err && q->recovering) {
+		int n = bk_qstate_recover(q->qs, blkring_back_rsp_pushed(q->ring), recov_add, q);
+
+		if (n < 0) {
+			err = -n;
+			*why = "the recovery record does not add up";
+		} else if (n) {
+			log_info("vbd %s ring %u: %d request%s taken by the previous blkbackd "
+				 "and not answered: answering %s", q->name, q->idx, n,
+				 n == 1 ? "" : "s", n == 1 ? "it" : "them");
+		}
+	}
 	if (!err && p->persistent) {
 		q->pg = bk_pgrants_new(q->xops, q->domid, p->max_pgrants);
 		if (!q->pg)
@@ -216,7 +302,7 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 	       q->idx, rc->nr_pages, size, q->port);
 	return q;
 fail:
-	bk_dataplane_destroy(q);
+	bk_dataplane_destroy(q, true);
 	errno = err ? err : EIO;
 	return NULL;
 }
@@ -265,7 +351,7 @@ bk_dataplane_join(struct bk_queue *q)
 }
 
 void
-bk_dataplane_destroy(struct bk_queue *q)
+bk_dataplane_destroy(struct bk_queue *q, bool keep_state)
 {
 	if (!q)
 		return;
@@ -285,6 +371,8 @@ bk_dataplane_destroy(struct bk_queue *q)
 	free(q->cb_segs);
 	free(q->grefs);
 	pool_fini(q);
+	/* after the store queue: nothing is in flight any more */
+	bk_qstate_close(q->qs, !keep_state);
 	if (q->ring)
 		blkring_free(q->ring);
 	if (q->sring)

@@ -15,6 +15,7 @@
 #include "dataplane.h"
 #include "pgrant.h"
 #include "pollwin.h"
+#include "qstate.h"
 
 enum { EV_EVTCHN = 1, EV_STORE, EV_STOP };
 
@@ -29,6 +30,7 @@ struct bk_plan {
 /* One request taken from the ring, until its response is pushed. */
 struct bk_req {
 	struct blkreq br;		/* private, validated copy */
+	uint32_t take_idx;		/* the ring index it was taken at */
 	struct bk_plan plan;		/* its steps: a copy of the queue's table
 					 * entry, which a withdrawal may change */
 	unsigned int step;		/* index into plan->steps */
@@ -108,6 +110,10 @@ struct bk_queue {
 	grant_ref_t *grefs;		/* max_segs entries, for mapping */
 	void **pages;			/* max_segs entries: persistent pages */
 	struct bk_pgrants *pg;		/* persistent grants; NULL: not negotiated */
+	struct bk_qstate *qs;		/* the recovery record; NULL: none */
+	struct bk_req *recov;		/* taken by a previous blkbackd, to redo */
+	bool recovering;		/* attached where a previous one left */
+	unsigned int crash_point, crash_after;	/* tests only */
 	struct bk_req **pass;		/* nr_reqs: the requests of a ring pass */
 	/* The grant copy batch (one direction at a time). */
 	struct xenops_copy_seg *cb_segs;

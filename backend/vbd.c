@@ -221,7 +221,7 @@ bk_vbd_disconnect_finish(struct bk_dev *dev)
 		/* join first: the counters are final once the thread is gone */
 		bk_dataplane_join(dev->queues[i]);
 		bk_stats_sum(&dev->closed_stats, bk_dataplane_stats(dev->queues[i]));
-		bk_dataplane_destroy(dev->queues[i]);
+		bk_dataplane_destroy(dev->queues[i], dev->keep_state);
 		dev->queues[i] = NULL;
 	}
 	dev->nr_queues = 0;
@@ -290,8 +290,15 @@ bk_vbd_drain_done(struct bk_dev *dev)
 /* Connect.                                                           */
 /* ---------------------------------------------------------------- */
 
+/*
+ * Connect: read the frontend's ring keys, open the store, start the
+ * queues, publish.  takeover: the vbd is Connected already, served by a
+ * blkbackd before us (a restart, an upgrade): the queues take their
+ * rings over where it left them (dataplane.h, recover) and nothing is
+ * written to xenstore -- the guest must not see a thing.
+ */
 static void
-connect(struct bk_dev *dev)
+connect(struct bk_dev *dev, bool takeover)
 {
 	struct bk_daemon *d = dev->d;
 	struct bk_ring_config rings[BK_MAX_QUEUES];
@@ -316,10 +323,16 @@ connect(struct bk_dev *dev)
 	dev->phase = DEV_CONNECTED;
 	bk_negotiate_features(dev);
 	for (i = 0; i < (unsigned int)nq; i++) {
+		char state[PATH_MAX];
 		const struct bk_queue_params p = {
 			.name = dev->name,
 			.idx = i,
 			.domid = dev->frontid,
+			.devid = dev->devid,
+			.state_path = d->opt.state_dir ? state : NULL,
+			.recover = takeover,
+			.crash_point = d->opt.crash_point,
+			.crash_after = d->opt.crash_after,
 			.ring = rings[i],
 			.xops = d->xops,
 			.store = dev->store,
@@ -335,6 +348,8 @@ connect(struct bk_dev *dev)
 		};
 		const char *why = "?", *key = NULL;
 
+		snprintf(state, sizeof(state), "%s/vbd-%u-%u-q%u", d->opt.state_dir ? d->opt.state_dir : "",
+			 dev->frontid, dev->devid, i);
 		dev->queues[i] = bk_dataplane_create(&p, &why, &key);
 		if (!dev->queues[i]) {
 			int err = errno;
@@ -360,6 +375,13 @@ connect(struct bk_dev *dev)
 			bk_vbd_disconnect(dev);
 			return;
 		}
+	}
+	if (takeover) {
+		dev->published = true;
+		dev->state = XenbusStateConnected;
+		log_info("vbd %s: taken over, Connected as it was (%s, %d queue%s, persistent=%d)",
+			 dev->name, dev->cfg.params.arg, nq, nq == 1 ? "" : "s", dev->persistent);
+		return;
 	}
 	r = bk_negotiate_publish(dev);
 	if (r < 0) {
@@ -574,6 +596,23 @@ detach(struct bk_dev *dev, unsigned int be_state)
 	dev->detaching = false;
 }
 
+/*
+ * A vbd we have never probed whose backend says Connected: both ends
+ * Connected and the hotplug script done (Linux blkback's view of a
+ * working vbd).  Then a blkbackd served it before us.
+ */
+static bool
+may_take_over(struct bk_dev *dev)
+{
+	char *hp = xbus_read(dev->d->xs, XBT_NULL, dev->be, "hotplug-status");
+	unsigned long fe_state;
+	bool connected = hp && !strcmp(hp, "connected");
+
+	free(hp);
+	return connected && fe_state_read(dev, &fe_state) == 0 &&
+	       fe_state == XenbusStateConnected;
+}
+
 /* A frontend that closed (not after an error) and comes back. */
 static bool
 may_reconnect(const struct bk_dev *dev)
@@ -612,7 +651,7 @@ frontend_changed(struct bk_dev *dev, unsigned long fe_state)
 		 * while we drained, or two watches fired in close succession
 		 * (Linux blkback's frontend_changed connects there as well). */
 		if ((dev->state == XenbusStateInitWait || may_reconnect(dev)) && !dev->fatal)
-			connect(dev);
+			connect(dev, false);
 		break;
 	case XenbusStateClosing:
 		/* Closing at once (Linux blkback); Closed waits for the drain
@@ -693,6 +732,14 @@ bk_vbd_update(struct bk_dev *dev)
 		free(fid);
 		if (watch_frontend(dev) < 0)
 			return;
+		/* Connected already, by a blkbackd before us: take it over
+		 * as it stands (crash, restart, upgrade) */
+		if (be_state == XenbusStateConnected && may_take_over(dev)) {
+			dev->probed = true;
+			dev->fe_seen = true;
+			connect(dev, true);
+			return;
+		}
 		probe(dev);
 		return;	/* the frontend watch fires once at once: next step there */
 	}

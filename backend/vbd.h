@@ -46,6 +46,8 @@ struct bk_options {
 	bool ignore_flush;		/* --unsafe-ignore-flush */
 	const char *record_path;	/* --record: blkcrash's recorder */
 	bool volatile_cache;		/* --cache=volatile */
+	const char *state_dir;		/* --state-dir: the queues' recovery records */
+	unsigned int crash_point, crash_after;	/* --test-crash-at (tests only) */
 };
 
 /* The daemon: main.c's, for the life of the process. */
@@ -104,6 +106,7 @@ struct bk_dev {
 	bool backing_wait;		/* its backing is still another vbd's, draining */
 	bool failed;			/* a flush failed (C15): logged, error node */
 	bool persistent;		/* this connection uses persistent grants */
+	bool keep_state;		/* disconnect for a successor: keep the records */
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (vbd_log_ok) */
 	time_t log_window;

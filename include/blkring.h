@@ -206,6 +206,17 @@ typedef struct blkring blkring_t;
  * EIO (back: see above) or ENOMEM.  Never logs.
  */
 blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);
+/*
+ * Take over a ring another process of ours served and left (a restart or
+ * an upgrade): responses go on at the shared rsp_prod (what the frontend
+ * has been shown), requests at req_cons, the consumer index that process
+ * recorded; the requests in between are the ones it had taken and not
+ * answered, which the caller answers from its own record.  Fails with
+ * EIO unless rsp_prod <= req_cons <= req_prod, all within the ring size
+ * (index arithmetic modulo 2^32).  Otherwise as blkring_back_attach().
+ */
+blkring_t *blkring_back_attach_resume(void *sring, unsigned int nr_pages,
+				      enum blkring_abi abi, uint32_t req_cons);
 blkring_t *blkring_front_attach(void *sring, unsigned int nr_pages, enum blkring_abi abi);
 void blkring_free(blkring_t *r);
 unsigned int blkring_size(const blkring_t *r);
@@ -260,6 +271,17 @@ bool blkring_back_peek(const blkring_t *r);
 
 /* True once a bogus producer index was seen. */
 bool blkring_broken(const blkring_t *r);
+
+/*
+ * The back ring's indexes: the private consumer index (the next request
+ * blkring_back_get_request() takes: one it took had index req_cons - 1),
+ * the private response producer (the index the next response goes to),
+ * and the shared rsp_prod (what the frontend has been shown).  For a
+ * backend that records them to survive a restart.
+ */
+uint32_t blkring_back_req_cons(const blkring_t *r);
+uint32_t blkring_back_rsp_prod_pvt(const blkring_t *r);
+uint32_t blkring_back_rsp_pushed(const blkring_t *r);
 
 /* ---- front side (producer of requests) ---- */
 

@@ -168,6 +168,47 @@ blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages,
 	return r;
 }
 
+blkring_t *blkring_back_attach_resume(void *sring, unsigned int nr_pages,
+				      enum blkring_abi abi, uint32_t req_cons)
+{
+	const blkif_sring_t *s = sring;
+	RING_IDX req_prod, rsp_prod;
+	blkring_t *r;
+
+	if (sring == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	rsp_prod = READ_ONCE(s->rsp_prod);
+	req_prod = READ_ONCE(s->req_prod);
+	r = blkring_attach_at(sring, nr_pages, abi, false, rsp_prod);
+	if (!r)
+		return NULL;
+	/* rsp_prod <= req_cons <= req_prod, modulo 2^32, within the ring */
+	if (req_prod - rsp_prod > blkring_size(r) || req_cons - rsp_prod > req_prod - rsp_prod) {
+		blkring_free(r);
+		errno = EIO;
+		return NULL;
+	}
+	r->back.native.req_cons = req_cons;
+	return r;
+}
+
+uint32_t blkring_back_req_cons(const blkring_t *r)
+{
+	return r->back.native.req_cons;
+}
+
+uint32_t blkring_back_rsp_prod_pvt(const blkring_t *r)
+{
+	return r->back.native.rsp_prod_pvt;
+}
+
+uint32_t blkring_back_rsp_pushed(const blkring_t *r)
+{
+	return READ_ONCE(r->back.native.sring->rsp_prod);
+}
+
 blkring_t *blkring_front_attach(void *sring, unsigned int nr_pages,
 				enum blkring_abi abi)
 {

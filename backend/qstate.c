@@ -1,0 +1,307 @@
+/*
+ * qstate.c: a queue's recovery record (qstate.h).
+ *
+ * The file: a header (identity, the consumer index), then one slot per
+ * ring entry; a request taken at ring index idx lives in slot
+ * idx % ring_size until the frontend has seen its response (fewer than
+ * ring_size requests are ever in flight, so two never share a slot).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "log.h"
+#include "qstate.h"
+
+#define QS_MAGIC	0x53514b42u	/* "BKQS" */
+#define QS_VERSION	1u
+
+/* A request as blkring_back_get_request() copied it: its direct
+ * segments (an indirect request's come from its pages again). */
+struct qs_req {
+	uint64_t id, sector, nr_sectors;
+	uint8_t operation, op, discard_secure, pad;
+	uint16_t handle, nr_segments;
+	uint32_t nr_indirect_pages;
+	grant_ref_t indirect_grefs[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
+	struct blkreq_seg seg[BLKIF_MAX_SEGMENTS_PER_REQUEST];
+};
+
+enum { QS_TAKEN = 1, QS_ANSWERED = 2 };
+
+struct qs_slot {
+	uint32_t idx;		/* ring index it was taken at */
+	uint32_t flags;		/* QS_*: written last (release) */
+	uint32_t rsp;		/* QS_ANSWERED: its response's ring index */
+	uint32_t pad;
+	struct qs_req req;
+};
+
+struct qs_hdr {
+	uint32_t magic, version;
+	struct bk_qstate_id id;
+	uint32_t req_cons;	/* written after the slot it covers */
+	uint32_t pad;
+};
+
+struct bk_qstate {
+	char *path;
+	int fd;
+	struct qs_hdr *hdr;	/* the mapping */
+	size_t len;
+	struct qs_slot *slots;
+	uint32_t size;
+	/* answered slots in response order, until pushed (this process's) */
+	uint32_t *fifo;
+	uint32_t head, count;
+};
+
+static size_t
+file_len(uint32_t ring_size)
+{
+	size_t n = sizeof(struct qs_hdr) + (size_t)ring_size * sizeof(struct qs_slot);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+static struct bk_qstate *
+qs_map(const char *path, int fd, uint32_t ring_size)
+{
+	struct bk_qstate *qs = calloc(1, sizeof(*qs));
+	void *p;
+
+	if (!qs)
+		return NULL;
+	qs->len = file_len(ring_size);
+	p = mmap(NULL, qs->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	qs->path = strdup(path);
+	qs->fifo = calloc(ring_size, sizeof(*qs->fifo));
+	if (p == MAP_FAILED || !qs->path || !qs->fifo) {
+		int err = p == MAP_FAILED ? errno : ENOMEM;
+
+		if (p != MAP_FAILED)
+			munmap(p, qs->len);
+		free(qs->path);
+		free(qs->fifo);
+		free(qs);
+		errno = err;
+		return NULL;
+	}
+	qs->fd = fd;
+	qs->hdr = p;
+	qs->slots = (struct qs_slot *)(qs->hdr + 1);
+	qs->size = ring_size;
+	return qs;
+}
+
+struct bk_qstate *
+bk_qstate_create(const char *path, const struct bk_qstate_id *id, uint32_t req_cons)
+{
+	struct bk_qstate *qs;
+	int fd, err;
+
+	if (!id->ring_size || (id->ring_size & (id->ring_size - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)file_len(id->ring_size)) < 0) {
+		err = errno;
+		log_error("recovery record %s: %m", path);
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return NULL;
+	}
+	qs = qs_map(path, fd, id->ring_size);
+	if (!qs) {
+		err = errno;
+		log_error("recovery record %s: mmap: %m", path);
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	/* the file is zeroes: no slot taken; the header goes last */
+	qs->hdr->id = *id;
+	qs->hdr->req_cons = req_cons;
+	qs->hdr->version = QS_VERSION;
+	smp_store_release(&qs->hdr->magic, QS_MAGIC);
+	return qs;
+}
+
+struct bk_qstate *
+bk_qstate_open(const char *path, const struct bk_qstate_id *id, uint32_t *req_cons)
+{
+	struct bk_qstate *qs;
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || (size_t)st.st_size != file_len(id->ring_size)) {
+		log_error("recovery record %s: not one for a ring of %u entries", path,
+			  id->ring_size);
+		close(fd);
+		errno = ESTALE;
+		return NULL;
+	}
+	qs = qs_map(path, fd, id->ring_size);
+	if (!qs) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	if (qs->hdr->magic != QS_MAGIC || qs->hdr->version != QS_VERSION ||
+	    memcmp(&qs->hdr->id, id, sizeof(*id))) {
+		log_error("recovery record %s: of another connection (the frontend "
+			  "reconnected?), or damaged: not used", path);
+		bk_qstate_close(qs, false);
+		errno = ESTALE;
+		return NULL;
+	}
+	*req_cons = qs->hdr->req_cons;
+	return qs;
+}
+
+void
+bk_qstate_close(struct bk_qstate *qs, bool unlink_it)
+{
+	if (!qs)
+		return;
+	munmap(qs->hdr, qs->len);
+	close(qs->fd);
+	if (unlink_it && unlink(qs->path) < 0 && errno != ENOENT)
+		log_error("recovery record %s: unlink: %m", qs->path);
+	free(qs->path);
+	free(qs->fifo);
+	free(qs);
+}
+
+void
+bk_qstate_take(struct bk_qstate *qs, uint32_t idx, const struct blkreq *req)
+{
+	struct qs_slot *s = &qs->slots[idx & (qs->size - 1)];
+	struct qs_req *c = &s->req;
+	unsigned int n = req->nr_segments < BLKIF_MAX_SEGMENTS_PER_REQUEST ?
+			 req->nr_segments : BLKIF_MAX_SEGMENTS_PER_REQUEST;
+
+	c->id = req->id;
+	c->sector = req->sector;
+	c->nr_sectors = req->nr_sectors;
+	c->operation = req->operation;
+	c->op = req->op;
+	c->discard_secure = req->discard_secure;
+	c->handle = req->handle;
+	c->nr_segments = req->nr_segments;
+	c->nr_indirect_pages = req->nr_indirect_pages;
+	memcpy(c->indirect_grefs, req->indirect_grefs, sizeof(c->indirect_grefs));
+	memcpy(c->seg, req->seg, n * sizeof(c->seg[0]));
+	s->idx = idx;
+	/* the copy, then the slot marked, then the index past it */
+	smp_store_release(&s->flags, QS_TAKEN);
+	smp_store_release(&qs->hdr->req_cons, idx + 1);
+}
+
+void
+bk_qstate_answered(struct bk_qstate *qs, uint32_t idx, uint32_t rsp)
+{
+	uint32_t slot = idx & (qs->size - 1);
+	struct qs_slot *s = &qs->slots[slot];
+
+	s->rsp = rsp;
+	/* the response is in the ring already; the push comes after */
+	smp_store_release(&s->flags, QS_TAKEN | QS_ANSWERED);
+	qs->fifo[(qs->head + qs->count) & (qs->size - 1)] = slot;
+	qs->count++;
+}
+
+void
+bk_qstate_pushed(struct bk_qstate *qs, uint32_t pushed)
+{
+	while (qs->count) {
+		struct qs_slot *s = &qs->slots[qs->fifo[qs->head]];
+
+		/* responses are pushed in response index order */
+		if ((int32_t)(pushed - s->rsp) <= 0)
+			break;
+		smp_store_release(&s->flags, 0);
+		qs->head = (qs->head + 1) & (qs->size - 1);
+		qs->count--;
+	}
+}
+
+static void
+req_of(const struct qs_req *c, struct blkreq *req)
+{
+	unsigned int n = c->nr_segments < BLKIF_MAX_SEGMENTS_PER_REQUEST ?
+			 c->nr_segments : BLKIF_MAX_SEGMENTS_PER_REQUEST;
+
+	memset(req, 0, offsetof(struct blkreq, seg));
+	req->id = c->id;
+	req->sector = c->sector;
+	req->nr_sectors = c->nr_sectors;
+	req->operation = c->operation;
+	req->op = c->op;
+	req->discard_secure = c->discard_secure;
+	req->handle = c->handle;
+	req->nr_segments = c->nr_segments;
+	req->nr_indirect_pages = c->nr_indirect_pages;
+	memcpy(req->indirect_grefs, c->indirect_grefs, sizeof(c->indirect_grefs));
+	memcpy(req->seg, c->seg, n * sizeof(c->seg[0]));
+}
+
+/* Is the slot of take index idx a request taken and not answered where
+ * the frontend could see it? */
+static bool
+in_flight(const struct qs_slot *s, uint32_t idx, uint32_t pushed)
+{
+	return (s->flags & QS_TAKEN) && s->idx == idx &&
+	       !((s->flags & QS_ANSWERED) && (int32_t)(pushed - s->rsp) > 0);
+}
+
+int
+bk_qstate_recover(struct bk_qstate *qs, uint32_t pushed,
+		  void (*fn)(void *arg, uint32_t idx, const struct blkreq *req), void *arg)
+{
+	uint32_t cons = qs->hdr->req_cons, want = cons - pushed, d, n = 0;
+	struct blkreq *req;
+
+	if (want > qs->size)
+		return -EIO;
+	for (d = want; d > 0; d--)
+		n += in_flight(&qs->slots[(cons - d) & (qs->size - 1)], cons - d, pushed);
+	if (n != want)
+		return -EIO;	/* nothing done: the record does not add up */
+	req = malloc(sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	/* everything else in the record is done, or was never taken */
+	for (d = 0; d < qs->size; d++) {
+		struct qs_slot *s = &qs->slots[d];
+		uint32_t age = cons - s->idx;
+
+		if (s->flags && (age == 0 || age > want || !in_flight(s, s->idx, pushed)))
+			s->flags = 0;
+	}
+	/* oldest first: take indexes cons - want .. cons - 1 */
+	for (d = want; d > 0; d--) {
+		struct qs_slot *s = &qs->slots[(cons - d) & (qs->size - 1)];
+
+		/* answered but never shown: it is answered again */
+		s->flags = QS_TAKEN;
+		req_of(&s->req, req);
+		fn(arg, cons - d, req);
+	}
+	free(req);
+	return (int)n;
+}
