@@ -241,7 +241,7 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 		q->need_push = true;
 		crash_point(q, BK_CRASH_RESPONDED);
 		if (q->qs)
-			bk_qstate_answered(q->qs, req->take_idx, rsp);
+			bk_qstate_answered(q->qs, req - q->reqs, rsp);
 		crash_point(q, BK_CRASH_RECORDED);
 	}
 	if (status == BLKIF_RSP_ERROR)
@@ -838,7 +838,7 @@ queue_consume(struct bk_queue *q)
 			/* recorded before it is acted on (qstate.h) */
 			req->take_idx = blkring_back_req_cons(q->ring) - 1;
 			if (q->qs)
-				bk_qstate_take(q->qs, req->take_idx, &req->br);
+				bk_qstate_take(q->qs, req - q->reqs, req->take_idx, &req->br);
 			crash_point(q, BK_CRASH_TAKEN);
 		}
 		if (req_take(q, req))

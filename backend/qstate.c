@@ -2,9 +2,8 @@
  * qstate.c: a queue's recovery record (qstate.h).
  *
  * The file: a header (identity, the consumer index), then one slot per
- * ring entry; a request taken at ring index idx lives in slot
- * idx % ring_size until the frontend has seen its response (fewer than
- * ring_size requests are ever in flight, so two never share a slot).
+ * ring entry, each the record of the queue's request structure of the
+ * same number while it is in flight.
  */
 #include <config.h>
 
@@ -188,9 +187,10 @@ bk_qstate_close(struct bk_qstate *qs, bool unlink_it)
 }
 
 void
-bk_qstate_take(struct bk_qstate *qs, uint32_t idx, const struct blkreq *req)
+bk_qstate_take(struct bk_qstate *qs, unsigned int slot, uint32_t idx,
+	       const struct blkreq *req)
 {
-	struct qs_slot *s = &qs->slots[idx & (qs->size - 1)];
+	struct qs_slot *s = &qs->slots[slot];
 	struct qs_req *c = &s->req;
 	unsigned int n = req->nr_segments < BLKIF_MAX_SEGMENTS_PER_REQUEST ?
 			 req->nr_segments : BLKIF_MAX_SEGMENTS_PER_REQUEST;
@@ -213,9 +213,8 @@ bk_qstate_take(struct bk_qstate *qs, uint32_t idx, const struct blkreq *req)
 }
 
 void
-bk_qstate_answered(struct bk_qstate *qs, uint32_t idx, uint32_t rsp)
+bk_qstate_answered(struct bk_qstate *qs, unsigned int slot, uint32_t rsp)
 {
-	uint32_t slot = idx & (qs->size - 1);
 	struct qs_slot *s = &qs->slots[slot];
 
 	s->rsp = rsp;
@@ -260,48 +259,65 @@ req_of(const struct qs_req *c, struct blkreq *req)
 	memcpy(req->seg, c->seg, n * sizeof(c->seg[0]));
 }
 
-/* Is the slot of take index idx a request taken and not answered where
- * the frontend could see it? */
+/* Is the slot a request taken (before cons) and not answered where the
+ * frontend could see it (below pushed)? */
 static bool
-in_flight(const struct qs_slot *s, uint32_t idx, uint32_t pushed)
+in_flight(const struct qs_slot *s, uint32_t cons, uint32_t pushed)
 {
-	return (s->flags & QS_TAKEN) && s->idx == idx &&
+	return (s->flags & QS_TAKEN) && (int32_t)(cons - s->idx) > 0 &&
 	       !((s->flags & QS_ANSWERED) && (int32_t)(pushed - s->rsp) > 0);
 }
 
 int
 bk_qstate_recover(struct bk_qstate *qs, uint32_t pushed,
-		  void (*fn)(void *arg, uint32_t idx, const struct blkreq *req), void *arg)
+		  void (*fn)(void *arg, unsigned int slot, uint32_t idx,
+			     const struct blkreq *req),
+		  void *arg)
 {
-	uint32_t cons = qs->hdr->req_cons, want = cons - pushed, d, n = 0;
+	uint32_t cons = qs->hdr->req_cons, want = cons - pushed, n = 0, i;
 	struct blkreq *req;
+	uint32_t *order;
 
 	if (want > qs->size)
 		return -EIO;
-	for (d = want; d > 0; d--)
-		n += in_flight(&qs->slots[(cons - d) & (qs->size - 1)], cons - d, pushed);
-	if (n != want)
-		return -EIO;	/* nothing done: the record does not add up */
+	order = malloc(qs->size * sizeof(*order));
 	req = malloc(sizeof(*req));
-	if (!req)
+	if (!order || !req) {
+		free(order);
+		free(req);
 		return -ENOMEM;
-	/* everything else in the record is done, or was never taken */
-	for (d = 0; d < qs->size; d++) {
-		struct qs_slot *s = &qs->slots[d];
-		uint32_t age = cons - s->idx;
-
-		if (s->flags && (age == 0 || age > want || !in_flight(s, s->idx, pushed)))
-			s->flags = 0;
 	}
-	/* oldest first: take indexes cons - want .. cons - 1 */
-	for (d = want; d > 0; d--) {
-		struct qs_slot *s = &qs->slots[(cons - d) & (qs->size - 1)];
+	for (i = 0; i < qs->size; i++)
+		if (in_flight(&qs->slots[i], cons, pushed))
+			order[n++] = i;
+	if (n != want) {
+		free(order);
+		free(req);
+		return -EIO;	/* nothing done: the record does not add up */
+	}
+	/* take order: oldest (largest distance behind cons) first */
+	for (i = 1; i < n; i++) {
+		uint32_t v = order[i], j = i;
+
+		while (j && cons - qs->slots[order[j - 1]].idx < cons - qs->slots[v].idx) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = v;
+	}
+	/* everything else in the record is done, or was never taken */
+	for (i = 0; i < qs->size; i++)
+		if (qs->slots[i].flags && !in_flight(&qs->slots[i], cons, pushed))
+			qs->slots[i].flags = 0;
+	for (i = 0; i < n; i++) {
+		struct qs_slot *s = &qs->slots[order[i]];
 
 		/* answered but never shown: it is answered again */
 		s->flags = QS_TAKEN;
 		req_of(&s->req, req);
-		fn(arg, cons - d, req);
+		fn(arg, order[i], s->idx, req);
 	}
+	free(order);
 	free(req);
 	return (int)n;
 }

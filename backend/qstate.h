@@ -13,6 +13,12 @@
  * the file the instant the store is done, whatever happens to the
  * process after.
  *
+ * A request in flight has one slot of the record, the slot of the same
+ * number as its request structure in the queue's pool (there are as many
+ * as the ring has entries): not its ring index, since a frontend may
+ * reuse the ring slot of a request that is still in flight once enough
+ * later ones were answered.
+ *
  * Protocol, per request (the order is what makes a kill at any
  * instruction safe):
  *   take:    the private copy of the request into its slot, the slot
@@ -31,7 +37,7 @@
  * Recovery: the requests whose slot holds a take index below the
  * recorded consumer index and no response below the shared rsp_prod are
  * exactly the ones taken and not answered; there are req_cons - rsp_prod
- * of them, and they are done again, in take order (a barrier keeps its
+ * of them, and they are done again, each in its slot, in take order (a barrier keeps its
  * place: it was taken after everything it must follow).  Reads, writes,
  * flushes and discards are idempotent at this level.
  *
@@ -79,22 +85,25 @@ struct bk_qstate *bk_qstate_open(const char *path, const struct bk_qstate_id *id
  * to take over).  qs may be NULL. */
 void bk_qstate_close(struct bk_qstate *qs, bool unlink_it);
 
-/* take: record req, taken at ring index idx, then req_cons = idx + 1. */
-void bk_qstate_take(struct bk_qstate *qs, uint32_t idx, const struct blkreq *req);
-/* answer: the request taken at idx got its response at ring index rsp. */
-void bk_qstate_answered(struct bk_qstate *qs, uint32_t idx, uint32_t rsp);
+/* take: record req, taken at ring index idx, in slot (0..ring size - 1),
+ * then req_cons = idx + 1. */
+void bk_qstate_take(struct bk_qstate *qs, unsigned int slot, uint32_t idx,
+		    const struct blkreq *req);
+/* answer: the request in slot got its response at ring index rsp. */
+void bk_qstate_answered(struct bk_qstate *qs, unsigned int slot, uint32_t rsp);
 /* The frontend has been shown every response below pushed: free the
  * slots of the requests answered there. */
 void bk_qstate_pushed(struct bk_qstate *qs, uint32_t pushed);
 
 /*
  * Recovery: the requests taken and not answered (see above), in take
- * order: for each, fn(arg, idx, &req).  Slots of requests answered
- * below pushed are freed.  Returns how many there were, or -EIO when
- * the record does not add up (more of them than req_cons - pushed).
+ * order: for each, fn(arg, slot, idx, &req).  Every other slot is
+ * freed.  Returns how many there were, or -EIO (nothing done) when the
+ * record does not add up: not req_cons - pushed of them.
  */
 int bk_qstate_recover(struct bk_qstate *qs, uint32_t pushed,
-		      void (*fn)(void *arg, uint32_t idx, const struct blkreq *req),
+		      void (*fn)(void *arg, unsigned int slot, uint32_t idx,
+				 const struct blkreq *req),
 		      void *arg);
 
 #endif /* BK_QSTATE_H */

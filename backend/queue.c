@@ -88,16 +88,20 @@ pool_fini(struct bk_queue *q)
 /* ---------------------------------------------------------------- */
 
 /* bk_qstate_recover's callback: queue a request to do again (the
- * queue thread takes them before anything new from the ring). */
+ * queue thread takes them before anything new from the ring), in the
+ * request structure whose record slot it has. */
 static void
-recov_add(void *arg, uint32_t idx, const struct blkreq *br)
+recov_add(void *arg, unsigned int slot, uint32_t idx, const struct blkreq *br)
 {
 	struct bk_queue *q = arg;
-	struct bk_req *req = q->free, **pp = &q->recov;
+	struct bk_req *req = &q->reqs[slot], **pp = &q->free;
 
-	/* the pool is full, and never smaller than the requests in flight */
-	q->free = req->next;
+	/* the pool is full, and as big as the record */
+	while (*pp != req)
+		pp = &(*pp)->next;
+	*pp = req->next;
 	q->nr_free--;
+	pp = &q->recov;
 	req->br = *br;
 	req->take_idx = idx;
 	req->next = NULL;
@@ -232,18 +236,6 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 	if (!err)
 		err = -pool_init(q, size, (q->max_segs + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
 				 BLKRING_SEGS_PER_INDIRECT_PAGE);
-	if (!err && q->recovering) {
-		int n = bk_qstate_recover(q->qs, blkring_back_rsp_pushed(q->ring), recov_add, q);
-
-		if (n < 0) {
-			err = -n;
-			*why = "the recovery record does not add up";
-		} else if (n) {
-			log_info("vbd %s ring %u: %d request%s taken by the previous blkbackd "
-				 "and not answered: answering %s", q->name, q->idx, n,
-				 n == 1 ? "" : "s", n == 1 ? "it" : "them");
-		}
-	}
 	if (!err && p->persistent) {
 		q->pg = bk_pgrants_new(q->xops, q->domid, p->max_pgrants);
 		if (!q->pg)
@@ -252,6 +244,20 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 	if (err) {
 		*why = "cannot allocate the request pool";
 		goto fail;
+	}
+	if (q->recovering) {
+		int n = bk_qstate_recover(q->qs, blkring_back_rsp_pushed(q->ring), recov_add, q);
+
+		if (n < 0) {
+			err = -n;
+			*why = "the recovery record does not add up";
+			goto fail;
+		}
+		if (n) {
+			log_info("vbd %s ring %u: %d request%s taken by the previous blkbackd "
+				 "and not answered: answering %s", q->name, q->idx, n,
+				 n == 1 ? "" : "s", n == 1 ? "it" : "them");
+		}
 	}
 	q->submit_q = calloc(size, sizeof(*q->submit_q));
 	if (!q->submit_q) {

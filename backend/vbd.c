@@ -597,9 +597,9 @@ detach(struct bk_dev *dev, unsigned int be_state)
 }
 
 /*
- * A vbd we have never probed whose backend says Connected: both ends
- * Connected and the hotplug script done (Linux blkback's view of a
- * working vbd).  Then a blkbackd served it before us.
+ * A vbd we have never probed whose backend says Connected, with the
+ * hotplug script done and a frontend that has published its rings
+ * (Initialised) or gone on to Connected: a blkbackd served it before us.
  */
 static bool
 may_take_over(struct bk_dev *dev)
@@ -610,7 +610,7 @@ may_take_over(struct bk_dev *dev)
 
 	free(hp);
 	return connected && fe_state_read(dev, &fe_state) == 0 &&
-	       fe_state == XenbusStateConnected;
+	       (fe_state == XenbusStateInitialised || fe_state == XenbusStateConnected);
 }
 
 /* A frontend that closed (not after an error) and comes back. */
