@@ -54,6 +54,8 @@ BACKEND_SH_TESTS = \
 	test-backend-restart.sh \
 	test-backend-abi.sh \
 	test-backend-withdraw.sh \
+	test-backend-takeover.sh \
+	test-backend-crash-soak.sh \
 	test-backend-writethrough.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)

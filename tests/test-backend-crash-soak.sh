@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# blkbackd SIGKILLed and started again at random instants, 200 times,
+# while the guest's verify runs (byte-exact, flushes every 20 writes,
+# 64 KiB indirect requests, 2 queues, persistent grants, 32 in flight):
+# each successor takes the vbd over, and the guest ends with 0 I/O
+# errors, 0 verification failures and 0 duplicate or unknown responses
+# (blkfront-test fails the device on either, as hardened Linux blkfront
+# does).  Then 60 times with barriers instead of flushes (a barrier
+# taken again keeps its place behind the requests before it).
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires test -x "$abs_top_builddir/sim/xensim"
+need_frontend
+start_xensim
+soak() { # flush-mode kills
+	local kills=$2
+	start_backend
+	guest_with_disk 32M
+	# as many writes as the kills need: the guest must still be running
+	timeout 600 blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 16M \
+		--count 100000000 --iodepth 32 --flush-every 20 --timeout 20000 \
+		> "$BK_TMP/verify.out" 2>&1 &
+	vpid=$!
+	cleanup_fn kill $vpid
+	local n=0 taken pid
+	serving() { [ "$(grep -cE "vbd $DOM/51712: (InitWait -> Connected|taken over)" "$BACKEND_LOG")" -gt $n ]; }
+	while [ $n -lt $kills ]; do
+		# each kill hits a daemon that serves the vbd, at a random
+		# instant of its first 200 ms
+		wait_for 30 serving || fail "$1: no daemon serves the vbd after $n kills"
+		sleep "$(printf '0.%03d' $((RANDOM % 200)))"
+		kill -0 $vpid 2>/dev/null || { cat "$BK_TMP/verify.out"; fail "$1: the guest stopped after $n kills"; }
+		pid=$(cat "$BACKEND_PIDFILE")
+		kill -KILL $pid
+		wait $pid 2>/dev/null || true	# gone, and its instance lock with it
+		_backend_running=
+		start_backend
+		n=$((n + 1))
+	done
+	# let it run a little on the last one, then the guest stops
+	sleep 1
+	kill -INT $vpid
+	wait $vpid
+	grep -qE "^verify: ok: [0-9]+ writes acknowledged" "$BK_TMP/verify.out" ||
+		{ tail -n 20 "$BK_TMP/verify.out"; fail "$1: the guest's verify did not end ok"; }
+	taken=$(grep -c "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG")
+	[ "$taken" = $kills ] || fail "$1: $taken takeovers for $kills kills"
+	# the first daemon's handshake, the guest's close at the end, and
+	# nothing in between
+	[ "$(grep -E "vbd $DOM/51712: .* -> " "$BACKEND_LOG" | sed 's/ (.*//')" = \
+	  "$(printf '%s\n' "blkbackd: vbd $DOM/51712: ? -> InitWait" \
+			   "blkbackd: vbd $DOM/51712: InitWait -> Connected" \
+			   "blkbackd: vbd $DOM/51712: Connected -> Closing" \
+			   "blkbackd: vbd $DOM/51712: Closing -> Closed")" ] ||
+		fail "$1: a state change the guest could see: $(grep -E -- ' -> ' "$BACKEND_LOG")"
+	echo "$1: $kills kills, $(grep -c 'taken by the previous blkbackd' "$BACKEND_LOG") rings with requests answered again; $(grep '^verify: ok' "$BK_TMP/verify.out")"
+	stop_backend
+	: > "$BACKEND_LOG"
+}
+soak flush ${BK_SOAK_KILLS:-200}
+guest_with_disk() { new_disk "$1"; new_guest; add_disk $DOM "$params" --be-key flush-mode=barrier; }
+soak barrier ${BK_SOAK_BARRIER_KILLS:-60}
+exit 0

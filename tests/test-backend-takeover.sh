@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A blkbackd killed at each point of a request's life (--test-crash-at:
+# a request recorded and not yet acted on; a response in the ring, not
+# yet recorded; recorded, not yet pushed; pushed, its record not yet
+# freed) is replaced by one that takes the vbd over as it stands: no
+# xenstore write the guest could see (both state nodes stay 4, no
+# InitWait, no Closing), the guest's event channel bound again, and every
+# request answered exactly once -- the guest's verify (byte-exact, with
+# flushes, indirect requests, 2 queues, persistent grants) would fail on
+# a duplicate, an unknown id, a lost answer or wrong data.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires test -x "$abs_top_builddir/sim/xensim"
+need_frontend
+start_xensim
+
+# gone, or a zombie (killed, not yet reaped)
+died() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+for point in taken responded recorded pushed; do
+	: > "$BACKEND_LOG"
+	start_backend --test-crash-at=$point:40
+	pid=$(cat "$BACKEND_PIDFILE")
+	guest_with_disk 16M
+	be=$(bk_be $DOM) fe=/local/domain/$DOM/device/vbd/51712
+	timeout 120 blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 8M \
+		--count 400 --iodepth 8 --flush-every 20 > "$BK_TMP/verify.out" 2>&1 &
+	vpid=$!
+	cleanup_fn kill $vpid
+	wait_for 30 died $pid || fail "$point: blkbackd did not die at its crash point"
+	wait $pid 2>/dev/null || true	# reaped: its instance lock is free
+	_backend_running=
+	xs_is "$be/state" 4
+	# the successor: same vbd, no crash point
+	n0=$(wc -l < "$BACKEND_LOG")
+	start_backend
+	wait $vpid || { cat "$BK_TMP/verify.out"; fail "$point: the guest's verify failed"; }
+	grep -q "^verify: ok: 400 writes acknowledged" "$BK_TMP/verify.out" ||
+		{ cat "$BK_TMP/verify.out"; fail "$point: verify did not say ok"; }
+	grep -q "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG" ||
+		fail "$point: the successor did not take the vbd over"
+	# the successor's first state change is the guest's own close
+	tail -n +$((n0 + 1)) "$BACKEND_LOG" | grep -E "vbd $DOM/51712: .*-> " | head -1 |
+		grep -q "Connected -> Closing" ||
+		fail "$point: a state change before the guest closed: $(tail -n +$((n0 + 1)) "$BACKEND_LOG" | grep -E -- '-> ' | head -3)"
+	case $point in
+	taken|responded|recorded)
+		# the request killed with is answered by the successor
+		grep -qE "vbd $DOM/51712 ring [01]: [0-9]+ requests? taken by the previous blkbackd" \
+			"$BACKEND_LOG" || fail "$point: nothing was answered again" ;;
+	esac
+	stop_backend
+done
+exit 0
