@@ -76,6 +76,29 @@ bk_crash_point_parse(const char *name)
 	return BK_CRASH_NONE;
 }
 
+static uint64_t
+lat_now(const struct bk_queue *q)
+{
+	struct timespec ts;
+
+	clock_gettime(q->lat_clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The response of a request taken at t_taken is out now. */
+static void
+lat_record(struct bk_queue *q, uint64_t t_taken)
+{
+	uint64_t us = (lat_now(q) - t_taken) / 1000;
+	unsigned int b = 0;
+
+	while (us >= 2 && b < BK_LAT_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	bk_stat_add(&q->stats, lat_us[b], 1);
+}
+
 /* Tests only: die here, as a SIGKILL would, the crash_after-th time. */
 static inline void
 crash_point(struct bk_queue *q, unsigned int point)
@@ -244,6 +267,7 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 			bk_qstate_answered(q->qs, req - q->reqs, rsp);
 		crash_point(q, BK_CRASH_RECORDED);
 	}
+	lat_record(q, req->t_taken);
 	if (status == BLKIF_RSP_ERROR)
 		bk_stat_add(&q->stats, err_rsp, 1);
 	else if (status == BLKIF_RSP_EOPNOTSUPP)
@@ -255,7 +279,7 @@ complete(struct bk_queue *q, struct bk_req *req, int16_t status, const char *rea
 		req->map = NULL;
 	}
 	if (req->pg) {
-		bk_pgrants_put(q->pg, req->holds, br->nr_segments, pollwin_now_ns());
+		bk_pgrants_put(q->pg, req->holds, br->nr_segments, bk_pgrant_now());
 		req->pg = false;
 	}
 	q->inflight--;
@@ -340,7 +364,7 @@ pg_data(struct bk_queue *q, struct bk_req *req)
 
 	for (i = 0; i < n; i++)
 		q->grefs[i] = br->seg[i].gref;
-	rc = bk_pgrants_get(q->pg, q->grefs, n, pollwin_now_ns(), q->pages, req->holds);
+	rc = bk_pgrants_get(q->pg, q->grefs, n, bk_pgrant_now(), q->pages, req->holds);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
@@ -590,7 +614,7 @@ indirect_from_pgrants(struct bk_queue *q, struct bk_req *req)
 	unsigned int i, n = br->nr_indirect_pages;
 	int rc;
 
-	rc = bk_pgrants_get(q->pg, br->indirect_grefs, n, pollwin_now_ns(), q->pages, holds);
+	rc = bk_pgrants_get(q->pg, br->indirect_grefs, n, bk_pgrant_now(), q->pages, holds);
 	if (rc < 0)
 		return rc;
 	if (rc > 0)
@@ -601,7 +625,7 @@ indirect_from_pgrants(struct bk_queue *q, struct bk_req *req)
 		memcpy((char *)req->ind + (size_t)i * XEN_PAGE_SIZE, q->pages[i], len);
 		left -= len;
 	}
-	bk_pgrants_put(q->pg, holds, n, pollwin_now_ns());
+	bk_pgrants_put(q->pg, holds, n, bk_pgrant_now());
 	return 0;
 }
 
@@ -697,6 +721,7 @@ req_take(struct bk_queue *q, struct bk_req *req)
 	int status;
 
 	q->inflight++;
+	req->t_taken = lat_now(q);
 	req->plan.steps[0] = BK_STEP_END;
 	req->need_indirect = false;
 	req->cn = 0;
@@ -808,7 +833,9 @@ queue_broken(struct bk_queue *q)
  * copy batches (indirect pages, write data), then start each: its host
  * I/O is submitted at once (Linux blkback plugs per request too:
  * batching a whole ring's worth into one io_submit held the first
- * request back ~60 us for 4 KiB reads at QD32).
+ * request back ~60 us for 4 KiB reads at QD32), unless system calls
+ * are slow here (batch_submit: in a PV domain each traps to the
+ * hypervisor, ~60 us under emulation): then one io_submit for the pass.
  */
 static void
 queue_consume(struct bk_queue *q)
@@ -853,8 +880,10 @@ queue_consume(struct bk_queue *q)
 	cbatch_flush(q);		/* write data */
 	for (i = 0; i < k; i++) {
 		req_start(q, q->pass[i]);
-		queue_submit(q);
+		if (!q->batch_submit)
+			queue_submit(q);
 	}
+	queue_submit(q);
 }
 
 static void
@@ -1002,8 +1031,9 @@ bk_queue_main(void *opaque)
 		queue_push(q);
 		if (q->stopping && q->inflight == 0)
 			break;
-		start = pollwin_now_ns();
-		busy = queue_poll(q, start);
+		/* no polling, no clock: reading it may be a system call */
+		start = q->poll.max_ns ? pollwin_now_ns() : 0;
+		busy = q->poll.max_ns && queue_poll(q, start);
 		/* arm req_event and look once more: a request pushed since the
 		 * last look would otherwise not notify us */
 		if (!busy && queue_can_consume(q) &&
@@ -1011,10 +1041,11 @@ bk_queue_main(void *opaque)
 			busy = true;
 		/* busy: go round again, but look at the fds (stop, event
 		 * channel) at least once a millisecond */
-		if (busy && pollwin_may_skip_wait(&q->poll, start))
+		if (busy && q->poll.max_ns && pollwin_may_skip_wait(&q->poll, start))
 			continue;
 		n = epoll_wait(q->epfd, evs, ARRAY_SIZE(evs), busy ? 0 : -1);
-		pollwin_waited(&q->poll, start, !busy);
+		if (q->poll.max_ns)
+			pollwin_waited(&q->poll, start, !busy);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "blkif_ops.h"
 #include "blkring.h"
@@ -122,6 +123,13 @@ struct bk_queue_params {
 	bool persistent;
 	unsigned int max_pgrants;
 	unsigned int poll_max_us;	/* polling window cap before sleeping; 0: never */
+	/* System calls are slow here (a PV domain: each traps to the
+	 * hypervisor): submit a ring pass's I/O in one call rather than one
+	 * per request. */
+	bool batch_submit;
+	/* The clock of the latency histogram: CLOCK_MONOTONIC, or
+	 * CLOCK_MONOTONIC_COARSE where the fine one is a system call. */
+	clockid_t lat_clock;
 	/* The control thread's eventfd: written (+1) after each report. */
 	int report_efd;
 	/*

@@ -197,6 +197,8 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 	q->feat = p->feat;
 	q->failed = p->failed;
 	q->crash_point = p->crash_point;
+	q->batch_submit = p->batch_submit;
+	q->lat_clock = p->lat_clock;
 	q->crash_after = p->crash_after;
 	q->trace = p->trace;
 	q->store = p->store;

@@ -31,6 +31,7 @@ struct bk_plan {
 struct bk_req {
 	struct blkreq br;		/* private, validated copy */
 	uint32_t take_idx;		/* the ring index it was taken at */
+	uint64_t t_taken;		/* ns, lat_clock: for the latency histogram */
 	struct bk_plan plan;		/* its steps: a copy of the queue's table
 					 * entry, which a withdrawal may change */
 	unsigned int step;		/* index into plan->steps */
@@ -114,6 +115,8 @@ struct bk_queue {
 	struct bk_req *recov;		/* taken by a previous blkbackd, to redo */
 	bool recovering;		/* attached where a previous one left */
 	unsigned int crash_point, crash_after;	/* tests only */
+	bool batch_submit;
+	clockid_t lat_clock;
 	struct bk_req **pass;		/* nr_reqs: the requests of a ring pass */
 	/* The grant copy batch (one direction at a time). */
 	struct xenops_copy_seg *cb_segs;

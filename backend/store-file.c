@@ -564,6 +564,46 @@ file_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 	return i ? (int)i : (n ? -EAGAIN : 0);
 }
 
+/*
+ * The kernel's completion ring sits at the io_context_t address (struct
+ * aio_ring in fs/aio.c, a stable user ABI: libaio's own zero-timeout
+ * io_getevents reads it the same way to skip the system call).
+ */
+struct aio_ring_hdr {
+	unsigned int id, nr, head, tail;
+	unsigned int magic, compat_features, incompat_features, header_length;
+};
+#define AIO_RING_MAGIC 0xa10a10a1u
+
+/*
+ * Take up to max completions straight from the kernel's aio ring, as
+ * io_getevents would, without its system call (fio's userspace_reap):
+ * the events between head and tail are complete, the kernel writes them
+ * before it moves tail, and only we move head (one thread per queue; we
+ * never call io_getevents meanwhile).  -ENOSYS when the ring's layout is
+ * not the one we know (the caller uses io_getevents).
+ */
+static int
+ring_getevents(struct file_queue *q, struct io_event *ev, unsigned int max)
+{
+	struct aio_ring_hdr *r = (void *)q->ctx;
+	const struct io_event *events = (const struct io_event *)(r + 1);
+	unsigned int head, tail, n = 0;
+
+	if (READ_ONCE(r->magic) != AIO_RING_MAGIC || r->incompat_features)
+		return -ENOSYS;
+	head = READ_ONCE(r->head);
+	/* pairs with the kernel's smp_wmb() before it moves tail */
+	tail = smp_load_acquire(&r->tail);
+	while (head != tail && n < max) {
+		ev[n++] = events[head];
+		head = head + 1 < r->nr ? head + 1 : 0;
+	}
+	/* the events are copied before the kernel may reuse their slots */
+	smp_store_release(&r->head, head);
+	return (int)n;
+}
+
 static int
 file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 {
@@ -588,7 +628,9 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 
 		if (want > q->depth)
 			want = q->depth;
-		rc = io_getevents(q->ctx, 0, want, q->events, &ts0);
+		rc = ring_getevents(q, q->events, want);
+		if (rc == -ENOSYS)
+			rc = io_getevents(q->ctx, 0, want, q->events, &ts0);
 		if (rc < 0 && rc != -EINTR)
 			return n ? (int)n : rc;
 		for (k = 0; k < rc; k++) {
@@ -614,16 +656,6 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 	return n;
 }
 
-/*
- * The kernel's completion ring sits at the io_context_t address (struct
- * aio_ring in fs/aio.c, a stable user ABI: libaio's own zero-timeout
- * io_getevents reads it the same way to skip the system call).
- */
-struct aio_ring_hdr {
-	unsigned int id, nr, head, tail;
-	unsigned int magic, compat_features, incompat_features, header_length;
-};
-#define AIO_RING_MAGIC 0xa10a10a1u
 
 static bool
 file_poll(void *qpriv)

@@ -344,6 +344,8 @@ connect(struct bk_dev *dev, bool takeover)
 			.persistent = dev->persistent,
 			.max_pgrants = d->opt.max_pgrants,
 			.poll_max_us = d->opt.poll_max_us,
+			.batch_submit = d->opt.batch_submit,
+			.lat_clock = d->opt.lat_clock,
 			.report_efd = d->report_efd,
 		};
 		const char *why = "?", *key = NULL;

@@ -47,6 +47,9 @@ struct bk_options {
 	const char *record_path;	/* --record: blkcrash's recorder */
 	bool volatile_cache;		/* --cache=volatile */
 	const char *state_dir;		/* --state-dir: the queues' recovery records */
+	/* measured at start (main.c machine_costs): see bk_queue_params */
+	bool batch_submit;
+	clockid_t lat_clock;
 	unsigned int crash_point, crash_after;	/* --test-crash-at (tests only) */
 };
 
