@@ -399,6 +399,61 @@ static int test_back_attach_resumes(void)
 	return 0;
 }
 
+/* A successor resumes at the consumer index its predecessor recorded:
+ * requests before it are not taken again, responses go on at the shared
+ * rsp_prod; an index outside rsp_prod..req_prod is refused. */
+static int test_back_attach_resume_at(void)
+{
+	unsigned int a;
+
+	for (a = 0; a < ARRAY_SIZE(t_abis); a++) {
+		struct t_pair p;
+		struct blkreq req, got;
+		struct blkrsp rsp;
+		uint64_t id;
+
+		t_pair_init(&p, 1, t_abis[a]);
+		for (id = 1; id <= 4; id++) {
+			t_read_req(&req, id, id * 8);
+			T_CHECK(blkring_front_put_request(p.front, &req) == 0);
+		}
+		blkring_front_push_requests(p.front);
+		/* the predecessor took 1..3, answered 2 (shown), died */
+		for (id = 1; id <= 3; id++)
+			T_CHECK(blkring_back_get_request(p.back, &got) == 1 && got.id == id);
+		T_CHECK(blkring_back_put_response(p.back, 2, got.op, BLKIF_RSP_OKAY) == 0);
+		blkring_back_push_responses(p.back);
+		T_CHECK(blkring_back_req_cons(p.back) == 3);
+		T_CHECK(blkring_back_rsp_prod_pvt(p.back) == 1);
+		T_CHECK(blkring_back_rsp_pushed(p.back) == 1);
+		blkring_free(p.back);
+
+		/* out of range: before rsp_prod, past req_prod */
+		T_CHECK(blkring_back_attach_resume(p.mem, 1, t_abis[a], 0) == NULL && errno == EIO);
+		T_CHECK(blkring_back_attach_resume(p.mem, 1, t_abis[a], 5) == NULL && errno == EIO);
+
+		p.back = blkring_back_attach_resume(p.mem, 1, t_abis[a], 3);
+		T_CHECK(p.back != NULL);
+		/* the next request taken is 4, not 1..3 again */
+		T_CHECK(blkring_back_get_request(p.back, &got) == 1 && got.id == 4);
+		T_CHECK(blkring_back_get_request(p.back, &got) == 0);
+		/* answers for 1, 3 (from the record) and 4 go on at index 1 */
+		T_CHECK(blkring_back_put_response(p.back, 1, BLKIF_OP_READ, BLKIF_RSP_OKAY) == 0);
+		T_CHECK(blkring_back_put_response(p.back, 3, BLKIF_OP_READ, BLKIF_RSP_OKAY) == 0);
+		T_CHECK(blkring_back_put_response(p.back, 4, BLKIF_OP_READ, BLKIF_RSP_OKAY) == 0);
+		T_CHECK(blkring_back_put_response(p.back, 5, BLKIF_OP_READ, BLKIF_RSP_OKAY) ==
+			-ENOSPC);
+		blkring_back_push_responses(p.back);
+		T_CHECK(blkring_front_get_response(p.front, &rsp) == 1 && rsp.id == 2);
+		T_CHECK(blkring_front_get_response(p.front, &rsp) == 1 && rsp.id == 1);
+		T_CHECK(blkring_front_get_response(p.front, &rsp) == 1 && rsp.id == 3);
+		T_CHECK(blkring_front_get_response(p.front, &rsp) == 1 && rsp.id == 4);
+		T_CHECK(blkring_front_get_response(p.front, &rsp) == 0);
+		t_pair_fini(&p);
+	}
+	return 0;
+}
+
 int main(void)
 {
 	T_RUN(test_ring_size_table);
@@ -412,5 +467,6 @@ int main(void)
 	T_RUN(test_response_accounting);
 	T_RUN(test_peek);
 	T_RUN(test_back_attach_resumes);
+	T_RUN(test_back_attach_resume_at);
 	return t_failed ? 1 : 0;
 }
