@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # /init of the dom0 initramfs used by check-xen: brings up the Xen control
 # plane (xenstored, xenconsoled), runs the phases named on the kernel command
-# line (xt.phases=bb,bar,cmp by default) and powers off.  No interactive
+# line (xt.phases=bb,pg,bar,cmp by default) and powers off.  No interactive
 # shell: everything is reported on the console (hvc0 -> Xen -> com1 -> QEMU
 # serial -> check-xen.sh) as markers:
 #   @@S NAME / @@T NAME PASS|FAIL|SKIP DETAIL   one test (dom0 or, relayed
@@ -15,6 +15,9 @@
 #        xl destroy, SIGTERM
 #   bar  blkbackd advertising feature-barrier alone: ext4 in the guest,
 #        WRITE_BARRIER in the trace
+#   pg   blkbackd --feature-persistent=1, then =0, against guests whose
+#        blkfront offers persistent grants or not: what each side offers
+#        in xenstore, what blkfront negotiated, byte-exact data
 #   cmp  kernel xen-blkback (phy: on a loop device) and QEMU qdisk serve the
 #        same benchmark as bb's
 #   cmd  (run-in-domu.sh) one guest on a blkbackd disk runs /xt-cmd
@@ -39,7 +42,7 @@ G=/gnu
 
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 PHASES=$(arg xt.phases)
-: ${PHASES:=bb,bar,cmp}
+: ${PHASES:=bb,pg,bar,cmp}
 mark() { echo "@@M $(cut -d' ' -f1 /proc/uptime) $*"; }
 start() { echo "@@S $1"; }
 result() { local n=$1 r=$2; shift 2; echo "@@T $n $r $*"; }
@@ -62,12 +65,18 @@ relay() { # NAME: copy the guest's console to ours, prefixed
 }
 # wait_guest NAME REGEX SECONDS: until the guest's console shows REGEX;
 # fails early when the guest is gone
+# (WAIT_HZ: polls a second, default 2; WAIT_TAIL: grep only the log's last
+# WAIT_TAIL bytes, for a guest whose answer is always its last line)
 wait_guest() {
-	local i=0
-	while [ $i -lt $(($3 * 2)) ]; do
-		grep -qE "$2" $GUESTLOG/guest-$1.log 2>/dev/null && return 0
+	local i=0 hz=${WAIT_HZ:-2}
+	while [ $i -lt $(($3 * hz)) ]; do
+		if [ -n "${WAIT_TAIL:-}" ]; then
+			tail -c "$WAIT_TAIL" $GUESTLOG/guest-$1.log 2>/dev/null | grep -qE "$2" && return 0
+		else
+			grep -qE "$2" $GUESTLOG/guest-$1.log 2>/dev/null && return 0
+		fi
 		xl domid $1 >/dev/null 2>&1 || { say "guest $1 is gone"; return 1; }
-		sleep 0.5
+		usleep $((1000000 / hz))
 		i=$((i + 1))
 	done
 	say "timeout: guest $1 did not print /$2/ in $3 s"
@@ -77,7 +86,9 @@ wait_guest() {
 # (xenconsoled keeps the guest's CR LF: drop the CR)
 guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1 | tr -d '\r'; }
 # mkcfg NAME RUN SIZES DISK...: an xl config for one PV guest of ours
-# (XT_EXTRA: more for the guest's command line; GUEST_MEM: MiB)
+# (XT_EXTRA: more for the guest's command line; GUEST_MEM: MiB;
+# GUEST_VCPUS: default 2, so that blkfront asks for 2 queues;
+# GUEST_RAMDISK: default /boot/domu.cpio)
 mkcfg() {
 	local name=$1 run=$2 sz=$3 d disks=""
 	shift 3
@@ -86,10 +97,10 @@ mkcfg() {
 name = "$name"
 type = "pv"
 kernel = "/boot/vmlinuz"
-ramdisk = "/boot/domu.cpio"
+ramdisk = "${GUEST_RAMDISK:-/boot/domu.cpio}"
 extra = "console=hvc0 rdinit=/init loglevel=4 xt.tag=$name xt.run=$run xt.sz=$sz ${XT_EXTRA:-}"
 memory = ${GUEST_MEM:-256}
-vcpus = 1
+vcpus = ${GUEST_VCPUS:-2}
 disk = [ $disks ]
 on_crash = "preserve"
 EOF
@@ -132,6 +143,58 @@ backend_connected() {
 	xenstore-ls -f $be | grep -E '/(params|state|feature-[a-z-]*|sectors|sector-size|info|discard-[a-z]*|hotplug-status|max-ring-page-order)' | sed 's/^/  /'
 }
 
+# xs_queues DOMID DEVID QUEUES ORDER: the frontend's rings as xenstore
+# shows them: multi-queue-num-queues = QUEUES, each queue-N/ with its
+# event-channel and 2^ORDER ring-refs (ring-ref for one page, ring-ref0..
+# with ring-page-order = ORDER for more), nothing beyond
+xs_queues() {
+	local fe=/local/domain/$1/device/vbd/$2 q i n=$((1 << $4)) bad=
+	xenstore-ls -f $fe | grep -E '/(multi-queue-num-queues|ring-page-order|queue-[0-9]+/.*|ring-ref[0-9]*|event-channel)( |$)' | sed 's/^/  /'
+	[ "$(xenstore-read $fe/multi-queue-num-queues 2>/dev/null)" = "$3" ] || bad="$bad multi-queue-num-queues"
+	if [ "$4" = 0 ]; then
+		! xenstore-exists $fe/ring-page-order || bad="$bad ring-page-order(present)"
+	else
+		[ "$(xenstore-read $fe/ring-page-order 2>/dev/null)" = "$4" ] || bad="$bad ring-page-order"
+	fi
+	! xenstore-exists $fe/ring-ref || bad="$bad ring-ref(top level)"
+	for q in $(seq 0 $(($3 - 1))); do
+		xenstore-exists $fe/queue-$q/event-channel || bad="$bad queue-$q/event-channel"
+		if [ "$4" = 0 ]; then
+			xenstore-exists $fe/queue-$q/ring-ref || bad="$bad queue-$q/ring-ref"
+		else
+			for i in $(seq 0 $((n - 1))); do
+				xenstore-exists $fe/queue-$q/ring-ref$i || bad="$bad queue-$q/ring-ref$i"
+			done
+			! xenstore-exists $fe/queue-$q/ring-ref$n || bad="$bad queue-$q/ring-ref$n(present)"
+		fi
+	done
+	! xenstore-exists $fe/queue-$3 || bad="$bad queue-$3(present)"
+	[ -z "$bad" ] || { say "expected $3 queues of 2^$4 pages; wrong:$bad"; return 1; }
+}
+# xs_persistent DOMID BACKEND FRONTEND: once connected, feature-persistent
+# reads BACKEND on the backend's side and FRONTEND on the frontend's.  Each
+# side writes what it offers (its own setting), as Linux 6.1's xen-blkback
+# and xen-blkfront do; both use persistent grants only when both offer them
+# (the guest's persist step checks that blkfront did).
+xs_persistent() {
+	local be=/local/domain/0/backend/vbd/$1/51712 fe=/local/domain/$1/device/vbd/51712 b f
+	backend_connected $1 51712 || return 1
+	b=$(xenstore-read $be/feature-persistent 2>&1)
+	f=$(xenstore-read $fe/feature-persistent 2>&1)
+	say "feature-persistent: backend '$b' (expected $2), frontend '$f' (expected $3)"
+	[ "$b" = "$2" ] && [ "$f" = "$3" ]
+}
+# trace_queues DOMID DEVID: blkbackd served good requests on ring 0 and 1
+trace_queues() {
+	local q n bad=
+	for q in 0 1; do
+		n=$(trace_count "^vbd=$1/$2 ring=$q op=(read|write) .*status=0")
+		say "ring $q: ${n:-0} good reads and writes"
+		[ "${n:-0}" -gt 0 ] || bad=1
+	done
+	[ -z "$bad" ]
+}
+
 # xs_features BACKEND FLUSH BARRIER: the advertised flush features
 xs_features() {
 	local f b
@@ -145,6 +208,8 @@ xs_features() {
 BB=/usr/local/sbin/blkbackd
 BB_PID=/run/blkbackd.pid
 BB_TRACE=/tmp/blkbackd.trace
+# what the tests want from every daemon run (bench: nothing, it costs time)
+BB_DEBUG="-v --trace=$BB_TRACE"
 bb_start() { # ARGS...: start the daemon in the foreground-mode background
 	rm -f $BB_PID
 	# (one relay for every daemon run: the log is appended to)
@@ -153,7 +218,8 @@ bb_start() { # ARGS...: start the daemon in the foreground-mode background
 		(tail -n +1 -F /tmp/blkbackd.log 2>/dev/null |
 			while IFS= read -r l; do echo "[blkbackd] $l"; done) &
 	fi
-	$BB -f -v --transport=xen --trace=$BB_TRACE --pidfile=$BB_PID "$@" >> /tmp/blkbackd.log 2>&1 &
+	# shellcheck disable=SC2086 # BB_DEBUG: one word per option
+	$BB -f $BB_DEBUG --transport=xen --pidfile=$BB_PID "$@" >> /tmp/blkbackd.log 2>&1 &
 	local i=0
 	while [ ! -s $BB_PID ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	[ -s $BB_PID ] && kill -0 "$(cat $BB_PID)" 2>/dev/null || { say "blkbackd did not write $BB_PID in 10 s"; return 1; }
@@ -196,19 +262,25 @@ phase_bb() {
 	mkimg $b 64M
 	check bb-daemon-start bb_start || return
 	bb_fd_list > /tmp/bb-fds0
-	mkcfg domu-bb "size:xvda,pattern:xvda,ext4:xvda,xfs:xvda,discard:xvda,attach:xvdb,bench:xvda:blkbackd,idle" \
+	mkcfg domu-bb "size:xvda,queues:xvda,pattern:xvda,ext4:xvda,xfs:xvda,discard:xvda,attach:xvdb,bench:xvda:blkbackd,idle" \
 		"xvda:$(sectors_of $a),xvdb:$(sectors_of $b)" \
 		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
 	mark BB-CREATE
 	check bb-xl-create xl_create domu-bb || return
 	dom=$(xl domid domu-bb)
 	check bb-connect backend_connected $dom 51712
+	# 2 vCPUs: blkfront asks for 2 of the queues blkbackd offers
+	check bb-multiqueue xs_queues $dom 51712 2 0
 
 	# a hostile second guest on the same daemon, while domu-bb works
 	ht_create
+	# and one whose blkfront asks for rings of 4 pages
+	ro_create
 
 	# the guest's own tests run now; dom0 checks what it can see
 	wait_guest domu-bb '@@T domu-bb-xvda-ext4 ' 400
+	start bb-trace-queues
+	if trace_queues $dom 51712; then result bb-trace-queues PASS; else result bb-trace-queues FAIL "a ring served nothing"; fi
 	start bb-trace-flush
 	l=$(trace_count 'op=flush .*status=0')
 	say "trace: $l FLUSH_DISKCACHE requests, $(wc -l < $BB_TRACE) lines"
@@ -226,6 +298,7 @@ phase_bb() {
 	fi
 
 	ht_finish
+	ro_finish
 
 	# hot-plug a second disk, then unplug it: the daemon's fds come back
 	if wait_guest domu-bb '@@U WAIT-ATTACH xvdb' 300; then
@@ -317,6 +390,67 @@ ht_finish() {
 	else
 		result ht-destroy FAIL "backend left behind or blkbackd gone"
 	fi
+}
+
+# ---------------- ring-page-order 2 (part of phase bb) ----------------
+# xen_blkfront.max_ring_page_order=2 on the guest's command line: blkfront
+# takes min(2, the max-ring-page-order blkbackd offers (4)), so each of its
+# 2 queues is a ring of 4 pages (ring-ref0..3)
+ro_create() {
+	local r=/tmp/ro.img
+	mkimg $r 64M
+	XT_EXTRA=xen_blkfront.max_ring_page_order=2 mkcfg domu-ro "size:xvda,pattern:xvda,idle" \
+		"xvda:$(sectors_of $r)" "vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$r"
+	check ro-xl-create xl_create domu-ro || return
+	RO_DOM=$(xl domid domu-ro)
+	check ro-connect backend_connected $RO_DOM 51712 &&
+		check ro-ring-order xs_queues $RO_DOM 51712 2 2
+}
+ro_finish() {
+	[ -n "${RO_DOM:-}" ] || return
+	start ro-destroy
+	wait_guest domu-ro '@@U IDLE' 300
+	xl destroy domu-ro
+	if xs_wait /local/domain/0/backend/vbd/$RO_DOM "" 30 && bb_alive; then
+		result ro-destroy PASS
+	else
+		result ro-destroy FAIL "backend left behind or blkbackd gone"
+	fi
+}
+
+# ---------------- phase pg: persistent grants on and off ----------------
+# blkbackd --feature-persistent=1|0 (as Linux xen-blkback's module
+# parameter feature_persistent) against guests booted with
+# xen_blkfront.feature_persistent=1|0.  Each guest names its disk's expected
+# outcome (persist:xvda:0|1, what blkfront says it negotiated), then writes
+# and reads back a pattern; dom0 checks what each side offers in xenstore.
+# Guests pg-BF: B = the daemon's setting, F = the guest's.
+pg_guest() { # NAME DAEMON GUEST: create it and check its vbd
+	local n=domu-$1 img=/tmp/$1.img dom
+	mkimg $img 64M
+	XT_EXTRA=xen_blkfront.feature_persistent=$3 mkcfg $n "size:xvda,persist:xvda:$(($2 & $3)),pattern:xvda,idle" \
+		"xvda:$(sectors_of $img)" "vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$img"
+	check $1-xl-create xl_create $n || return
+	dom=$(xl domid $n)
+	check $1-offers xs_persistent $dom $2 $3
+}
+pg_finish() { # NAME...: wait for the guests' own steps, destroy them
+	local g
+	for g in "$@"; do
+		wait_guest domu-$g '@@U IDLE' 300
+		xl destroy domu-$g 2>/dev/null
+	done
+}
+phase_pg() {
+	check pg-on-daemon-start bb_start --feature-persistent=1 || return
+	pg_guest pg-11 1 1
+	pg_guest pg-10 1 0
+	pg_finish pg-11 pg-10
+	check pg-on-sigterm bb_stop || return
+	check pg-off-daemon-start bb_start --feature-persistent=0 || return
+	pg_guest pg-01 0 1
+	pg_finish pg-01
+	check pg-off-sigterm bb_stop
 }
 
 # ---------------- phase bar: feature-barrier only ----------------
@@ -430,7 +564,7 @@ job_domu() { # ID SCRIPT WCE BARRIER DISK_MIB MEM_MIB SECONDS
 	mkimg $out 16M
 	local gm=$(($6 + 192))
 	[ $gm -ge 256 ] || gm=256
-	GUEST_MEM=$gm mkcfg $n "job:xvda:$2:xvdb" "xvda:$(sectors_of $a)" \
+	GUEST_MEM=$gm GUEST_VCPUS=1 mkcfg $n "job:xvda:$2:xvdb" "xvda:$(sectors_of $a)" \
 		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a" \
 		"vdev=xvdb, format=raw, access=rw, script=block-blkbackd, target=$out"
 	say "job $1: domU $n, cache=$cache flush-mode=$flush, $5 MiB on dom0's tmpfs"
@@ -473,13 +607,15 @@ phase_jobs() {
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
-	bb|bar|cmd)
+	bb|pg|bar|cmd)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
 			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"
+			[ $p = bb ] && echo "@@SKIPALL ro- blkbackd is not built (backend/blkbackd)"
 		elif [ ! -x /etc/xen/scripts/block-blkbackd ]; then
 			echo "@@SKIPALL $p- the hotplug script backend/block-blkbackd is missing"
 			[ $p = bb ] && echo "@@SKIPALL ht- the hotplug script backend/block-blkbackd is missing"
+			[ $p = bb ] && echo "@@SKIPALL ro- the hotplug script backend/block-blkbackd is missing"
 		else
 			phase_$p
 		fi

@@ -25,10 +25,20 @@
 #     hostile:D:C01+C02 blkfront-test (a userspace frontend over gntalloc,
 #                       evtchn and xenbus) runs /xt-hostile/C01.script, ...
 #                       against D's backend, one test per script, in order
+#     queues:D          D has one blk-mq hardware queue per vCPU (2), and a
+#                       pattern written and read back from each vCPU in turn
+#                       (taskset) is byte-exact: each vCPU's I/O goes through
+#                       its own ring (queue-N/), which dom0 checks in the trace
+#     persist:D:0|1     blkfront's own word on D (its kernel log line
+#                       "persistent grants: enabled;|disabled;") is the one
+#                       expected: what it negotiated with the backend
 #     idle              stay up (dom0 destroys the guest)
 #   xt.sz=D:SECTORS,... expected sizes in 512-byte sectors
 #   xt.noblkfront=1     do not load xen-blkfront (the disks are left to
 #                       blkfront-test)
+#   xen_blkfront.P=V    parameters for xen-blkfront (max_ring_page_order,
+#                       feature_persistent, ...): passed to its insmod, as
+#                       modprobe would take them from the command line
 # Output (hvc0; dom0 relays it from xenconsoled's log to the serial line):
 #   @@S NAME            a step starts       @@T NAME RESULT DETAIL  its result
 #   @@U WORD ...        progress dom0 waits for
@@ -82,11 +92,12 @@ do_size() {
 }
 
 # pattern DISK OFFSET_MIB: 8 MiB of random data, O_DIRECT, read back
+# (PIN: a command prefix for both dd, e.g. "taskset -c 1")
 do_pattern() {
 	$G/dd if=/dev/urandom of=/tmp/pat bs=1M count=8 2>/dev/null || return 1
-	$G/dd if=/tmp/pat of=/dev/$1 bs=1M seek=${2:-1} oflag=direct conv=fsync 2>&1 | tail -1 || return 1
+	${PIN:-} $G/dd if=/tmp/pat of=/dev/$1 bs=1M seek=${2:-1} oflag=direct conv=fsync 2>&1 | tail -1 || return 1
 	echo 3 > /proc/sys/vm/drop_caches
-	$G/dd if=/dev/$1 of=/tmp/back bs=1M skip=${2:-1} count=8 iflag=direct 2>&1 | tail -1 || return 1
+	${PIN:-} $G/dd if=/dev/$1 of=/tmp/back bs=1M skip=${2:-1} count=8 iflag=direct 2>&1 | tail -1 || return 1
 	$G/cmp /tmp/pat /tmp/back || die "read-back differs from the pattern written"
 	say "pattern md5 $($G/md5sum < /tmp/pat | cut -d' ' -f1)"
 }
@@ -184,6 +195,30 @@ do_bench() {
 	[ -n "$csv" ] || die "bonnie++ failed"
 }
 
+# one pattern through each vCPU's queue: blk-mq maps vCPU N to hardware
+# queue N, which blkfront serves with ring N (queue-N/ in xenstore)
+do_queues() {
+	local n c
+	n=$(ls /sys/block/$1/mq | wc -l)
+	say "/dev/$1: $n blk-mq hardware queues, $(nproc) vCPUs"
+	for c in /sys/block/$1/mq/*; do say "  queue ${c##*/}: cpus $(cat $c/cpu_list)"; done
+	[ "$n" = 2 ] || die "expected 2 hardware queues, one per vCPU"
+	for c in 0 1; do
+		say "vCPU $c:"
+		PIN="taskset -c $c" do_pattern $1 $((16 + 8 * c)) || return 1
+	done
+}
+
+# what blkfront negotiated, in its own words (xen-blkfront's kernel log)
+do_persist() { # DISK 0|1
+	local l want
+	l=$(dmesg | grep "blkfront: $1: " | tail -1)
+	say "${l:-no blkfront line for $1 in the kernel log}"
+	say "xen_blkfront.feature_persistent=$(cat /sys/module/xen_blkfront/parameters/feature_persistent)"
+	if [ "$2" = 1 ]; then want="persistent grants: enabled;"; else want="persistent grants: disabled;"; fi
+	case $l in *"$want"*) ;; *) die "expected \"$want\"" ;; esac
+}
+
 # a hostile frontend: blkfront-test sends the script's requests as written
 do_hostile() { # DISK CASE
 	/usr/local/bin/blkfront-test script --transport xen --vdev $1 --max-indirect 16 \
@@ -192,9 +227,18 @@ do_hostile() { # DISK CASE
 
 echo "@@U DOMU-INIT-START tag=$TAG kernel=$(uname -r) run=$RUN"
 NOBLKFRONT=$(arg xt.noblkfront)
+# busybox insmod does not read /proc/cmdline: hand xen_blkfront.P=V over
+BLKFRONT_ARGS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^xen_blkfront\.//p' | tr '\n' ' ')
 while read -r m; do
-	case $m in */xen-blkfront.ko) [ "$NOBLKFRONT" = 1 ] && continue ;; esac
-	insmod "$m" 2>/dev/null
+	case $m in
+	*/xen-blkfront.ko)
+		[ "$NOBLKFRONT" = 1 ] && continue
+		# shellcheck disable=SC2086 # one word per parameter
+		insmod "$m" $BLKFRONT_ARGS || echo "insmod $m $BLKFRONT_ARGS failed"
+		[ -z "$BLKFRONT_ARGS" ] || echo "xen-blkfront $BLKFRONT_ARGS"
+		;;
+	*) insmod "$m" 2>/dev/null ;;
+	esac
 done < /modules.list
 for item in $(echo "$RUN" | tr ',' ' '); do
 	s=${item%%:*}; rest=${item#*:}; d=${rest%%:*}; l=${rest#*:}
@@ -225,6 +269,8 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 		echo "@@U JOB-END ${l%%:*} rc=$(cat $o/rc)"
 		;;
 	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
+	queues) step $d-queues do_queues $d ;;
+	persist) step $d-persistent do_persist $d $l ;;
 	idle) mark IDLE; while :; do sleep 3600; done ;;
 	*) echo "@@U unknown step $item" ;;
 	esac
