@@ -20,6 +20,9 @@
 #        in xenstore, what blkfront negotiated, byte-exact data
 #   cmp  kernel xen-blkback (phy: on a loop device) and QEMU qdisk serve the
 #        same benchmark as bb's
+#   bench  (make bench-xen) one guest, the three backends in turn, ROUNDS
+#        times: fio, dd, bonnie++, with dom0's CPU time per workload and a
+#        watch on dom0's daemons
 #   cmd  (run-in-domu.sh) one guest on a blkbackd disk runs /xt-cmd
 #   jobs (run-in-domu.sh -J, blkbench --platform xen-nested) the jobs of
 #        /xt/jobs, one per line, in order, each in dom0 or in a new guest
@@ -604,10 +607,209 @@ phase_jobs() {
 	bb_alive && bb_stop
 }
 
+# ---------------- phase bench: make bench-xen ----------------
+# ONE guest (2 vCPUs, 512 MiB, domU-init.sh "rpc") and three disks of the
+# same size, sparse files on this tmpfs: (A) blkbackd's (script=
+# block-blkbackd, xvda), (B) kernel xen-blkback's (phy:/dev/loop0, xvdb),
+# (C) QEMU qdisk's (backendtype=qdisk, xvdc).  Round after round, each
+# backend in turn runs every workload (BX_WL).  blkbackd and xen-blkback
+# both serve every device under backend/vbd, so they never run at the same
+# time: A's disk is hot-plugged with blkbackd started, unplugged and the
+# daemon stopped before xen-blkback is loaded for B's, which is unplugged
+# and the module unloaded before C's turn.  C (backend/qdisk, whose QEMU
+# libxl starts with the guest) stays attached throughout.
+# Around each workload dom0 reads /proc/stat: "@@C ID dom0_busy=TICKS ..."
+# (user+nice+system+irq+softirq of both vCPUs: blkback's kernel threads,
+# blkbackd and QEMU alike; steal apart); the guest prints its numbers and
+# block-layer counters as "@@R ID ...".  "@@P R LABEL ..." records what
+# each disk negotiated.  A watch (health_loop) checks dom0's daemons.
+BX_WL="ddw ddr rr1 rr32 rw1 rw32 fsync bonnie"
+BX_LABELS="blkbackd blkback qdisk"
+bx_vdev() { case $1 in blkbackd) echo xvda ;; blkback) echo xvdb ;; qdisk) echo xvdc ;; esac; }
+bx_devid() { case $1 in blkbackd) echo 51712 ;; blkback) echo 51728 ;; qdisk) echo 51744 ;; esac; }
+bx_be() { # LABEL DOMID: its backend directory
+	case $1 in qdisk) echo /local/domain/0/backend/qdisk/$2/$(bx_devid $1) ;;
+	*) echo /local/domain/0/backend/vbd/$2/$(bx_devid $1) ;; esac
+}
+cpu_now() { awk '$1 == "cpu" { printf "%d %d %d", $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9 }' /proc/stat; }
+# guest_send NAME LINE: LINE on the guest's console input, through the
+# pty xenconsoled keeps for it (as xl console would type it)
+guest_send() {
+	local tty
+	tty=$(xenstore-read /local/domain/$(xl domid $1)/console/tty) && [ -c "$tty" ] ||
+		{ say "no console tty for $1"; return 1; }
+	printf '%s\n' "$2" > "$tty"
+}
+# bx_cmd ID SECONDS CMD DISK [WORKLOAD]: one command to the bench guest,
+# and dom0's CPU time from just before it to its answer
+bx_cmd() {
+	local id=$1 secs=$2 c0 c1 t0 t1 l
+	shift 2
+	c0=$(cpu_now)
+	t0=$(now)
+	guest_send domu-bx "$1 $id $2 ${3:-}" || return 1
+	WAIT_HZ=10 WAIT_TAIL=2048 wait_guest domu-bx "@@U BX-DONE $id " "$secs" || return 1
+	c1=$(cpu_now)
+	t1=$(now)
+	[ "$1" = run ] && echo "@@C $id $(echo "$c0 $c1 $t0 $t1" | awk '{
+		printf "dom0_busy=%d dom0_total=%d dom0_steal=%d dom0_secs=%.2f", $4 - $1, $5 - $2, $6 - $3, $8 - $7 }')"
+	l=$(guest_line domu-bx "@@U BX-DONE $id ")
+	case $l in *" rc=0") ;; *) say "$l"; return 1 ;; esac
+}
+# bx_params R LABEL DOMID: what the disk negotiated (absent keys: 1 queue,
+# one-page rings)
+bx_params() {
+	local be fe q o
+	be=$(bx_be $2 $3)
+	fe=/local/domain/$3/device/vbd/$(bx_devid $2)
+	q=$(xenstore-read $fe/multi-queue-num-queues 2>/dev/null || echo 1)
+	o=$(xenstore-read $fe/ring-page-order 2>/dev/null || echo 0)
+	echo "@@P $1 $2 queues=$q ring_order=$o be_persistent=$(xenstore-read $be/feature-persistent 2>/dev/null || echo -) fe_persistent=$(xenstore-read $fe/feature-persistent 2>/dev/null || echo -) indirect=$(xenstore-read $be/feature-max-indirect-segments 2>/dev/null || echo 0) flush=$(xenstore-read $be/feature-flush-cache 2>/dev/null || echo 0) barrier=$(xenstore-read $be/feature-barrier 2>/dev/null || echo 0) discard=$(xenstore-read $be/feature-discard 2>/dev/null || echo 0) max_queues=$(xenstore-read $be/multi-queue-max-queues 2>/dev/null || echo -) max_ring_order=$(xenstore-read $be/max-ring-page-order 2>/dev/null || echo -)"
+}
+bx_attach() { # ROUND LABEL DOMID
+	local v
+	v=$(bx_vdev $2)
+	case $2 in
+	blkbackd)
+		bb_start || return 1
+		health_watch blkbackd "$(cat $BB_PID)"
+		xl block-attach domu-bx "vdev=$v, format=raw, access=rw, script=block-blkbackd, target=/tmp/bx-blkbackd.img" || return 1
+		;;
+	blkback)
+		while read -r m; do insmod "$m" || { say "insmod $m failed"; return 1; }; done < /modules-blkback.list
+		xl block-attach domu-bx "phy:/dev/loop0,$v,w" || return 1
+		;;
+	esac
+	xs_wait $(bx_be $2 $3)/state 4 60 || return 1
+	xs_wait /local/domain/$3/device/vbd/$(bx_devid $2)/state 4 30 || return 1
+	bx_params $1 $2 $3
+	bx_cmd $1:$2:wait 120 wait $v
+}
+bx_detach() { # ROUND LABEL DOMID
+	local v
+	v=$(bx_vdev $2)
+	[ $2 != qdisk ] || return 0
+	xl block-detach domu-bx $v || return 1
+	xs_wait $(bx_be $2 $3) "" 30 || return 1
+	bx_cmd $1:$2:gone 120 gone $v || return 1
+	case $2 in
+	blkbackd) health_forget blkbackd; bb_stop ;;
+	blkback) rmmod xen_blkback ;;
+	esac
+}
+phase_bench() {
+	local rounds r label wl dom d l
+	rounds=$(arg xt.rounds)
+	: ${rounds:=3}
+	BB_DEBUG=	# the daemon as it runs in production: no trace, no -v
+	for label in $BX_LABELS; do mkimg /tmp/bx-$label.img 256M; done
+	start bx-setup
+	if /sbin/losetup /dev/loop0 /tmp/bx-blkback.img && [ -x /usr/libexec/xen-qemu-system-i386 ] &&
+	   [ -s /boot/domu-bench.cpio ]; then
+		result bx-setup PASS
+	else
+		result bx-setup FAIL "loop device, qemu or /boot/domu-bench.cpio missing"
+		return
+	fi
+	health_start
+	# xt.bx_blkfront=P=V,P=V: xen-blkfront parameters for the guest
+	l=$(arg xt.bx_blkfront | tr ',' '\n' | sed -n 's/^./xen_blkfront.&/p' | tr '\n' ' ')
+	GUEST_MEM=512 GUEST_RAMDISK=/boot/domu-bench.cpio \
+		XT_EXTRA="xt.bx_mib=$(arg xt.bx_mib) xt.bx_fio=$(arg xt.bx_fio) xt.bx_ramp=$(arg xt.bx_ramp) $l" \
+		mkcfg domu-bx rpc "" "format=raw, vdev=xvdc, access=rw, backendtype=qdisk, target=/tmp/bx-qdisk.img"
+	check bx-xl-create xl_create domu-bx || { health_stop; return; }
+	dom=$(xl domid domu-bx)
+	d=$(xenstore-read /local/domain/$dom/image/device-model-pid 2>/dev/null)
+	say "qdisk QEMU: pid ${d:-?}: $(tr '\0' ' ' < /proc/${d:-0}/cmdline 2>/dev/null)"
+	[ -n "$d" ] && health_watch qdisk-qemu "$d"
+	check bx-ready wait_guest domu-bx '@@U BX-READY' 300 || { health_stop; return; }
+	for r in $(seq 1 $rounds); do
+		for label in $BX_LABELS; do
+			mark BENCH round $r $label
+			check bx-$r-$label-attach bx_attach $r $label $dom || break 2
+			for wl in $BX_WL; do
+				check bx-$r-$label-$wl bx_cmd $r:$label:$wl 600 run $(bx_vdev $label) $wl
+			done
+			check bx-$r-$label-detach bx_detach $r $label $dom || break 2
+		done
+	done
+	guest_send domu-bx "end x x"
+	wait_guest domu-bx '@@U BX-END' 30
+	health_stop
+	xl destroy domu-bx 2>/dev/null
+	bb_alive && bb_stop
+}
+
+# ---------------- health: dom0's daemons while the bench runs ----------
+# health_loop checks every 5 s that each process in $HEALTH.expect ("NAME
+# PID" lines: xenstored, xenconsoled, blkbackd while it should run, the
+# qdisk QEMU) is alive, and that dom0's kernel has logged no crash (a
+# segfault or trap of any process, the OOM killer, a BUG or WARNING).
+# Each finding is an "@@H ..." line; health_stop prints "@@H SUMMARY ..."
+# and the step bx-health fails on any finding.
+HEALTH=/tmp/health
+HEALTH_KRE='segfault at|general protection|traps:|Out of memory|Killed process|BUG:|WARNING:|Oops'
+health_watch() { # NAME PID
+	{ grep -v "^$1 " $HEALTH.expect 2>/dev/null; echo "$1 $2"; } > $HEALTH.tmp
+	mv $HEALTH.tmp $HEALTH.expect
+}
+health_forget() { # NAME: stopped on purpose from now on
+	grep -v "^$1 " $HEALTH.expect > $HEALTH.tmp 2>/dev/null
+	mv $HEALTH.tmp $HEALTH.expect
+}
+health_loop() {
+	local n=0 name pid k0 k
+	k0=$(dmesg | grep -cE "$HEALTH_KRE")
+	while [ -e $HEALTH.on ]; do
+		while read -r name pid; do
+			kill -0 "$pid" 2>/dev/null && continue
+			# still expected (read again: it may have been stopped on purpose since)
+			grep -qx "$name $pid" $HEALTH.expect || continue
+			grep -qx "$name $pid" $HEALTH.dead 2>/dev/null && continue
+			echo "$name $pid" >> $HEALTH.dead
+			echo "@@H DEAD $(now) $name pid $pid"
+		done < $HEALTH.expect
+		k=$(dmesg | grep -cE "$HEALTH_KRE")
+		if [ "$k" -gt "$k0" ]; then
+			dmesg | grep -E "$HEALTH_KRE" | tail -n $((k - k0)) | while IFS= read -r l; do
+				echo "@@H KERNEL $l"
+				echo "$l" >> $HEALTH.kernel
+			done
+			k0=$k
+		fi
+		n=$((n + 1))
+		echo $n > $HEALTH.count
+		sleep 5
+	done
+}
+health_start() {
+	rm -f $HEALTH.*
+	: > $HEALTH.expect
+	health_watch xenstored "$(cat /run/xenstored.pid)"
+	health_watch xenconsoled "$(cat /run/xenconsoled.pid)"
+	touch $HEALTH.on
+	health_loop &
+	HEALTH_PID=$!
+}
+health_stop() {
+	local dead kern
+	rm -f $HEALTH.on
+	wait $HEALTH_PID
+	start bx-health
+	dead=$(cat $HEALTH.dead 2>/dev/null | tr '\n' ',')
+	kern=$(cat $HEALTH.kernel 2>/dev/null | wc -l)
+	echo "@@H SUMMARY checks=$(cat $HEALTH.count 2>/dev/null || echo 0) dead=${dead:-none} kernel=$kern watched=$(cut -d' ' -f1 $HEALTH.expect | tr '\n' ',')"
+	if [ -z "$dead" ] && [ "$kern" = 0 ]; then
+		result bx-health PASS
+	else
+		result bx-health FAIL "died: ${dead:-none}; kernel crash lines: $kern"
+	fi
+}
+
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
-	bb|pg|bar|cmd)
+	bb|pg|bar|cmd|bench)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
 			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"
