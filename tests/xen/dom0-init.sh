@@ -63,23 +63,23 @@ now() { cut -d' ' -f1 /proc/uptime; }
 
 # ---------------- guests ----------------
 GUESTLOG=/var/log/xen/console
+# (the bench's answers, "@@U BX-DONE ...", also go to the FIFO $BX_FIFO
+# when there is one: bx_cmd waits on it without polling)
+BX_FIFO=/tmp/bx-done
 relay() { # NAME: copy the guest's console to ours, prefixed
-	(tail -n +1 -F $GUESTLOG/guest-$1.log 2>/dev/null | while IFS= read -r l; do echo "[$1] $l"; done) &
+	(tail -n +1 -F $GUESTLOG/guest-$1.log 2>/dev/null | while IFS= read -r l; do
+		echo "[$1] $l"
+		case $l in *"@@U BX-DONE "*) [ -p $BX_FIFO ] && echo "$l" > $BX_FIFO ;; esac
+	done) &
 }
 # wait_guest NAME REGEX SECONDS: until the guest's console shows REGEX;
 # fails early when the guest is gone
-# (WAIT_HZ: polls a second, default 2; WAIT_TAIL: grep only the log's last
-# WAIT_TAIL bytes, for a guest whose answer is always its last line)
 wait_guest() {
-	local i=0 hz=${WAIT_HZ:-2}
-	while [ $i -lt $(($3 * hz)) ]; do
-		if [ -n "${WAIT_TAIL:-}" ]; then
-			tail -c "$WAIT_TAIL" $GUESTLOG/guest-$1.log 2>/dev/null | grep -qE "$2" && return 0
-		else
-			grep -qE "$2" $GUESTLOG/guest-$1.log 2>/dev/null && return 0
-		fi
+	local i=0
+	while [ $i -lt $(($3 * 2)) ]; do
+		grep -qE "$2" $GUESTLOG/guest-$1.log 2>/dev/null && return 0
 		xl domid $1 >/dev/null 2>&1 || { say "guest $1 is gone"; return 1; }
-		usleep $((1000000 / hz))
+		sleep 0.5
 		i=$((i + 1))
 	done
 	say "timeout: guest $1 did not print /$2/ in $3 s"
@@ -632,29 +632,31 @@ bx_be() { # LABEL DOMID: its backend directory
 	*) echo /local/domain/0/backend/vbd/$2/$(bx_devid $1) ;; esac
 }
 cpu_now() { awk '$1 == "cpu" { printf "%d %d %d", $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9 }' /proc/stat; }
-# guest_send NAME LINE: LINE on the guest's console input, through the
-# pty xenconsoled keeps for it (as xl console would type it)
-guest_send() {
-	local tty
-	tty=$(xenstore-read /local/domain/$(xl domid $1)/console/tty) && [ -c "$tty" ] ||
-		{ say "no console tty for $1"; return 1; }
-	printf '%s\n' "$2" > "$tty"
-}
 # bx_cmd ID SECONDS CMD DISK [WORKLOAD]: one command to the bench guest,
-# and dom0's CPU time from just before it to its answer
+# written on its console input through the pty xenconsoled keeps for it
+# (BX_TTY, as xl console would type it), and its answer from the relay
+# (fd 3: the FIFO, read end); dom0's CPU time from just before the command
+# to the answer.  Nothing polls meanwhile: dom0 stays as idle as it can.
 bx_cmd() {
-	local id=$1 secs=$2 c0 c1 t0 t1 l
+	local id=$1 secs=$2 c0 c1 t0 t1 l w=0
 	shift 2
 	c0=$(cpu_now)
 	t0=$(now)
-	guest_send domu-bx "$1 $id $2 ${3:-}" || return 1
-	WAIT_HZ=10 WAIT_TAIL=2048 wait_guest domu-bx "@@U BX-DONE $id " "$secs" || return 1
+	printf '%s\n' "$1 $id $2 ${3:-}" > "$BX_TTY" || return 1
+	while :; do
+		if read -r -t 5 l <&3; then
+			case $l in *"@@U BX-DONE $id "*) break ;; esac
+			continue	# an earlier command's answer
+		fi
+		w=$((w + 5))
+		[ $w -lt "$secs" ] || { say "no answer to $1 $id in $secs s"; return 1; }
+		xl domid domu-bx >/dev/null 2>&1 || { say "guest domu-bx is gone"; return 1; }
+	done
 	c1=$(cpu_now)
 	t1=$(now)
 	[ "$1" = run ] && echo "@@C $id $(echo "$c0 $c1 $t0 $t1" | awk '{
 		printf "dom0_busy=%d dom0_total=%d dom0_steal=%d dom0_secs=%.2f", $4 - $1, $5 - $2, $6 - $3, $8 - $7 }')"
-	l=$(guest_line domu-bx "@@U BX-DONE $id ")
-	case $l in *" rc=0") ;; *) say "$l"; return 1 ;; esac
+	case $l in *" rc=0"*) ;; *) say "$l"; return 1 ;; esac
 }
 # bx_params R LABEL DOMID: what the disk negotiated (absent keys: 1 queue,
 # one-page rings)
@@ -665,6 +667,19 @@ bx_params() {
 	q=$(xenstore-read $fe/multi-queue-num-queues 2>/dev/null || echo 1)
 	o=$(xenstore-read $fe/ring-page-order 2>/dev/null || echo 0)
 	echo "@@P $1 $2 queues=$q ring_order=$o be_persistent=$(xenstore-read $be/feature-persistent 2>/dev/null || echo -) fe_persistent=$(xenstore-read $fe/feature-persistent 2>/dev/null || echo -) indirect=$(xenstore-read $be/feature-max-indirect-segments 2>/dev/null || echo 0) flush=$(xenstore-read $be/feature-flush-cache 2>/dev/null || echo 0) barrier=$(xenstore-read $be/feature-barrier 2>/dev/null || echo 0) discard=$(xenstore-read $be/feature-discard 2>/dev/null || echo 0) max_queues=$(xenstore-read $be/multi-queue-max-queues 2>/dev/null || echo -) max_ring_order=$(xenstore-read $be/max-ring-page-order 2>/dev/null || echo -)"
+}
+bx_qemu() { # DOMID: the QEMU libxl started for the guest, watched
+	local p
+	p=$(xenstore-read /local/domain/$1/image/device-model-pid 2>/dev/null)
+	[ -n "$p" ] && kill -0 "$p" 2>/dev/null || { say "no device-model-pid for domain $1"; return 1; }
+	say "qdisk QEMU: pid $p: $(tr '\0' ' ' < /proc/$p/cmdline)"
+	health_watch qdisk-qemu "$p"
+}
+bx_ready() { # DOMID: the guest waits for commands; its console's pty
+	wait_guest domu-bx '@@U BX-READY' 300 || return 1
+	BX_TTY=$(xenstore-read /local/domain/$1/console/tty)
+	say "the guest's console: ${BX_TTY:-no tty in xenstore}"
+	[ -c "$BX_TTY" ]
 }
 bx_attach() { # ROUND LABEL DOMID
 	local v
@@ -698,17 +713,19 @@ bx_detach() { # ROUND LABEL DOMID
 	esac
 }
 phase_bench() {
-	local rounds r label wl dom d l
+	local rounds r label wl dom l
 	rounds=$(arg xt.rounds)
 	: ${rounds:=3}
 	BB_DEBUG=	# the daemon as it runs in production: no trace, no -v
 	for label in $BX_LABELS; do mkimg /tmp/bx-$label.img 256M; done
+	rm -f $BX_FIFO
 	start bx-setup
 	if /sbin/losetup /dev/loop0 /tmp/bx-blkback.img && [ -x /usr/libexec/xen-qemu-system-i386 ] &&
-	   [ -s /boot/domu-bench.cpio ]; then
+	   [ -s /boot/domu-bench.cpio ] && mkfifo $BX_FIFO; then
+		exec 3<>$BX_FIFO
 		result bx-setup PASS
 	else
-		result bx-setup FAIL "loop device, qemu or /boot/domu-bench.cpio missing"
+		result bx-setup FAIL "loop device, qemu, /boot/domu-bench.cpio or the FIFO missing"
 		return
 	fi
 	health_start
@@ -719,10 +736,8 @@ phase_bench() {
 		mkcfg domu-bx rpc "" "format=raw, vdev=xvdc, access=rw, backendtype=qdisk, target=/tmp/bx-qdisk.img"
 	check bx-xl-create xl_create domu-bx || { health_stop; return; }
 	dom=$(xl domid domu-bx)
-	d=$(xenstore-read /local/domain/$dom/image/device-model-pid 2>/dev/null)
-	say "qdisk QEMU: pid ${d:-?}: $(tr '\0' ' ' < /proc/${d:-0}/cmdline 2>/dev/null)"
-	[ -n "$d" ] && health_watch qdisk-qemu "$d"
-	check bx-ready wait_guest domu-bx '@@U BX-READY' 300 || { health_stop; return; }
+	check bx-qdisk-qemu bx_qemu $dom
+	check bx-ready bx_ready $dom || { health_stop; return; }
 	for r in $(seq 1 $rounds); do
 		for label in $BX_LABELS; do
 			mark BENCH round $r $label
@@ -733,8 +748,10 @@ phase_bench() {
 			check bx-$r-$label-detach bx_detach $r $label $dom || break 2
 		done
 	done
-	guest_send domu-bx "end x x"
+	printf 'end x x\n' > "$BX_TTY"
 	wait_guest domu-bx '@@U BX-END' 30
+	rm -f $BX_FIFO
+	exec 3<&-
 	health_stop
 	xl destroy domu-bx 2>/dev/null
 	bb_alive && bb_stop
