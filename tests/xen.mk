@@ -53,6 +53,7 @@ bench-xen:
 
 clean-local: clean-xen
 clean-xen:
-	rm -rf xen/build xen/*.trs xen/*.log xen/bench.txt xen/blkbench xen/bench-xen.txt xen/bench-xen.json
+	rm -rf xen/build xen/*.trs xen/*.log xen/bench.txt xen/blkbench xen/bench-xen.txt xen/bench-xen.json \
+		xen/bench-xen-console.txt
 
 .PHONY: check-xen bench-xen clean-xen

@@ -3,7 +3,7 @@
 
 Usage: bench-xen-report.py SERIAL TXT JSON [--meta KEY=VALUE]...
 
-SERIAL is the boot's console (bench-xen-serial.log).  The lines read:
+SERIAL is the boot's console (bench-xen-console.txt).  The lines read:
   @@R R:LABEL:WL KEY=VALUE...   the guest's numbers for one workload run
                                 (dd, fio's JSON, bonnie++ CSV; its block
                                 layer's requests and bytes)

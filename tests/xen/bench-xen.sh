@@ -9,7 +9,8 @@
 # rpc), with dom0's CPU time per workload and a watch on dom0's daemons.
 # Prints the table of medians and writes XDIR/bench-xen.txt and
 # XDIR/bench-xen.json (every round's numbers, medians, git revision, date,
-# the boot's parameters); the console is XDIR/bench-xen-serial.log.
+# the boot's parameters); the console is XDIR/bench-xen-console.txt (not
+# *.log: check-xen clears those).
 # The numbers are never pass/fail thresholds; the bench fails when the
 # boot fails, a workload did not run or gave no number, or a dom0 daemon
 # died (or dom0's kernel logged a crash).
@@ -52,7 +53,7 @@ ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$missing /boot/vmlinuz-*"
 [ -x "$top_builddir/backend/blkbackd" ] || die "$top_builddir/backend/blkbackd is not built"
 
 mkdir -p "$XDIR" "$B"
-SERIAL=$XDIR/bench-xen-serial.log
+SERIAL=$XDIR/bench-xen-console.txt
 rm -f "$XDIR/bench-xen.txt" "$XDIR/bench-xen.json" "$SERIAL"
 
 # ---- build (check-xen's images, plus fio for the bench guest) ----
