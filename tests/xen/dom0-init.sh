@@ -275,13 +275,12 @@ phase_bb() {
 	# 2 vCPUs: blkfront asks for 2 of the queues blkbackd offers
 	check bb-multiqueue xs_queues $dom 51712 2 0
 
-	# while domu-bb works: a short-lived guest whose blkfront asks for rings
-	# of 4 pages (done before the hostile one: its C03 waits for blkbackd
-	# against a clock, and a guest being built loads dom0 most)
+	# while domu-bb works: a hostile second guest on the same daemon, and a
+	# short-lived one whose blkfront asks for rings of 4 pages (gone before
+	# the hostile guest reaches C03, its last case)
+	ht_create
 	ro_create
 	ro_finish
-	# a hostile second guest on the same daemon
-	ht_create
 
 	# the guest's own tests run now; dom0 checks what it can see
 	wait_guest domu-bb '@@T domu-bb-xvda-ext4 ' 400
