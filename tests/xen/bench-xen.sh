@@ -27,7 +27,7 @@ srcdir=${srcdir:-$(cd "$(dirname "$0")" && pwd)}
 top_srcdir=${top_srcdir:-$srcdir/../..}
 top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
-B=${B:-$XDIR/build}
+export B=${B:-$XDIR/build}	# (boot.sh reads it)
 ROUNDS=${ROUNDS:-3}
 BX_MIB=${BX_MIB:-64}
 BX_FIO=${BX_FIO:-10}
@@ -69,7 +69,7 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 # ---- one boot ----
 echo "bench-xen: $ROUNDS rounds, booting Xen under QEMU/TCG (timeout $TIMEOUT s), console in $SERIAL"
 t0=$(date +%s)
-DOM0_CPIO=$B/dom0-bench.cpio B=$B bash "$srcdir/boot.sh" "$SERIAL" \
+DOM0_CPIO=$B/dom0-bench.cpio bash "$srcdir/boot.sh" "$SERIAL" \
 	xt.phases=bench xt.rounds="$ROUNDS" xt.bx_mib="$BX_MIB" xt.bx_fio="$BX_FIO" xt.bx_ramp="$BX_RAMP" \
 	${BX_BLKFRONT:+xt.bx_blkfront=$BX_BLKFRONT}
 rc=$?
