@@ -12,6 +12,8 @@ XEN_TEST_FILES = \
 	xen/dom0-init.sh \
 	xen/domU-init.sh \
 	xen/run-in-domu.sh \
+	xen/bench-xen.sh \
+	xen/bench-xen-report.py \
 	xen/xt-holes.c \
 	xen/hostile/C01.script \
 	xen/hostile/C02.script \
@@ -36,8 +38,22 @@ check-xen:
 		$(SHELL) $(srcdir)/xen/check-xen.sh || rc=$$?; \
 	test $$rc = 0 || test $$rc = 77
 
+# "make bench-xen [ROUNDS=N]": root-only, never part of any check: one
+# boot, blkbackd vs kernel xen-blkback vs QEMU qdisk, interleaved for
+# ROUNDS rounds (default 3); the table of medians is printed and written to
+# tests/xen/bench-xen.txt, every number to tests/xen/bench-xen.json
+# (tests/xen/README, BENCHMARKS.md).  Fails when it cannot run.
+bench-xen:
+	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
+	$(MKDIR_P) xen
+	srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
+	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) CC="$(CC)" \
+	ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" \
+		$(SHELL) $(srcdir)/xen/bench-xen.sh
+
 clean-local: clean-xen
 clean-xen:
-	rm -rf xen/build xen/*.trs xen/*.log xen/bench.txt xen/blkbench
+	rm -rf xen/build xen/*.trs xen/*.log xen/bench.txt xen/blkbench xen/bench-xen.txt xen/bench-xen.json \
+		xen/bench-xen-console.txt
 
-.PHONY: check-xen clean-xen
+.PHONY: check-xen bench-xen clean-xen

@@ -7,6 +7,11 @@
 #   dom0.cpio    dom0 initramfs: busybox, xen modules, xl + xenstored +
 #                xenconsoled, the qdisk QEMU, the project's blkbackd and
 #                hotplug script, domu.cpio + vmlinuz for the guests
+#   with FIO=1 (make bench-xen), also:
+#   domu-fio.cpio   fio and its libraries, a gzipped archive to append to
+#                   domu.cpio
+#   dom0-bench.cpio dom0.cpio plus /boot/domu-bench.cpio (domu.cpio +
+#                   domu-fio.cpio) for the bench guest
 #
 # Usage: build-initramfs.sh   (environment: B, SRCDIR, TOP_SRCDIR,
 #        TOP_BUILDDIR; K = kernel version, default: newest Debian kernel
@@ -180,4 +185,26 @@ mkdir -p "$R/boot"
 cp "$B/vmlinuz" "$R/boot/vmlinuz"
 cp "$B/domu.cpio" "$R/boot/domu.cpio"
 mkcpio "$R" "$B/dom0.cpio"
+
+# ---------------- bench-xen: fio for its guest ----------------
+# Debian's fio links every ioengine's library (rbd, gluster, rdma, pmem...:
+# ~80 MB), so only the bench guest gets it, as an archive appended to
+# domu.cpio (concatenated newc archives: the kernel unpacks them in order,
+# gunzipping this one: 36 MB less to carry in dom0's memory and to load);
+# dom0 finds that guest's initramfs as /boot/domu-bench.cpio in the
+# archive appended to dom0.cpio.
+rm -f "$B/domu-fio.cpio" "$B/dom0-bench.cpio"
+if [ "${FIO:-0}" = 1 ]; then
+	F=$B/rootF
+	rm -rf "$F"
+	mkdir -p "$F"
+	copy_bin "$F" /usr/bin/fio
+	(cd "$F" && find . | cpio -o -H newc --quiet) | gzip -1 > "$B/domu-fio.cpio"
+	rm -rf "$B/root0b"
+	mkdir -p "$B/root0b/boot"
+	cat "$B/domu.cpio" "$B/domu-fio.cpio" > "$B/root0b/boot/domu-bench.cpio"
+	mkcpio "$B/root0b" "$B/dom0-bench.cpio.add"
+	cat "$B/dom0.cpio" "$B/dom0-bench.cpio.add" > "$B/dom0-bench.cpio"
+	rm -rf "$B/root0b" "$B/dom0-bench.cpio.add"
+fi
 ls -la "$B"/*.cpio "$B/xen-4.17" "$B/vmlinuz"

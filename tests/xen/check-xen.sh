@@ -9,7 +9,7 @@
 #
 # Environment (set by tests/xen.mk): srcdir (this directory), XDIR (where
 # results go), top_srcdir, top_builddir, CC; TIMEOUT (QEMU, seconds,
-# default 540); PHASES (default bb,bar,cmp,blkbench; blkbench is a second,
+# default 840); PHASES (default bb,pg,bar,cmp,blkbench; blkbench is a second,
 # short boot: blkbench --platform xen-nested on a tiny matrix).
 # Exit: 0 all passed, 1 something failed, 77 skipped (reason printed and
 # recorded as XDIR/check-xen.trs SKIP).
@@ -19,7 +19,7 @@ top_srcdir=${top_srcdir:-$srcdir/../..}
 top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
-PHASES=${PHASES:-bb,bar,cmp,blkbench}
+PHASES=${PHASES:-bb,pg,bar,cmp,blkbench}
 export TIMEOUT=${TIMEOUT:-840}
 
 mkdir -p "$XDIR" "$B"
@@ -69,14 +69,24 @@ BOOT_PHASES=$(echo ",$PHASES," | sed 's/,blkbench,/,/; s/^,*//; s/,*$//')
 EXPECTED="xen-build"
 [ -z "$BOOT_PHASES" ] || EXPECTED="$EXPECTED xen-boot dom0-boot"
 case ",$PHASES," in *,bb,*) EXPECTED="$EXPECTED
-	bb-daemon-start bb-xl-create bb-connect
+	bb-daemon-start bb-xl-create bb-connect bb-multiqueue
 	ht-xl-create domu-ht-hostile-C01 domu-ht-hostile-C02 domu-ht-hostile-C04
 	domu-ht-hostile-C05 domu-ht-hostile-C06 domu-ht-hostile-C09 domu-ht-hostile-C13
 	domu-ht-hostile-C03 ht-isolation ht-destroy
-	domu-bb-xvda-size domu-bb-xvda-pattern domu-bb-xvda-ext4 bb-trace-flush domu-bb-xvda-xfs
+	ro-xl-create ro-connect ro-ring-order domu-ro-xvda-size domu-ro-xvda-pattern ro-destroy
+	domu-bb-xvda-size domu-bb-xvda-queues domu-bb-xvda-pattern domu-bb-xvda-ext4
+	bb-trace-queues bb-trace-flush domu-bb-xvda-xfs
 	domu-bb-xvda-discard bb-discard-holes
 	bb-block-attach domu-bb-xvdb-attach bb-block-detach bb-xvdb-backing
 	domu-bb-bench-blkbackd bb-destroy bb-sigterm" ;;
+esac
+case ",$PHASES," in *,pg,*) EXPECTED="$EXPECTED
+	pg-on-daemon-start
+	pg-11-xl-create pg-11-offers domu-pg-11-xvda-size domu-pg-11-xvda-persistent domu-pg-11-xvda-pattern
+	pg-10-xl-create pg-10-offers domu-pg-10-xvda-size domu-pg-10-xvda-persistent domu-pg-10-xvda-pattern
+	pg-on-sigterm pg-off-daemon-start
+	pg-01-xl-create pg-01-offers domu-pg-01-xvda-size domu-pg-01-xvda-persistent domu-pg-01-xvda-pattern
+	pg-off-sigterm" ;;
 esac
 case ",$PHASES," in *,bar,*) EXPECTED="$EXPECTED
 	bar-daemon-start bar-xl-create bar-connect bar-features domu-bar-xvda-size domu-bar-xvda-ext4

@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # /init of the dom0 initramfs used by check-xen: brings up the Xen control
 # plane (xenstored, xenconsoled), runs the phases named on the kernel command
-# line (xt.phases=bb,bar,cmp by default) and powers off.  No interactive
+# line (xt.phases=bb,pg,bar,cmp by default) and powers off.  No interactive
 # shell: everything is reported on the console (hvc0 -> Xen -> com1 -> QEMU
 # serial -> check-xen.sh) as markers:
 #   @@S NAME / @@T NAME PASS|FAIL|SKIP DETAIL   one test (dom0 or, relayed
@@ -15,8 +15,14 @@
 #        xl destroy, SIGTERM
 #   bar  blkbackd advertising feature-barrier alone: ext4 in the guest,
 #        WRITE_BARRIER in the trace
+#   pg   blkbackd --feature-persistent=1, then =0, against guests whose
+#        blkfront offers persistent grants or not: what each side offers
+#        in xenstore, what blkfront negotiated, byte-exact data
 #   cmp  kernel xen-blkback (phy: on a loop device) and QEMU qdisk serve the
 #        same benchmark as bb's
+#   bench  (make bench-xen) one guest, the three backends in turn, ROUNDS
+#        times: fio, dd, bonnie++, with dom0's CPU time per workload and a
+#        watch on dom0's daemons
 #   cmd  (run-in-domu.sh) one guest on a blkbackd disk runs /xt-cmd
 #   jobs (run-in-domu.sh -J, blkbench --platform xen-nested) the jobs of
 #        /xt/jobs, one per line, in order, each in dom0 or in a new guest
@@ -39,7 +45,7 @@ G=/gnu
 
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 PHASES=$(arg xt.phases)
-: ${PHASES:=bb,bar,cmp}
+: ${PHASES:=bb,pg,bar,cmp}
 mark() { echo "@@M $(cut -d' ' -f1 /proc/uptime) $*"; }
 start() { echo "@@S $1"; }
 result() { local n=$1 r=$2; shift 2; echo "@@T $n $r $*"; }
@@ -57,8 +63,14 @@ now() { cut -d' ' -f1 /proc/uptime; }
 
 # ---------------- guests ----------------
 GUESTLOG=/var/log/xen/console
+# (the bench's answers, "@@U BX-DONE ...", also go to the FIFO $BX_FIFO
+# when there is one: bx_cmd waits on it without polling)
+BX_FIFO=/tmp/bx-done
 relay() { # NAME: copy the guest's console to ours, prefixed
-	(tail -n +1 -F $GUESTLOG/guest-$1.log 2>/dev/null | while IFS= read -r l; do echo "[$1] $l"; done) &
+	(tail -n +1 -F $GUESTLOG/guest-$1.log 2>/dev/null | while IFS= read -r l; do
+		echo "[$1] $l"
+		case $l in *"@@U BX-DONE "*) [ -p $BX_FIFO ] && echo "$l" > $BX_FIFO ;; esac
+	done) &
 }
 # wait_guest NAME REGEX SECONDS: until the guest's console shows REGEX;
 # fails early when the guest is gone
@@ -77,7 +89,9 @@ wait_guest() {
 # (xenconsoled keeps the guest's CR LF: drop the CR)
 guest_line() { grep -E "$2" $GUESTLOG/guest-$1.log | tail -1 | tr -d '\r'; }
 # mkcfg NAME RUN SIZES DISK...: an xl config for one PV guest of ours
-# (XT_EXTRA: more for the guest's command line; GUEST_MEM: MiB)
+# (XT_EXTRA: more for the guest's command line; GUEST_MEM: MiB;
+# GUEST_VCPUS: default 2, so that blkfront asks for 2 queues;
+# GUEST_RAMDISK: default /boot/domu.cpio)
 mkcfg() {
 	local name=$1 run=$2 sz=$3 d disks=""
 	shift 3
@@ -86,10 +100,10 @@ mkcfg() {
 name = "$name"
 type = "pv"
 kernel = "/boot/vmlinuz"
-ramdisk = "/boot/domu.cpio"
+ramdisk = "${GUEST_RAMDISK:-/boot/domu.cpio}"
 extra = "console=hvc0 rdinit=/init loglevel=4 xt.tag=$name xt.run=$run xt.sz=$sz ${XT_EXTRA:-}"
 memory = ${GUEST_MEM:-256}
-vcpus = 1
+vcpus = ${GUEST_VCPUS:-2}
 disk = [ $disks ]
 on_crash = "preserve"
 EOF
@@ -132,6 +146,58 @@ backend_connected() {
 	xenstore-ls -f $be | grep -E '/(params|state|feature-[a-z-]*|sectors|sector-size|info|discard-[a-z]*|hotplug-status|max-ring-page-order)' | sed 's/^/  /'
 }
 
+# xs_queues DOMID DEVID QUEUES ORDER: the frontend's rings as xenstore
+# shows them: multi-queue-num-queues = QUEUES, each queue-N/ with its
+# event-channel and 2^ORDER ring-refs (ring-ref for one page, ring-ref0..
+# with ring-page-order = ORDER for more), nothing beyond
+xs_queues() {
+	local fe=/local/domain/$1/device/vbd/$2 q i n=$((1 << $4)) bad=
+	xenstore-ls -f $fe | grep -E '/(multi-queue-num-queues|ring-page-order|queue-[0-9]+/.*|ring-ref[0-9]*|event-channel)( |$)' | sed 's/^/  /'
+	[ "$(xenstore-read $fe/multi-queue-num-queues 2>/dev/null)" = "$3" ] || bad="$bad multi-queue-num-queues"
+	if [ "$4" = 0 ]; then
+		! xenstore-exists $fe/ring-page-order || bad="$bad ring-page-order(present)"
+	else
+		[ "$(xenstore-read $fe/ring-page-order 2>/dev/null)" = "$4" ] || bad="$bad ring-page-order"
+	fi
+	! xenstore-exists $fe/ring-ref || bad="$bad ring-ref(top level)"
+	for q in $(seq 0 $(($3 - 1))); do
+		xenstore-exists $fe/queue-$q/event-channel || bad="$bad queue-$q/event-channel"
+		if [ "$4" = 0 ]; then
+			xenstore-exists $fe/queue-$q/ring-ref || bad="$bad queue-$q/ring-ref"
+		else
+			for i in $(seq 0 $((n - 1))); do
+				xenstore-exists $fe/queue-$q/ring-ref$i || bad="$bad queue-$q/ring-ref$i"
+			done
+			! xenstore-exists $fe/queue-$q/ring-ref$n || bad="$bad queue-$q/ring-ref$n(present)"
+		fi
+	done
+	! xenstore-exists $fe/queue-$3 || bad="$bad queue-$3(present)"
+	[ -z "$bad" ] || { say "expected $3 queues of 2^$4 pages; wrong:$bad"; return 1; }
+}
+# xs_persistent DOMID BACKEND FRONTEND: once connected, feature-persistent
+# reads BACKEND on the backend's side and FRONTEND on the frontend's.  Each
+# side writes what it offers (its own setting), as Linux 6.1's xen-blkback
+# and xen-blkfront do; both use persistent grants only when both offer them
+# (the guest's persist step checks that blkfront did).
+xs_persistent() {
+	local be=/local/domain/0/backend/vbd/$1/51712 fe=/local/domain/$1/device/vbd/51712 b f
+	backend_connected $1 51712 || return 1
+	b=$(xenstore-read $be/feature-persistent 2>&1)
+	f=$(xenstore-read $fe/feature-persistent 2>&1)
+	say "feature-persistent: backend '$b' (expected $2), frontend '$f' (expected $3)"
+	[ "$b" = "$2" ] && [ "$f" = "$3" ]
+}
+# trace_queues DOMID DEVID: blkbackd served good requests on ring 0 and 1
+trace_queues() {
+	local q n bad=
+	for q in 0 1; do
+		n=$(trace_count "^vbd=$1/$2 ring=$q op=(read|write) .*status=0")
+		say "ring $q: ${n:-0} good reads and writes"
+		[ "${n:-0}" -gt 0 ] || bad=1
+	done
+	[ -z "$bad" ]
+}
+
 # xs_features BACKEND FLUSH BARRIER: the advertised flush features
 xs_features() {
 	local f b
@@ -145,6 +211,8 @@ xs_features() {
 BB=/usr/local/sbin/blkbackd
 BB_PID=/run/blkbackd.pid
 BB_TRACE=/tmp/blkbackd.trace
+# what the tests want from every daemon run (bench: nothing, it costs time)
+BB_DEBUG="-v --trace=$BB_TRACE"
 bb_start() { # ARGS...: start the daemon in the foreground-mode background
 	rm -f $BB_PID
 	# (one relay for every daemon run: the log is appended to)
@@ -153,7 +221,8 @@ bb_start() { # ARGS...: start the daemon in the foreground-mode background
 		(tail -n +1 -F /tmp/blkbackd.log 2>/dev/null |
 			while IFS= read -r l; do echo "[blkbackd] $l"; done) &
 	fi
-	$BB -f -v --transport=xen --trace=$BB_TRACE --pidfile=$BB_PID "$@" >> /tmp/blkbackd.log 2>&1 &
+	# shellcheck disable=SC2086 # BB_DEBUG: one word per option
+	$BB -f $BB_DEBUG --transport=xen --pidfile=$BB_PID "$@" >> /tmp/blkbackd.log 2>&1 &
 	local i=0
 	while [ ! -s $BB_PID ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	[ -s $BB_PID ] && kill -0 "$(cat $BB_PID)" 2>/dev/null || { say "blkbackd did not write $BB_PID in 10 s"; return 1; }
@@ -196,19 +265,27 @@ phase_bb() {
 	mkimg $b 64M
 	check bb-daemon-start bb_start || return
 	bb_fd_list > /tmp/bb-fds0
-	mkcfg domu-bb "size:xvda,pattern:xvda,ext4:xvda,xfs:xvda,discard:xvda,attach:xvdb,bench:xvda:blkbackd,idle" \
+	mkcfg domu-bb "size:xvda,queues:xvda,pattern:xvda,ext4:xvda,xfs:xvda,discard:xvda,attach:xvdb,bench:xvda:blkbackd,idle" \
 		"xvda:$(sectors_of $a),xvdb:$(sectors_of $b)" \
 		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a"
 	mark BB-CREATE
 	check bb-xl-create xl_create domu-bb || return
 	dom=$(xl domid domu-bb)
 	check bb-connect backend_connected $dom 51712
+	# 2 vCPUs: blkfront asks for 2 of the queues blkbackd offers
+	check bb-multiqueue xs_queues $dom 51712 2 0
 
-	# a hostile second guest on the same daemon, while domu-bb works
+	# while domu-bb works: a hostile second guest on the same daemon, and a
+	# short-lived one whose blkfront asks for rings of 4 pages (gone before
+	# the hostile guest reaches C03, its last case)
 	ht_create
+	ro_create
+	ro_finish
 
 	# the guest's own tests run now; dom0 checks what it can see
 	wait_guest domu-bb '@@T domu-bb-xvda-ext4 ' 400
+	start bb-trace-queues
+	if trace_queues $dom 51712; then result bb-trace-queues PASS; else result bb-trace-queues FAIL "a ring served nothing"; fi
 	start bb-trace-flush
 	l=$(trace_count 'op=flush .*status=0')
 	say "trace: $l FLUSH_DISKCACHE requests, $(wc -l < $BB_TRACE) lines"
@@ -292,7 +369,8 @@ ht_create() {
 		return
 	fi
 	mkimg $h 64M
-	XT_EXTRA=xt.noblkfront=1 mkcfg domu-ht "hostile:xvda:$HOSTILE,idle" "xvda:$(sectors_of $h)" \
+	# (1 vCPU: blkfront-test drives one ring, and the TCG machine is busy)
+	XT_EXTRA=xt.noblkfront=1 GUEST_VCPUS=1 mkcfg domu-ht "hostile:xvda:$HOSTILE,idle" "xvda:$(sectors_of $h)" \
 		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$h"
 	check ht-xl-create xl_create domu-ht BLKBACKD_FLUSH_MODE=both || return
 	HT_DOM=$(xl domid domu-ht)
@@ -317,6 +395,67 @@ ht_finish() {
 	else
 		result ht-destroy FAIL "backend left behind or blkbackd gone"
 	fi
+}
+
+# ---------------- ring-page-order 2 (part of phase bb) ----------------
+# xen_blkfront.max_ring_page_order=2 on the guest's command line: blkfront
+# takes min(2, the max-ring-page-order blkbackd offers (4)), so each of its
+# 2 queues is a ring of 4 pages (ring-ref0..3)
+ro_create() {
+	local r=/tmp/ro.img
+	mkimg $r 64M
+	XT_EXTRA=xen_blkfront.max_ring_page_order=2 mkcfg domu-ro "size:xvda,pattern:xvda,idle" \
+		"xvda:$(sectors_of $r)" "vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$r"
+	check ro-xl-create xl_create domu-ro || return
+	RO_DOM=$(xl domid domu-ro)
+	check ro-connect backend_connected $RO_DOM 51712 &&
+		check ro-ring-order xs_queues $RO_DOM 51712 2 2
+}
+ro_finish() {
+	[ -n "${RO_DOM:-}" ] || return
+	start ro-destroy
+	wait_guest domu-ro '@@U IDLE' 120
+	xl destroy domu-ro
+	if xs_wait /local/domain/0/backend/vbd/$RO_DOM "" 30 && bb_alive; then
+		result ro-destroy PASS
+	else
+		result ro-destroy FAIL "backend left behind or blkbackd gone"
+	fi
+}
+
+# ---------------- phase pg: persistent grants on and off ----------------
+# blkbackd --feature-persistent=1|0 (as Linux xen-blkback's module
+# parameter feature_persistent) against guests booted with
+# xen_blkfront.feature_persistent=1|0.  Each guest names its disk's expected
+# outcome (persist:xvda:0|1, what blkfront says it negotiated), then writes
+# and reads back a pattern; dom0 checks what each side offers in xenstore.
+# Guests pg-BF: B = the daemon's setting, F = the guest's.
+pg_guest() { # NAME DAEMON GUEST: create it and check its vbd
+	local n=domu-$1 img=/tmp/$1.img dom
+	mkimg $img 64M
+	XT_EXTRA=xen_blkfront.feature_persistent=$3 mkcfg $n "size:xvda,persist:xvda:$(($2 & $3)),pattern:xvda,idle" \
+		"xvda:$(sectors_of $img)" "vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$img"
+	check $1-xl-create xl_create $n || return
+	dom=$(xl domid $n)
+	check $1-offers xs_persistent $dom $2 $3
+}
+pg_finish() { # NAME...: wait for the guests' own steps, destroy them
+	local g
+	for g in "$@"; do
+		wait_guest domu-$g '@@U IDLE' 300
+		xl destroy domu-$g 2>/dev/null
+	done
+}
+phase_pg() {
+	check pg-on-daemon-start bb_start --feature-persistent=1 || return
+	pg_guest pg-11 1 1
+	pg_guest pg-10 1 0
+	pg_finish pg-11 pg-10
+	check pg-on-sigterm bb_stop || return
+	check pg-off-daemon-start bb_start --feature-persistent=0 || return
+	pg_guest pg-01 0 1
+	pg_finish pg-01
+	check pg-off-sigterm bb_stop
 }
 
 # ---------------- phase bar: feature-barrier only ----------------
@@ -430,7 +569,7 @@ job_domu() { # ID SCRIPT WCE BARRIER DISK_MIB MEM_MIB SECONDS
 	mkimg $out 16M
 	local gm=$(($6 + 192))
 	[ $gm -ge 256 ] || gm=256
-	GUEST_MEM=$gm mkcfg $n "job:xvda:$2:xvdb" "xvda:$(sectors_of $a)" \
+	GUEST_MEM=$gm GUEST_VCPUS=1 mkcfg $n "job:xvda:$2:xvdb" "xvda:$(sectors_of $a)" \
 		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a" \
 		"vdev=xvdb, format=raw, access=rw, script=block-blkbackd, target=$out"
 	say "job $1: domU $n, cache=$cache flush-mode=$flush, $5 MiB on dom0's tmpfs"
@@ -470,16 +609,234 @@ phase_jobs() {
 	bb_alive && bb_stop
 }
 
+# ---------------- phase bench: make bench-xen ----------------
+# ONE guest (2 vCPUs, 512 MiB, domU-init.sh "rpc") and three disks of the
+# same size, sparse files on this tmpfs: (A) blkbackd's (script=
+# block-blkbackd, xvda), (B) kernel xen-blkback's (phy:/dev/loop0, xvdb),
+# (C) QEMU qdisk's (backendtype=qdisk, xvdc).  Round after round, each
+# backend in turn runs every workload (BX_WL).  blkbackd and xen-blkback
+# both serve every device under backend/vbd, so they never run at the same
+# time: A's disk is hot-plugged with blkbackd started, unplugged and the
+# daemon stopped before xen-blkback is loaded for B's, which is unplugged
+# and the module unloaded before C's turn.  C (backend/qdisk, whose QEMU
+# libxl starts with the guest) stays attached throughout.
+# Around each workload dom0 reads /proc/stat: "@@C ID dom0_busy=TICKS ..."
+# (user+nice+system+irq+softirq of both vCPUs: blkback's kernel threads,
+# blkbackd and QEMU alike; steal apart); the guest prints its numbers and
+# block-layer counters as "@@R ID ...".  "@@P R LABEL ..." records what
+# each disk negotiated.  A watch (health_loop) checks dom0's daemons.
+BX_WL="ddw ddr rr1 rr32 rw1 rw32 fsync bonnie"
+BX_LABELS="blkbackd blkback qdisk"
+bx_vdev() { case $1 in blkbackd) echo xvda ;; blkback) echo xvdb ;; qdisk) echo xvdc ;; esac; }
+bx_devid() { case $1 in blkbackd) echo 51712 ;; blkback) echo 51728 ;; qdisk) echo 51744 ;; esac; }
+bx_be() { # LABEL DOMID: its backend directory
+	case $1 in qdisk) echo /local/domain/0/backend/qdisk/$2/$(bx_devid $1) ;;
+	*) echo /local/domain/0/backend/vbd/$2/$(bx_devid $1) ;; esac
+}
+cpu_now() { awk '$1 == "cpu" { printf "%d %d %d", $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9 }' /proc/stat; }
+# bx_cmd ID SECONDS CMD DISK [WORKLOAD]: one command to the bench guest,
+# written on its console input through the pty xenconsoled keeps for it
+# (BX_TTY, as xl console would type it), and its answer from the relay
+# (fd 3: the FIFO, read end); dom0's CPU time from just before the command
+# to the answer.  Nothing polls meanwhile: dom0 stays as idle as it can.
+bx_cmd() {
+	local id=$1 secs=$2 c0 c1 t0 t1 l w=0
+	shift 2
+	c0=$(cpu_now)
+	t0=$(now)
+	printf '%s\n' "$1 $id $2 ${3:-}" > "$BX_TTY" || return 1
+	while :; do
+		if read -r -t 5 l <&3; then
+			case $l in *"@@U BX-DONE $id "*) break ;; esac
+			continue	# an earlier command's answer
+		fi
+		w=$((w + 5))
+		[ $w -lt "$secs" ] || { say "no answer to $1 $id in $secs s"; return 1; }
+		xl domid domu-bx >/dev/null 2>&1 || { say "guest domu-bx is gone"; return 1; }
+	done
+	c1=$(cpu_now)
+	t1=$(now)
+	[ "$1" = run ] && echo "@@C $id $(echo "$c0 $c1 $t0 $t1" | awk '{
+		printf "dom0_busy=%d dom0_total=%d dom0_steal=%d dom0_secs=%.2f", $4 - $1, $5 - $2, $6 - $3, $8 - $7 }')"
+	case $l in *" rc=0"*) ;; *) say "$l"; return 1 ;; esac
+}
+# bx_params R LABEL DOMID: what the disk negotiated (absent keys: 1 queue,
+# one-page rings)
+bx_params() {
+	local be fe q o
+	be=$(bx_be $2 $3)
+	fe=/local/domain/$3/device/vbd/$(bx_devid $2)
+	q=$(xenstore-read $fe/multi-queue-num-queues 2>/dev/null || echo 1)
+	o=$(xenstore-read $fe/ring-page-order 2>/dev/null || echo 0)
+	echo "@@P $1 $2 queues=$q ring_order=$o be_persistent=$(xenstore-read $be/feature-persistent 2>/dev/null || echo -) fe_persistent=$(xenstore-read $fe/feature-persistent 2>/dev/null || echo -) indirect=$(xenstore-read $be/feature-max-indirect-segments 2>/dev/null || echo 0) flush=$(xenstore-read $be/feature-flush-cache 2>/dev/null || echo 0) barrier=$(xenstore-read $be/feature-barrier 2>/dev/null || echo 0) discard=$(xenstore-read $be/feature-discard 2>/dev/null || echo 0) max_queues=$(xenstore-read $be/multi-queue-max-queues 2>/dev/null || echo -) max_ring_order=$(xenstore-read $be/max-ring-page-order 2>/dev/null || echo -)"
+}
+bx_qemu() { # DOMID: the QEMU libxl started for the guest, watched
+	local p
+	p=$(xenstore-read /local/domain/$1/image/device-model-pid 2>/dev/null)
+	[ -n "$p" ] && kill -0 "$p" 2>/dev/null || { say "no device-model-pid for domain $1"; return 1; }
+	say "qdisk QEMU: pid $p: $(tr '\0' ' ' < /proc/$p/cmdline)"
+	health_watch qdisk-qemu "$p"
+}
+bx_ready() { # DOMID: the guest waits for commands; its console's pty
+	wait_guest domu-bx '@@U BX-READY' 300 || return 1
+	BX_TTY=$(xenstore-read /local/domain/$1/console/tty)
+	say "the guest's console: ${BX_TTY:-no tty in xenstore}"
+	[ -c "$BX_TTY" ]
+}
+bx_attach() { # ROUND LABEL DOMID
+	local v
+	v=$(bx_vdev $2)
+	case $2 in
+	blkbackd)
+		bb_start || return 1
+		health_watch blkbackd "$(cat $BB_PID)"
+		xl block-attach domu-bx "vdev=$v, format=raw, access=rw, script=block-blkbackd, target=/tmp/bx-blkbackd.img" || return 1
+		;;
+	blkback)
+		while read -r m; do insmod "$m" || { say "insmod $m failed"; return 1; }; done < /modules-blkback.list
+		xl block-attach domu-bx "phy:/dev/loop0,$v,w" || return 1
+		;;
+	esac
+	xs_wait $(bx_be $2 $3)/state 4 60 || return 1
+	xs_wait /local/domain/$3/device/vbd/$(bx_devid $2)/state 4 30 || return 1
+	bx_params $1 $2 $3
+	bx_cmd $1:$2:wait 120 wait $v
+}
+bx_detach() { # ROUND LABEL DOMID
+	local v
+	v=$(bx_vdev $2)
+	[ $2 != qdisk ] || return 0
+	xl block-detach domu-bx $v || return 1
+	xs_wait $(bx_be $2 $3) "" 30 || return 1
+	bx_cmd $1:$2:gone 120 gone $v || return 1
+	case $2 in
+	blkbackd) health_forget blkbackd; bb_stop ;;
+	blkback) rmmod xen_blkback ;;
+	esac
+}
+phase_bench() {
+	local rounds r label wl dom l
+	rounds=$(arg xt.rounds)
+	: ${rounds:=3}
+	BB_DEBUG=	# the daemon as it runs in production: no trace, no -v
+	for label in $BX_LABELS; do mkimg /tmp/bx-$label.img 256M; done
+	rm -f $BX_FIFO
+	start bx-setup
+	if /sbin/losetup /dev/loop0 /tmp/bx-blkback.img && [ -x /usr/libexec/xen-qemu-system-i386 ] &&
+	   [ -s /boot/domu-bench.cpio ] && mkfifo $BX_FIFO; then
+		exec 3<>$BX_FIFO
+		result bx-setup PASS
+	else
+		result bx-setup FAIL "loop device, qemu, /boot/domu-bench.cpio or the FIFO missing"
+		return
+	fi
+	health_start
+	# xt.bx_blkfront=P=V,P=V: xen-blkfront parameters for the guest
+	l=$(arg xt.bx_blkfront | tr ',' '\n' | sed -n 's/^./xen_blkfront.&/p' | tr '\n' ' ')
+	GUEST_MEM=512 GUEST_RAMDISK=/boot/domu-bench.cpio \
+		XT_EXTRA="xt.bx_mib=$(arg xt.bx_mib) xt.bx_fio=$(arg xt.bx_fio) xt.bx_ramp=$(arg xt.bx_ramp) $l" \
+		mkcfg domu-bx rpc "" "format=raw, vdev=xvdc, access=rw, backendtype=qdisk, target=/tmp/bx-qdisk.img"
+	check bx-xl-create xl_create domu-bx || { health_stop; return; }
+	dom=$(xl domid domu-bx)
+	check bx-qdisk-qemu bx_qemu $dom
+	check bx-ready bx_ready $dom || { health_stop; return; }
+	for r in $(seq 1 $rounds); do
+		for label in $BX_LABELS; do
+			mark BENCH round $r $label
+			check bx-$r-$label-attach bx_attach $r $label $dom || break 2
+			for wl in $BX_WL; do
+				check bx-$r-$label-$wl bx_cmd $r:$label:$wl 600 run $(bx_vdev $label) $wl
+			done
+			check bx-$r-$label-detach bx_detach $r $label $dom || break 2
+		done
+	done
+	printf 'end x x\n' > "$BX_TTY"
+	wait_guest domu-bx '@@U BX-END' 30
+	rm -f $BX_FIFO
+	exec 3<&-
+	health_stop
+	xl destroy domu-bx 2>/dev/null
+	bb_alive && bb_stop
+}
+
+# ---------------- health: dom0's daemons while the bench runs ----------
+# health_loop checks every 5 s that each process in $HEALTH.expect ("NAME
+# PID" lines: xenstored, xenconsoled, blkbackd while it should run, the
+# qdisk QEMU) is alive, and that dom0's kernel has logged no crash (a
+# segfault or trap of any process, the OOM killer, a BUG or WARNING).
+# Each finding is an "@@H ..." line; health_stop prints "@@H SUMMARY ..."
+# and the step bx-health fails on any finding.
+HEALTH=/tmp/health
+HEALTH_KRE='segfault at|general protection|traps:|Out of memory|Killed process|BUG:|WARNING:|Oops'
+health_watch() { # NAME PID
+	{ grep -v "^$1 " $HEALTH.expect 2>/dev/null; echo "$1 $2"; } > $HEALTH.tmp
+	mv $HEALTH.tmp $HEALTH.expect
+}
+health_forget() { # NAME: stopped on purpose from now on
+	grep -v "^$1 " $HEALTH.expect > $HEALTH.tmp 2>/dev/null
+	mv $HEALTH.tmp $HEALTH.expect
+}
+health_loop() {
+	local n=0 name pid k0 k
+	k0=$(dmesg | grep -cE "$HEALTH_KRE")
+	while [ -e $HEALTH.on ]; do
+		while read -r name pid; do
+			kill -0 "$pid" 2>/dev/null && continue
+			# still expected (read again: it may have been stopped on purpose since)
+			grep -qx "$name $pid" $HEALTH.expect || continue
+			grep -qx "$name $pid" $HEALTH.dead 2>/dev/null && continue
+			echo "$name $pid" >> $HEALTH.dead
+			echo "@@H DEAD $(now) $name pid $pid"
+		done < $HEALTH.expect
+		k=$(dmesg | grep -cE "$HEALTH_KRE")
+		if [ "$k" -gt "$k0" ]; then
+			dmesg | grep -E "$HEALTH_KRE" | tail -n $((k - k0)) | while IFS= read -r l; do
+				echo "@@H KERNEL $l"
+				echo "$l" >> $HEALTH.kernel
+			done
+			k0=$k
+		fi
+		n=$((n + 1))
+		echo $n > $HEALTH.count
+		sleep 5
+	done
+}
+health_start() {
+	rm -f $HEALTH.*
+	: > $HEALTH.expect
+	health_watch xenstored "$(cat /run/xenstored.pid)"
+	health_watch xenconsoled "$(cat /run/xenconsoled.pid)"
+	touch $HEALTH.on
+	health_loop &
+	HEALTH_PID=$!
+}
+health_stop() {
+	local dead kern
+	rm -f $HEALTH.on
+	wait $HEALTH_PID
+	start bx-health
+	dead=$(cat $HEALTH.dead 2>/dev/null | tr '\n' ',')
+	kern=$(cat $HEALTH.kernel 2>/dev/null | wc -l)
+	echo "@@H SUMMARY checks=$(cat $HEALTH.count 2>/dev/null || echo 0) dead=${dead:-none} kernel=$kern watched=$(cut -d' ' -f1 $HEALTH.expect | tr '\n' ',')"
+	if [ -z "$dead" ] && [ "$kern" = 0 ]; then
+		result bx-health PASS
+	else
+		result bx-health FAIL "died: ${dead:-none}; kernel crash lines: $kern"
+	fi
+}
+
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
-	bb|bar|cmd)
+	bb|pg|bar|cmd|bench)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
 			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"
+			[ $p = bb ] && echo "@@SKIPALL ro- blkbackd is not built (backend/blkbackd)"
 		elif [ ! -x /etc/xen/scripts/block-blkbackd ]; then
 			echo "@@SKIPALL $p- the hotplug script backend/block-blkbackd is missing"
 			[ $p = bb ] && echo "@@SKIPALL ht- the hotplug script backend/block-blkbackd is missing"
+			[ $p = bb ] && echo "@@SKIPALL ro- the hotplug script backend/block-blkbackd is missing"
 		else
 			phase_$p
 		fi

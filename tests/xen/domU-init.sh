@@ -25,14 +25,27 @@
 #     hostile:D:C01+C02 blkfront-test (a userspace frontend over gntalloc,
 #                       evtchn and xenbus) runs /xt-hostile/C01.script, ...
 #                       against D's backend, one test per script, in order
+#     queues:D          D has one blk-mq hardware queue per vCPU (2), and a
+#                       pattern written and read back from each vCPU in turn
+#                       (taskset) is byte-exact: each vCPU's I/O goes through
+#                       its own ring (queue-N/), which dom0 checks in the trace
+#     persist:D:0|1     blkfront's own word on D (its kernel log line
+#                       "persistent grants: enabled;|disabled;") is the one
+#                       expected: what it negotiated with the backend
+#     rpc               bench-xen: run the commands dom0 writes to this
+#                       guest's console, one a line (do_rpc below)
 #     idle              stay up (dom0 destroys the guest)
 #   xt.sz=D:SECTORS,... expected sizes in 512-byte sectors
 #   xt.noblkfront=1     do not load xen-blkfront (the disks are left to
 #                       blkfront-test)
+#   xen_blkfront.P=V    parameters for xen-blkfront (max_ring_page_order,
+#                       feature_persistent, ...): passed to its insmod, as
+#                       modprobe would take them from the command line
 # Output (hvc0; dom0 relays it from xenconsoled's log to the serial line):
 #   @@S NAME            a step starts       @@T NAME RESULT DETAIL  its result
 #   @@U WORD ...        progress dom0 waits for
 #   @@B LABEL METRIC V  one benchmark number
+#   @@R ID KEY=VALUE... one bench-xen workload's numbers (do_rpc)
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
@@ -82,11 +95,12 @@ do_size() {
 }
 
 # pattern DISK OFFSET_MIB: 8 MiB of random data, O_DIRECT, read back
+# (PIN: a command prefix for both dd, e.g. "taskset -c 1")
 do_pattern() {
 	$G/dd if=/dev/urandom of=/tmp/pat bs=1M count=8 2>/dev/null || return 1
-	$G/dd if=/tmp/pat of=/dev/$1 bs=1M seek=${2:-1} oflag=direct conv=fsync 2>&1 | tail -1 || return 1
+	${PIN:-} $G/dd if=/tmp/pat of=/dev/$1 bs=1M seek=${2:-1} oflag=direct conv=fsync 2>&1 | tail -1 || return 1
 	echo 3 > /proc/sys/vm/drop_caches
-	$G/dd if=/dev/$1 of=/tmp/back bs=1M skip=${2:-1} count=8 iflag=direct 2>&1 | tail -1 || return 1
+	${PIN:-} $G/dd if=/dev/$1 of=/tmp/back bs=1M skip=${2:-1} count=8 iflag=direct 2>&1 | tail -1 || return 1
 	$G/cmp /tmp/pat /tmp/back || die "read-back differs from the pattern written"
 	say "pattern md5 $($G/md5sum < /tmp/pat | cut -d' ' -f1)"
 }
@@ -184,6 +198,152 @@ do_bench() {
 	[ -n "$csv" ] || die "bonnie++ failed"
 }
 
+# one pattern through each vCPU's queue: blk-mq maps vCPU N to hardware
+# queue N, which blkfront serves with ring N (queue-N/ in xenstore)
+do_queues() {
+	local n c
+	n=$(ls /sys/block/$1/mq | wc -l)
+	say "/dev/$1: $n blk-mq hardware queues, $(nproc) vCPUs"
+	for c in /sys/block/$1/mq/*; do say "  queue ${c##*/}: cpus $(cat $c/cpu_list)"; done
+	[ "$n" = 2 ] || die "expected 2 hardware queues, one per vCPU"
+	for c in 0 1; do
+		say "vCPU $c:"
+		PIN="taskset -c $c" do_pattern $1 $((16 + 8 * c)) || return 1
+	done
+}
+
+# what blkfront negotiated, in its own words (xen-blkfront's kernel log)
+do_persist() { # DISK 0|1
+	local l want
+	l=$(dmesg | grep "blkfront: $1: " | tail -1)
+	say "${l:-no blkfront line for $1 in the kernel log}"
+	say "xen_blkfront.feature_persistent=$(cat /sys/module/xen_blkfront/parameters/feature_persistent)"
+	if [ "$2" = 1 ]; then want="persistent grants: enabled;"; else want="persistent grants: disabled;"; fi
+	case $l in *"$want"*) ;; *) die "expected \"$want\"" ;; esac
+}
+
+# ---------------- bench-xen: dom0 drives, one console line a command ----
+#   wait ID DISK      until /dev/DISK exists (it was just hot-plugged)
+#   gone ID DISK      until /dev/DISK is gone (after xl block-detach)
+#   run ID DISK WL    workload WL on /dev/DISK, its numbers as
+#                     "@@R ID KEY=VALUE..."
+#   end               leave the loop
+# Each is answered "@@U BX-DONE ID rc=N": dom0 reads its own CPU counters
+# just before it writes a command and again when the answer comes, so
+# its busy time covers the workload and little else.
+BX_MIB=$(arg xt.bx_mib)	# the region dd and fio work on
+BX_FIO=$(arg xt.bx_fio)	# seconds each fio job measures (after BX_RAMP)
+BX_RAMP=$(arg xt.bx_ramp)
+: ${BX_MIB:=64} ${BX_FIO:=10} ${BX_RAMP:=2}
+
+# fio_pick: the numbers kept from fio's JSON (stdin; fio writes one key a
+# line), on one line: SECTION_iops, SECTION_total_ios, SECTION_io_bytes
+# (read, write), SECTION_pNNus (read and write completion latency, sync:
+# the fdatasync calls' latency, in microseconds) and error
+fio_pick() {
+	awk '
+	function key(l) { sub(/^[ \t]*"/, "", l); sub(/".*/, "", l); return l }
+	/"[^"]*" : [[{][ \t]*$/ { st[++n] = key($0); next }
+	/^[ \t]*[[{][ \t]*$/ { st[++n] = "-"; next }
+	/^[ \t]*[]}],?[ \t]*$/ { n--; next }
+	/"[^"]*" : / {
+		k = key($0); v = $0; sub(/^[^:]*: /, "", v); sub(/,[ \t]*$/, "", v)
+		if (st[2] != "jobs") next
+		s = st[4]
+		if (n == 3 && k == "error")
+			printf "error=%s ", v
+		else if (n == 4 && (s == "read" || s == "write") &&
+			 (k == "iops" || k == "total_ios" || k == "io_bytes"))
+			printf "%s_%s=%s ", s, k, v
+		else if (n == 6 && st[6] == "percentile" &&
+			 ((s == "read" || s == "write") && st[5] == "clat_ns" || s == "sync" && st[5] == "lat_ns")) {
+			sub(/\..*/, "", k)
+			printf "%s_p%sus=%.1f ", s, k, v / 1000
+		}
+	}'
+}
+bx_fio() { # DISK FIO-ARG...
+	local d=$1
+	shift
+	/usr/bin/fio --name=bx --filename=/dev/$d --size=${BX_MIB}M --time_based \
+		--runtime=$BX_FIO --ramp_time=$BX_RAMP --percentile_list=50:99 \
+		--output-format=json "$@" > /tmp/fio.json 2> /tmp/fio.err ||
+		{ cat /tmp/fio.err; return 1; }
+	fio_pick < /tmp/fio.json
+}
+bx_wl_ddw() {
+	local v
+	v=$(dd_rate if=/dev/zero of=/dev/$1 bs=1M count=$BX_MIB oflag=direct)
+	[ -n "$v" ] || die "dd write failed"
+	echo "mbps=$v"
+}
+bx_wl_ddr() {
+	local v
+	echo 3 > /proc/sys/vm/drop_caches
+	v=$(dd_rate if=/dev/$1 of=/dev/null bs=1M count=$BX_MIB iflag=direct)
+	[ -n "$v" ] || die "dd read failed"
+	echo "mbps=$v"
+}
+bx_wl_rr1() { bx_fio $1 --rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=1; }
+bx_wl_rr32() { bx_fio $1 --rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32; }
+bx_wl_rw1() { bx_fio $1 --rw=randwrite --bs=4k --ioengine=libaio --direct=1 --iodepth=1; }
+bx_wl_rw32() { bx_fio $1 --rw=randwrite --bs=4k --ioengine=libaio --direct=1 --iodepth=32; }
+# a database's commit loop: a buffered 4 KiB write, then fdatasync (the
+# write goes out, then a flush request), again and again
+bx_wl_fsync() { bx_fio $1 --rw=write --bs=4k --ioengine=psync --direct=0 --fdatasync=1; }
+# the ext4 workload of the comparison above (do_bench): bonnie++ -D
+bx_wl_bonnie() {
+	local csv
+	$G/mke2fs -q -F -t ext4 /dev/$1 || die "mke2fs failed"
+	mount -t ext4 /dev/$1 /mnt || die "mount failed"
+	csv=$(bonnie /mnt 32:65536 -D)
+	umount /mnt || die "umount failed"
+	[ -n "$csv" ] || die "bonnie++ failed"
+	echo "$csv" | awk -F, 'NF > 27 { printf "blkout_kps=%s rewrite_kps=%s create_ps=%s\n", $12, $14, $27 }'
+}
+# bx_counters DISK: its requests and sectors so far (/proc/diskstats:
+# reads, sectors read, writes, sectors written, discards, flushes), this
+# guest's busy and total CPU time (USER_HZ ticks) and its uptime
+bx_counters() {
+	awk -v d=$1 '$3 == d { printf "%s %s %s %s %s %s ", $4, $6, $8, $10, $15, $19 }' /proc/diskstats
+	awk '$1 == "cpu" { printf "%d %d ", $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
+	cut -d' ' -f1 /proc/uptime
+}
+bx_run() { # ID DISK WORKLOAD
+	local c0 c1 out
+	type bx_wl_$3 >/dev/null 2>&1 || die "unknown workload $3"
+	c0=$(bx_counters $2)
+	out=$(bx_wl_$3 $2) || die "$3 failed: $out"
+	c1=$(bx_counters $2)
+	# the guest's block layer counts what went to blkfront: all of it,
+	# ramp and fio's own setup included, as dom0's CPU time does
+	echo "@@R $1 $(echo $out) $(echo "$c0 $c1" | awk '{
+		printf "reqs=%d bytes=%d guest_busy=%d guest_total=%d secs=%.2f",
+			($10 - $1) + ($12 - $3) + ($14 - $5) + ($15 - $6),
+			(($11 - $2) + ($13 - $4)) * 512, $16 - $7, $17 - $8, $18 - $9 }')"
+}
+do_rpc() {
+	local cmd id d wl rc i
+	stty -echo 2>/dev/null	# dom0's commands need not come back
+	mark BX-READY
+	while read -r cmd id d wl; do
+		[ -n "$cmd" ] || continue	# a CR LF's second half
+		case $cmd in
+		wait) wait_dev $d 90; rc=$? ;;
+		gone)
+			i=0
+			while [ -b /dev/$d ] && [ $i -lt 180 ]; do sleep 0.5; i=$((i + 1)); done
+			[ ! -b /dev/$d ]; rc=$?
+			;;
+		run) ( bx_run $id $d $wl ) 2>&1; rc=$? ;;
+		end) mark BX-END; return 0 ;;
+		*) echo "unknown command: $cmd $id $d $wl"; rc=2 ;;
+		esac
+		echo "@@U BX-DONE $id rc=$rc"
+	done
+	mark BX-EOF
+}
+
 # a hostile frontend: blkfront-test sends the script's requests as written
 do_hostile() { # DISK CASE
 	/usr/local/bin/blkfront-test script --transport xen --vdev $1 --max-indirect 16 \
@@ -192,9 +352,18 @@ do_hostile() { # DISK CASE
 
 echo "@@U DOMU-INIT-START tag=$TAG kernel=$(uname -r) run=$RUN"
 NOBLKFRONT=$(arg xt.noblkfront)
+# busybox insmod does not read /proc/cmdline: hand xen_blkfront.P=V over
+BLKFRONT_ARGS=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^xen_blkfront\.//p' | tr '\n' ' ')
 while read -r m; do
-	case $m in */xen-blkfront.ko) [ "$NOBLKFRONT" = 1 ] && continue ;; esac
-	insmod "$m" 2>/dev/null
+	case $m in
+	*/xen-blkfront.ko)
+		[ "$NOBLKFRONT" = 1 ] && continue
+		# shellcheck disable=SC2086 # one word per parameter
+		insmod "$m" $BLKFRONT_ARGS || echo "insmod $m $BLKFRONT_ARGS failed"
+		[ -z "$BLKFRONT_ARGS" ] || echo "xen-blkfront $BLKFRONT_ARGS"
+		;;
+	*) insmod "$m" 2>/dev/null ;;
+	esac
 done < /modules.list
 for item in $(echo "$RUN" | tr ',' ' '); do
 	s=${item%%:*}; rest=${item#*:}; d=${rest%%:*}; l=${rest#*:}
@@ -225,6 +394,9 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 		echo "@@U JOB-END ${l%%:*} rc=$(cat $o/rc)"
 		;;
 	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
+	queues) step $d-queues do_queues $d ;;
+	persist) step $d-persistent do_persist $d $l ;;
+	rpc) do_rpc ;;
 	idle) mark IDLE; while :; do sleep 3600; done ;;
 	*) echo "@@U unknown step $item" ;;
 	esac

@@ -1,0 +1,107 @@
+#!/bin/bash
+# bench-xen.sh: "make bench-xen".  ONE boot of real Xen 4.17 nested in
+# qemu-system-x86_64 (TCG), one PV guest, the same workloads against
+#   blkbackd  blkbackd --transport=xen (script=block-blkbackd)
+#   blkback   kernel xen-blkback on phy:/dev/loop0
+#   qdisk     QEMU qdisk (backendtype=qdisk)
+# interleaved (blkbackd, blkback, qdisk, blkbackd, ...) for ROUNDS rounds:
+# dd, fio, fdatasync loop, bonnie++ (dom0-init.sh, phase bench; domU-init.sh,
+# rpc), with dom0's CPU time per workload and a watch on dom0's daemons.
+# Prints the table of medians and writes XDIR/bench-xen.txt and
+# XDIR/bench-xen.json (every round's numbers, medians, git revision, date,
+# the boot's parameters); the console is XDIR/bench-xen-console.txt (not
+# *.log: check-xen clears those).
+# The numbers are never pass/fail thresholds; the bench fails when the
+# boot fails, a workload did not run or gave no number, or a dom0 daemon
+# died (or dom0's kernel logged a crash).
+#
+# Environment (set by tests/xen.mk): srcdir, XDIR, top_srcdir, top_builddir,
+# CC; ROUNDS (default 3); BX_MIB (the region dd and fio use, default 64);
+# BX_FIO (seconds each fio job measures, default 10) and BX_RAMP (its ramp,
+# default 2); BX_BLKFRONT (the guest's xen-blkfront parameters, P=V,P=V,
+# e.g. feature_persistent=0; default none); TIMEOUT (QEMU, default 600 +
+# 720 per round).
+# Exit: 0 done, 1 failed (or this machine cannot run it: reason printed).
+set -u
+srcdir=${srcdir:-$(cd "$(dirname "$0")" && pwd)}
+top_srcdir=${top_srcdir:-$srcdir/../..}
+top_builddir=${top_builddir:-$top_srcdir}
+XDIR=${XDIR:-$top_builddir/tests/xen}
+export B=${B:-$XDIR/build}	# (boot.sh reads it)
+ROUNDS=${ROUNDS:-3}
+BX_MIB=${BX_MIB:-64}
+BX_FIO=${BX_FIO:-10}
+BX_RAMP=${BX_RAMP:-2}
+BX_BLKFRONT=${BX_BLKFRONT:-}
+export TIMEOUT=${TIMEOUT:-$((600 + 720 * ROUNDS))}
+
+die() { echo "bench-xen: $*" >&2; exit 1; }
+case $ROUNDS in '' | *[!0-9]* | 0) die "ROUNDS=$ROUNDS: want a number >= 1" ;; esac
+
+# ---- can this machine do it?  (unlike check-xen, no skip: asked for) ----
+[ "$(id -u)" = 0 ] || die "needs root (builds initramfs with device nodes, runs xl in the guest)"
+missing=
+for f in /boot/xen-4.17-amd64.gz /usr/lib/xen-4.17/bin/xl /usr/lib/xen-4.17/bin/xenstored /bin/busybox \
+	/usr/libexec/xen-qemu-system-i386 /usr/sbin/bonnie++ /sbin/mke2fs /usr/bin/fio; do
+	[ -e "$f" ] || missing="$missing $f"
+done
+for c in qemu-system-x86_64 cpio perl modprobe timeout python3 gzip; do
+	command -v $c >/dev/null || missing="$missing $c"
+done
+ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$missing /boot/vmlinuz-*"
+[ -z "$missing" ] || die "missing:$missing (run tests/xen/install-deps)"
+[ -x "$top_builddir/backend/blkbackd" ] || die "$top_builddir/backend/blkbackd is not built"
+
+mkdir -p "$XDIR" "$B"
+SERIAL=$XDIR/bench-xen-console.txt
+rm -f "$XDIR/bench-xen.txt" "$XDIR/bench-xen.json" "$SERIAL"
+
+# ---- build (check-xen's images, plus fio for the bench guest) ----
+t_start=$(date +%s)
+date_start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+{
+	${CC:-cc} -O2 -Wall -Wextra -o "$B/xt-holes" "$srcdir/xt-holes.c" &&
+	B=$B SRCDIR=$srcdir TOP_SRCDIR=$top_srcdir TOP_BUILDDIR=$top_builddir FIO=1 \
+		bash "$srcdir/build-initramfs.sh"
+} > "$B/build-bench.log" 2>&1 || { tail -n 20 "$B/build-bench.log" >&2; die "build failed ($B/build-bench.log)"; }
+
+# ---- one boot ----
+echo "bench-xen: $ROUNDS rounds, booting Xen under QEMU/TCG (timeout $TIMEOUT s), console in $SERIAL"
+t0=$(date +%s)
+DOM0_CPIO=$B/dom0-bench.cpio bash "$srcdir/boot.sh" "$SERIAL" \
+	xt.phases=bench xt.rounds="$ROUNDS" xt.bx_mib="$BX_MIB" xt.bx_fio="$BX_FIO" xt.bx_ramp="$BX_RAMP" \
+	${BX_BLKFRONT:+xt.bx_blkfront=$BX_BLKFRONT}
+rc=$?
+boot_secs=$(($(date +%s) - t0))
+boot_ok=1
+if [ $rc != 0 ] || ! grep -q '@@M .* ALL-DONE' "$SERIAL"; then
+	boot_ok=0
+	echo "bench-xen: the boot did not finish (qemu exit $rc after $boot_secs s); its last lines:" >&2
+	tail -n 40 "$SERIAL" >&2
+fi
+
+# ---- the report ----
+rev=$(git -C "$top_srcdir" rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$top_srcdir" status --porcelain --untracked-files=no 2>/dev/null | head -1)
+configure=$(cd "$top_builddir" && ./config.status --config 2>/dev/null)
+python3 "$srcdir/bench-xen-report.py" "$SERIAL" "$XDIR/bench-xen.txt" "$XDIR/bench-xen.json" \
+	--meta "git_revision=$rev" \
+	--meta "git_dirty=$([ -n "$dirty" ] && echo yes || echo no)" \
+	--meta "date=$date_start" \
+	--meta "duration_s=$(($(date +%s) - t_start))" \
+	--meta "boot_s=$boot_secs" \
+	--meta "boot_finished=$boot_ok" \
+	--meta "qemu_exit=$rc" \
+	--meta "command=make bench-xen ROUNDS=$ROUNDS BX_MIB=$BX_MIB BX_FIO=$BX_FIO BX_RAMP=$BX_RAMP${BX_BLKFRONT:+ BX_BLKFRONT=$BX_BLKFRONT}" \
+	--meta "guest_blkfront=${BX_BLKFRONT:-(defaults)}" \
+	--meta "rounds=$ROUNDS" --meta "bx_mib=$BX_MIB" --meta "fio_runtime_s=$BX_FIO" --meta "fio_ramp_s=$BX_RAMP" \
+	--meta "configure=${configure:-(no options)}" \
+	--meta "guest_kernel=$(sed -n 's/^build-initramfs: kernel //p' "$B/build-bench.log")" \
+	--meta "host=$(uname -srm), $(nproc) CPUs" \
+	--meta "host_load_start=$load_start" \
+	--meta "host_load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
+rc=$?
+[ $boot_ok = 1 ] || rc=1
+[ $rc = 0 ] && echo "bench-xen: done in $(($(date +%s) - t_start)) s" || echo "bench-xen: FAILED (see above; console $SERIAL)"
+exit $rc
