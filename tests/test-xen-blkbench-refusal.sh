@@ -24,7 +24,8 @@ expect_error() {	# expect_error PATTERN blkbench-args...
 
 # the option itself
 expect_error "--platform bogus: not one of sim, xen-nested, xen-host" run "${common[@]}" --platform bogus
-expect_error "--backing is for --platform xen-host only" run "${common[@]}" --backing "$tmp/disk"
+# on sim --backing names an RBD image (the domU rows on Ceph), never a file
+expect_error "--backing $tmp/disk: on --platform sim only an RBD image" run "${common[@]}" --backing "$tmp/disk"
 expect_error "--guest-kernel is for --platform xen-host only" run "${common[@]}" --guest-kernel /boot/x
 expect_error "are for --platform xen-host only" run "${common[@]}" --platform xen-nested --backing "$tmp/disk"
 expect_error "--where dom0,raw: unknown where 'raw' (known: dom0, domU)" \
