@@ -556,6 +556,37 @@ req_advance(struct bk_queue *q, struct bk_req *req)
 	}
 }
 
+#define IO_ERR_BURST	10
+#define IO_ERR_WINDOW_NS 10000000000ull	/* 10 s */
+
+/*
+ * A host I/O failed (not a refusal): the admin must hear of it (a full
+ * disk, a dying device) without a failing disk flooding the log: the
+ * first IO_ERR_BURST of a window each, then a count when the next window
+ * starts.
+ */
+static void
+log_io_error(struct bk_queue *q, const struct bk_req *req, const struct bk_io *io)
+{
+	uint64_t now = bk_pgrant_now();
+
+	if (now - q->ioerr_window >= IO_ERR_WINDOW_NS) {
+		if (q->ioerr_dropped)
+			log_error("vbd %s ring %u: %u more host I/O errors in the last %llu s",
+				  q->name, q->idx, q->ioerr_dropped,
+				  (unsigned long long)(IO_ERR_WINDOW_NS / 1000000000ull));
+		q->ioerr_window = now;
+		q->ioerr_logged = q->ioerr_dropped = 0;
+	}
+	if (q->ioerr_logged++ >= IO_ERR_BURST) {
+		q->ioerr_dropped++;
+		return;
+	}
+	log_error("vbd %s ring %u: %s of %" PRIu64 " bytes at sector %" PRIu64 " (id %" PRIu64
+		  "): %s", q->name, q->idx, io->host_action ? io->host_action : bk_step_name(req_step(req)),
+		  io->len, io->offset >> SECTOR_SHIFT, req->br.id, strerror((int)-io->result));
+}
+
 static void
 io_done(struct bk_queue *q, struct bk_io *io)
 {
@@ -569,6 +600,8 @@ io_done(struct bk_queue *q, struct bk_io *io)
 			 req->br.id, io->host_action ? io->host_action : "?", io->result);
 	if (io->result < 0) {
 		status = bk_step_status(step, io->result);
+		if (status != BLKIF_RSP_EOPNOTSUPP)
+			log_io_error(q, req, io);
 		if (status == BLKIF_RSP_EOPNOTSUPP) {
 			withdraw(q, req->br.op);
 		} else if (step == BK_STEP_FLUSH) {

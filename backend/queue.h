@@ -117,6 +117,9 @@ struct bk_queue {
 	unsigned int crash_point, crash_after;	/* tests only */
 	bool batch_submit;
 	clockid_t lat_clock;
+	/* host I/O errors logged in the current window (log_io_error) */
+	uint64_t ioerr_window;
+	unsigned int ioerr_logged, ioerr_dropped;
 	struct bk_req **pass;		/* nr_reqs: the requests of a ring pass */
 	/* The grant copy batch (one direction at a time). */
 	struct xenops_copy_seg *cb_segs;

@@ -56,6 +56,7 @@ BACKEND_SH_TESTS = \
 	test-backend-withdraw.sh \
 	test-backend-takeover.sh \
 	test-backend-crash-soak.sh \
+	test-backend-ioerr-log.sh \
 	test-backend-writethrough.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
