@@ -106,9 +106,11 @@ struct hv_active {
 /* ---- evt memfd ---- */
 enum hv_evtchn_state {
 	HV_ECS_FREE = 0,
-	HV_ECS_UNBOUND = 1,		/* allocated for remote_dom to bind */
+	/* allocated for remote_dom to bind; also what an interdomain port
+	 * becomes when its peer closes (Xen's evtchn_close), offered to the
+	 * closer's domain: notify there is -ENOTCONN */
+	HV_ECS_UNBOUND = 1,
 	HV_ECS_INTERDOMAIN = 2,		/* connected to remote_dom:remote_port */
-	HV_ECS_PEER_CLOSED = 3,		/* the other end went away: -ENOTCONN */
 };
 #define HV_SG(gen, state)	(((gen) << 2) | (state))
 #define HV_SG_STATE(sg)		((sg) & 3u)

@@ -202,8 +202,10 @@ hv_port_alloc(struct hv_dom *d)
 }
 
 /*
- * Close port p of d.  Its interdomain peer (if still connected to it)
- * becomes PEER_CLOSED: notify there gives -ENOTCONN until it unbinds.
+ * Close port p of d, as Xen's evtchn_close(): its interdomain peer (if
+ * still connected to it) goes back to UNBOUND, offered to d, so that d
+ * can bind it again (a restarted backend binding the guest's port);
+ * meanwhile notify there gives -ENOTCONN.  The peer keeps its handle.
  */
 static void
 hv_port_close(struct hv *hv, struct hv_dom *d, uint32_t p)
@@ -219,7 +221,7 @@ hv_port_close(struct hv *hv, struct hv_dom *d, uint32_t p)
 			if (rp->state == HV_ECS_INTERDOMAIN &&
 			    rp->remote_dom == d->domid && rp->remote_port == p)
 				hv_port_set(r, hp->remote_port,
-					    HV_ECS_PEER_CLOSED, d->domid, p,
+					    HV_ECS_UNBOUND, d->domid, 0,
 					    rp->owner);
 		}
 	}

@@ -8,4 +8,5 @@ dom=$(hv_create_domain) && [ -n "$dom" ] || fail "cannot create a domain"
 $(valgrind_prefix) ./test-destroy "$dom" $(hv_destroy_cmd "$dom")
 # A new domain still works afterwards.
 dom2=$(hv_create_domain) && [ -n "$dom2" ] || fail "cannot create a domain after destroy"
-./test-evtchn "$dom2" >/dev/null
+dom3=$(hv_create_domain) && [ -n "$dom3" ] || fail "cannot create a domain after destroy"
+./test-evtchn "$dom2" "$dom3" >/dev/null

@@ -1,14 +1,16 @@
 /*
  * test-evtchn.c: event channels over xensim (XENOPS_SIM).
  *
- *   XENSIM_DIR=DIR test-evtchn DOMID
+ *   XENSIM_DIR=DIR test-evtchn DOMID OTHER
  *
- * DOMID is an existing domU.
+ * DOMID and OTHER are existing domUs (OTHER: the third party that must
+ * not bind what is offered to dom0).
  */
 #include <config.h>
 
 #include <errno.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -17,7 +19,7 @@
 #include "compiler.h"
 #include "t-common.h"
 
-static uint32_t guest_id;
+static uint32_t guest_id, other_id;
 static xenops_t *dom0;
 static xenops_t *guest;
 
@@ -231,6 +233,128 @@ test_notify_errors(void)
 	return 0;
 }
 
+/* One notify from a to b: b sees its port pb, unmasks it. */
+static int
+one_event(xenops_evtchn_t *a, int pa, xenops_evtchn_t *b, int pb)
+{
+	int p, rc = xenops_evtchn_notify(a, pa);
+
+	if (rc < 0)
+		return rc;
+	do
+		p = wait_event(b, 2000);
+	while (p == -EAGAIN);
+	if (p != pb)
+		return p < 0 ? p : -EPROTO;
+	return xenops_evtchn_unmask(b, pb);
+}
+
+/* Wait until the guest's port says its peer is gone (-ENOTCONN). */
+static bool
+peer_gone(xenops_evtchn_t *eg, int pg)
+{
+	for (int i = 0; i < 500; i++) {
+		if (xenops_evtchn_notify(eg, pg) == -ENOTCONN)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * Xen's evtchn_close(): when dom0 closes its end of an interdomain
+ * channel, the guest's port goes back to unbound, offered to dom0, so a
+ * restarted dom0 process (a backend) binds it again and events flow both
+ * ways on the guest's unchanged port; nobody else may bind it.  The same
+ * when the dom0 process dies without closing.
+ */
+static int
+test_rebind(void)
+{
+	xenops_t *other = t_open(other_id);
+	xenops_evtchn_t *e0 = xenops_evtchn_open(dom0);
+	xenops_evtchn_t *eg = xenops_evtchn_open(guest);
+	xenops_evtchn_t *eo = xenops_evtchn_open(other);
+	int p0, pg, rc, sv[2], st;
+	pid_t pid;
+
+	T_CHECK(e0 && eg && eo, "open: %m");
+	T_CHECK(connect_pair(e0, eg, &p0, &pg) == 0, "connect");
+	T_CHECK(one_event(e0, p0, eg, pg) == 0, "dom0 -> guest");
+	T_CHECK(one_event(eg, pg, e0, p0) == 0, "guest -> dom0");
+	/* connected: nobody may bind the guest's port */
+	rc = xenops_evtchn_bind_interdomain(eo, guest_id, pg);
+	T_CHECK(rc == -EINVAL, "third party binds a connected port: %d", rc);
+
+	/* 1. dom0 closes its handle: the guest's port is dom0's to bind */
+	xenops_evtchn_close(e0);
+	T_CHECK(xenops_evtchn_notify(eg, pg) == -ENOTCONN, "notify after close");
+	rc = xenops_evtchn_bind_interdomain(eo, guest_id, pg);
+	T_CHECK(rc == -EINVAL, "third party binds the port offered to dom0: %d", rc);
+	rc = xenops_evtchn_bind_interdomain(eg, guest_id, pg);
+	T_CHECK(rc == -EINVAL, "the guest binds its own port: %d", rc);
+	e0 = xenops_evtchn_open(dom0);
+	T_CHECK(e0, "reopen: %m");
+	p0 = xenops_evtchn_bind_interdomain(e0, guest_id, pg);
+	T_CHECK(p0 > 0, "dom0 binds the guest's port again: %d", p0);
+	T_CHECK(one_event(e0, p0, eg, pg) == 0, "dom0 -> guest after rebind");
+	T_CHECK(one_event(eg, pg, e0, p0) == 0, "guest -> dom0 after rebind");
+	rc = xenops_evtchn_bind_interdomain(e0, guest_id, pg);
+	T_CHECK(rc == -EINVAL, "bind a rebound port twice: %d", rc);
+	T_CHECK(xenops_evtchn_unbind(e0, p0) == 0, "unbind");
+	T_CHECK(xenops_evtchn_notify(eg, pg) == -ENOTCONN, "notify after unbind");
+
+	/* 2. a dom0 process that binds it and dies (SIGKILL, no close) */
+	T_CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0, "%m");
+	pid = fork();
+	T_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		xenops_t *x = t_open(0);
+		xenops_evtchn_t *e = xenops_evtchn_open(x);
+		int port;
+
+		close(sv[0]);
+		port = e ? xenops_evtchn_bind_interdomain(e, guest_id, pg) : -1;
+		if (write(sv[1], &port, sizeof(port)) != sizeof(port))
+			_exit(2);
+		pause();
+		_exit(3);
+	}
+	close(sv[1]);
+	T_CHECK(read(sv[0], &rc, sizeof(rc)) == sizeof(rc) && rc > 0,
+		"the child bound the guest's port: %d", rc);
+	close(sv[0]);
+	T_CHECK(xenops_evtchn_notify(eg, pg) == 0, "notify the child");
+	kill(pid, SIGKILL);
+	T_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	T_CHECK(peer_gone(eg, pg), "the guest's port is still connected to a dead process");
+	rc = xenops_evtchn_bind_interdomain(eo, guest_id, pg);
+	T_CHECK(rc == -EINVAL, "third party binds after the death: %d", rc);
+	p0 = xenops_evtchn_bind_interdomain(e0, guest_id, pg);
+	T_CHECK(p0 > 0, "dom0 binds again after the death: %d", p0);
+	/* the dead process's notify may have left the guest's bit pending */
+	while (wait_event(eg, 50) == pg)
+		T_CHECK(xenops_evtchn_unmask(eg, pg) == 0, "unmask");
+	T_CHECK(one_event(e0, p0, eg, pg) == 0, "dom0 -> guest after the death");
+	T_CHECK(one_event(eg, pg, e0, p0) == 0, "guest -> dom0 after the death");
+
+	/* 3. the other direction: the guest closes, dom0's port is its again */
+	T_CHECK(xenops_evtchn_unbind(eg, pg) == 0, "guest unbinds");
+	T_CHECK(xenops_evtchn_notify(e0, p0) == -ENOTCONN, "notify after guest close");
+	rc = xenops_evtchn_bind_interdomain(eo, 0, p0);
+	T_CHECK(rc == -EINVAL, "third party binds dom0's port: %d", rc);
+	pg = xenops_evtchn_bind_interdomain(eg, 0, p0);
+	T_CHECK(pg > 0, "the guest binds dom0's port again: %d", pg);
+	T_CHECK(one_event(e0, p0, eg, pg) == 0, "dom0 -> guest, guest rebound");
+	T_CHECK(one_event(eg, pg, e0, p0) == 0, "guest -> dom0, guest rebound");
+
+	xenops_evtchn_close(eo);
+	xenops_evtchn_close(eg);
+	xenops_evtchn_close(e0);
+	xenops_close(other);
+	return 0;
+}
+
 static int
 test_domain_alive(void)
 {
@@ -247,17 +371,19 @@ main(int argc, char **argv)
 {
 	int fails = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: XENSIM_DIR=DIR test-evtchn DOMID\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: XENSIM_DIR=DIR test-evtchn DOMID OTHER\n");
 		return T_EXIT_FAIL;
 	}
 	guest_id = strtoul(argv[1], NULL, 10);
+	other_id = strtoul(argv[2], NULL, 10);
 	dom0 = t_open(0);
 	guest = t_open(guest_id);
 
 	fails += t_run("ping_pong", test_ping_pong);
 	fails += t_run("pending_unmask", test_pending_unmask);
 	fails += t_run("notify_errors", test_notify_errors);
+	fails += t_run("rebind", test_rebind);
 	fails += t_run("domain_alive", test_domain_alive);
 
 	xenops_close(guest);

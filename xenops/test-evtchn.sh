@@ -4,4 +4,5 @@
 . "$abs_top_srcdir/xenops/hv-functions.sh"
 start_hv
 dom=$(hv_create_domain) && [ -n "$dom" ] || fail "cannot create a domain"
-$(valgrind_prefix) ./test-evtchn "$dom"
+other=$(hv_create_domain) && [ -n "$other" ] || fail "cannot create a second domain"
+$(valgrind_prefix) ./test-evtchn "$dom" "$other"
