@@ -59,6 +59,9 @@ void bk_trace(struct bk_trace *t, const char *vbd, unsigned int ring,
 /* stats.c: per-queue counters (Linux blkback's st_* counters).      */
 /* ---------------------------------------------------------------- */
 
+/* Buckets of the response latency histogram (bk_stats.lat_us). */
+#define BK_LAT_BUCKETS 32
+
 /* Updated by the queue thread with relaxed atomics, summed by the
  * control thread. */
 struct bk_stats {
@@ -69,6 +72,13 @@ struct bk_stats {
 	uint64_t eopnotsupp_rsp;	/* BLKIF_RSP_EOPNOTSUPP sent */
 	uint64_t pgrant_mapped;		/* persistent grants mapped now */
 	uint64_t pgrant_maps;		/* grants ever mapped persistently */
+	/*
+	 * Response latency, from the request taken off the ring to its
+	 * response pushed: bucket b counts the requests that took
+	 * [2^b, 2^(b+1)) microseconds (b = 0: under 2 us; the last bucket
+	 * also everything longer).
+	 */
+	uint64_t lat_us[BK_LAT_BUCKETS];
 };
 #define bk_stat_add(s, field, n) \
 	__atomic_fetch_add(&(s)->field, (n), __ATOMIC_RELAXED)

@@ -14,6 +14,8 @@
 void
 bk_stats_sum(struct bk_stats *acc, const struct bk_stats *one)
 {
+	unsigned int i;
+
 	acc->rd_req += LOAD(rd_req);
 	acc->wr_req += LOAD(wr_req);
 	acc->flush_req += LOAD(flush_req);
@@ -27,6 +29,8 @@ bk_stats_sum(struct bk_stats *acc, const struct bk_stats *one)
 	acc->eopnotsupp_rsp += LOAD(eopnotsupp_rsp);
 	acc->pgrant_mapped += LOAD(pgrant_mapped);
 	acc->pgrant_maps += LOAD(pgrant_maps);
+	for (i = 0; i < BK_LAT_BUCKETS; i++)
+		acc->lat_us[i] += LOAD(lat_us[i]);
 }
 
 void
