@@ -439,7 +439,7 @@ setup(struct run *r)
 	if (r->lockfd < 0)
 		return -1;
 	if (r->trace_path) {
-		d->trace = bk_trace_open(r->trace_path);
+		d->trace = bk_trace_open(r->trace_path, true);
 		if (!d->trace)
 			return -1;
 	}

@@ -278,9 +278,10 @@ good_device_works() {
 	io_works $DOM "$@"
 }
 
-# trace_of ID: the trace lines of request ID, without the vbd/ring prefix.
+# trace_of ID: the trace lines of request ID, without the t=/vbd/ring
+# prefix (a line without all three keeps it, and so matches nothing).
 trace_of() {
-	grep -E " id=$1( |$)" "$BACKEND_TRACE" | sed -E 's/^vbd=[^ ]+ ring=[0-9]+ //'
+	grep -E " id=$1( |$)" "$BACKEND_TRACE" | sed -E 's/^t=[0-9]+ vbd=[^ ]+ ring=[0-9]+ //'
 }
 
 # trace_expect ID LINE...: the trace lines of ID are exactly LINE...
