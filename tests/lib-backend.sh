@@ -14,6 +14,8 @@
 #   add_vbd FRONTID DEVID PARAMS [KEY=VALUE...]
 #                             what the toolstack writes (one transaction):
 #                             backend keys + extra knobs, state=1
+#   log_lines                 $BACKEND_LOG without the timestamps (and fail
+#                             unless every line starts with one)
 #   xs_wait PATH VALUE [SECS] wait until PATH reads VALUE (default 10 s)
 #   xs_is PATH VALUE          fail unless PATH reads exactly VALUE
 #   xs_absent PATH            fail unless PATH does not exist
@@ -87,6 +89,17 @@ stop_backend() {
 		echo "---- blkbackd log ----"; cat "$BACKEND_LOG"
 		fail "blkbackd exited with status $rc after SIGTERM"
 	fi
+}
+
+# ISO-8601, local time with microseconds and the offset (blkbackd.8 LOG)
+BK_STAMP_RE='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}[+-][0-9]{2}:[0-9]{2}'
+log_lines() {
+	local f=${1:-$BACKEND_LOG}
+	if grep -Ev "^$BK_STAMP_RE blkbackd: " "$f" | grep -q '^'; then
+		grep -Ev "^$BK_STAMP_RE blkbackd: " "$f" | head -5 >&2
+		fail "lines without a timestamp in $f"
+	fi
+	sed -E "s/^$BK_STAMP_RE //" "$f"
 }
 
 bk_be() {
