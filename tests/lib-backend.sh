@@ -7,9 +7,9 @@
 #                             a pidfile, a log ($BACKEND_LOG) and a trace
 #                             ($BACKEND_TRACE) in $BK_TMP; killed quietly at
 #                             exit if the test did not stop it
-#   stop_backend              SIGTERM now; fail unless it exits 0 in 30 s
-#                             (every test ends with it: clean shutdown is
-#                             tested everywhere)
+#   stop_backend [SIG]        SIGTERM (or SIG) now; fail unless it exits 0
+#                             in 30 s (every test ends with it: clean
+#                             shutdown is tested everywhere)
 #   bk_be FRONTID [DEVID]     the backend directory of a vbd
 #   add_vbd FRONTID DEVID PARAMS [KEY=VALUE...]
 #                             what the toolstack writes (one transaction):
@@ -71,10 +71,10 @@ start_backend() {
 }
 
 stop_backend() {
-	local pid rc=0
+	local pid rc=0 sig=${1:-TERM}
 	pid=$(cat "$BACKEND_PIDFILE") || fail "stop_backend: no pidfile"
 	_backend_running=
-	kill -TERM "$pid" 2>/dev/null || fail "blkbackd ($pid) is already gone"
+	kill -"$sig" "$pid" 2>/dev/null || fail "blkbackd ($pid) is already gone"
 	# wait for our child and its exit status when we can, else poll
 	if wait "$pid" 2>/dev/null; then rc=0; else rc=$?; fi
 	for (( i=0; i<300; i++ )); do
@@ -83,11 +83,11 @@ stop_backend() {
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid"
-		fail "blkbackd did not exit within 30 s of SIGTERM"
+		fail "blkbackd did not exit within 30 s of SIG$sig"
 	fi
 	if [ "$rc" != 0 ] && [ "$rc" != 127 ]; then
 		echo "---- blkbackd log ----"; cat "$BACKEND_LOG"
-		fail "blkbackd exited with status $rc after SIGTERM"
+		fail "blkbackd exited with status $rc after SIG$sig"
 	fi
 }
 
