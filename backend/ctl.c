@@ -518,6 +518,9 @@ bk_ctl_handle(struct bk_ctl *c)
 			 "control blkbackd", cl == sizeof(cred) ? (int)cred.pid : -1,
 			 cl == sizeof(cred) ? (int)cred.uid : -1);
 		fail(&rp, -EPERM, "only root may control blkbackd");
+		/* take its request first: an answer before it would be lost
+		 * in the client's failed send */
+		read_request(fd, line, sizeof(line));
 		send_result(fd, &rp);
 		close(fd);
 		return BK_CTL_NONE;

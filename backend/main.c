@@ -684,8 +684,8 @@ setup(struct run *r)
 static void
 hangup(struct run *r)
 {
-	log_info("SIGHUP: reopening the log and trace files, checking the backings' sizes");
 	log_reopen();
+	log_info("SIGHUP: reopened the log and trace files; checking the backings' sizes");
 	bk_trace_reopen(r->d.trace);
 	bk_xenbus_check_sizes(&r->d);
 }
