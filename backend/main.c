@@ -883,7 +883,7 @@ main(int argc, char **argv)
 		.size_check_secs = 2,
 		.sfd = -1, .tfd = -1, .size_tfd = -1, .lockfd = -1, .ready_fd = -1,
 	};
-	char upgrade_path[PATH_MAX];
+	char *upgrade_path = NULL;
 	int rc;
 
 	/* Every thread inherits the blocked set; the loop reads a signalfd.
@@ -929,12 +929,15 @@ main(int argc, char **argv)
 	} else {
 		report_ready(&r, 1);
 	}
-	snprintf(upgrade_path, sizeof(upgrade_path), "%s",
-		 r.upgrade ? bk_ctl_upgrade_path(r.ctl) : "");
+	if (r.upgrade && !(upgrade_path = strdup(bk_ctl_upgrade_path(r.ctl)))) {
+		log_error("upgrade: out of memory; exiting (the devices are still attached)");
+		rc = 1;
+	}
 	teardown(&r, rc);
-	if (r.upgrade && rc == 0) {
+	if (upgrade_path && rc == 0) {
 		upgrade_exec(&r, upgrade_path);
 		rc = 1;
 	}
+	free(upgrade_path);
 	return rc;
 }
