@@ -44,13 +44,22 @@ struct bk_queue;
 
 struct bk_trace;
 
-/* Open (truncate) path for appending lines.  NULL + errno, logs why. */
-struct bk_trace *bk_trace_open(const char *path);
+/* Open path for appending lines, emptied first when truncate.  NULL +
+ * errno, logs why.  Control thread. */
+struct bk_trace *bk_trace_open(const char *path, bool truncate);
+/*
+ * Open the trace's path again, for appending (SIGHUP, for logrotate):
+ * queue threads tracing meanwhile write to the old file or the new one.
+ * 0 (also for t NULL), or -errno with the old file kept (logged).
+ * Control thread.
+ */
+int bk_trace_reopen(struct bk_trace *t);
 void bk_trace_close(struct bk_trace *t);
 /*
- * Write one line "vbd=F/D ring=Q " + fmt + "\n" with a single write(2),
- * so lines of different queue threads never mix.  t may be NULL (no-op).
- * Any thread.
+ * Write one line "t=US vbd=F/D ring=Q " + fmt + "\n" with a single
+ * write(2), so lines of different queue threads never mix; US is
+ * CLOCK_MONOTONIC in microseconds.  A failed write is logged once (until
+ * one succeeds again).  t may be NULL (no-op).  Any thread.
  */
 void bk_trace(struct bk_trace *t, const char *vbd, unsigned int ring,
 	      const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(4, 5);

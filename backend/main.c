@@ -1,6 +1,8 @@
 /*
- * main.c: blkbackd, the userspace Xen block backend: options, signals,
- * the control thread's event loop, clean shutdown.  See blkbackd.8.
+ * main.c: blkbackd, the userspace Xen block backend: options, start-up
+ * (detached only once setup has succeeded), signals, the control
+ * thread's event loop (xenstore, the queues' reports, the control
+ * socket, timers), shutdown and upgrade.  See blkbackd.8.
  */
 #include <config.h>
 
@@ -19,9 +21,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xenstore.h>
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
+#include "ctl.h"
 #include "log.h"
 #include "pgrant.h"
 #include "vbd.h"
@@ -54,7 +61,13 @@ enum {
 	OPT_MAX_PGRANTS,
 	OPT_RECORD,
 	OPT_CACHE,
+	OPT_LOG_FILE,
+	OPT_CLOSE_ON_EXIT,
+	OPT_CTL_SOCKET,
+	OPT_SIZE_CHECK,
 };
+/* Set in the environment of the program an upgrade execs. */
+#define UPGRADED_ENV "BLKBACKD_UPGRADED"
 
 static const struct option long_options[] = {
 	{ "foreground", no_argument, NULL, 'f' },
@@ -77,6 +90,10 @@ static const struct option long_options[] = {
 	{ "max-persistent-grants", required_argument, NULL, OPT_MAX_PGRANTS },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "close-on-exit", no_argument, NULL, OPT_CLOSE_ON_EXIT },
+	{ "ctl-socket", required_argument, NULL, OPT_CTL_SOCKET },
+	{ "size-check-interval", required_argument, NULL, OPT_SIZE_CHECK },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -92,6 +109,14 @@ usage(FILE *fp)
 "  -f, --foreground             do not daemonize; log to stderr\n"
 "  -v, --verbose                more log messages\n"
 "  -P, --pidfile=FILE           write the pid to FILE once ready\n"
+"      --log-file=FILE          log to FILE (reopened on SIGHUP) instead of syslog/stderr\n"
+"      --close-on-exit          SIGTERM/SIGINT close every device (default: leave them\n"
+"                               attached for the next blkbackd)\n"
+"      --ctl-socket=PATH        blkbackd-ctl's socket (default " BLKBACKD_CTL_SOCKET ";\n"
+"                               sim: beside the xenstore socket)\n"
+"      --size-check-interval=SECS  read the backings' sizes every SECS seconds and\n"
+"                               tell the guests of a change (default 2; 0 = only on\n"
+"                               SIGHUP and blkbackd-ctl resize)\n"
 "      --transport=xen|sim      real Xen (default when /dev/xen exists) or xensim\n"
 "      --sim-dir=DIR            xensim's directory (default $XENSIM_DIR)\n"
 "      --trace=FILE             one line per protocol event (blkbackd.8 TRACE FORMAT)\n"
@@ -117,7 +142,9 @@ usage(FILE *fp)
 "  -h, --help                   this help\n"
 "  -V, --version                print the version\n"
 "\n"
-"Signals: SIGTERM/SIGINT drain every device and exit 0; SIGUSR1 logs statistics.\n");
+"Signals: SIGTERM/SIGINT drain every device and exit 0 (the guests keep their\n"
+"devices unless --close-on-exit); SIGHUP reopens the log and trace files and\n"
+"checks the backings' sizes; SIGUSR1 logs statistics.\n");
 }
 
 static int
@@ -164,18 +191,34 @@ write_pidfile(const char *path)
  * the owner's pid for the message.  Returns the locked fd (kept open for
  * the daemon's life) or -1 after logging.
  */
+/*
+ * A per-instance file's path: beside the xenstore socket under the
+ * simulator ("XENSTORED_PATH.blkbackd-DOMID" + ext), dflt on real Xen.
+ * 0, or -1 when too long.
+ */
+static int
+instance_path(enum xenops_transport t, unsigned int self, const char *ext,
+	      const char *dflt, char *path, size_t len)
+{
+	const char *xsp = getenv("XENSTORED_PATH");
+	int n;
+
+	if (t == XENOPS_SIM && xsp) {
+		n = snprintf(path, len, "%s.blkbackd-%u%s", xsp, self, ext);
+	} else {
+		n = snprintf(path, len, "%s", dflt);
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 static int
 take_instance_lock(enum xenops_transport t, unsigned int self)
 {
-	const char *xsp = getenv("XENSTORED_PATH");
 	char path[PATH_MAX], buf[32];
 	int fd, n;
 
-	if (t == XENOPS_SIM && xsp)
-		n = snprintf(path, sizeof(path), "%s.blkbackd-%u.lock", xsp, self);
-	else
-		n = snprintf(path, sizeof(path), "%s", BLKBACKD_LOCK_FILE);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
+	if (instance_path(t, self, ".lock", BLKBACKD_LOCK_FILE, path,
+			  sizeof(path)) < 0) {
 		log_error("instance lock: path too long");
 		return -1;
 	}
@@ -243,8 +286,9 @@ check_record_dir(const char *file)
 
 /*
  * libxenstore's reader thread closes the socket when xenstored goes away
- * but never wakes the watch fd we poll; so when the loop has been idle
- * for XS_PING_MS, one read tells.  ENOENT/EACCES: an answer, so alive.
+ * but never wakes the watch fd we poll; so when no watch has fired for
+ * XS_PING_MS (timers and reports do not count), one read tells.
+ * ENOENT/EACCES: an answer, so alive.
  */
 #define XS_PING_MS 2000
 
@@ -264,14 +308,41 @@ xs_alive(struct xs_handle *xs)
 /* Everything main() sets up, for its helpers below. */
 struct run {
 	struct bk_daemon d;
+	char **argv;			/* as given: an upgrade execs it again */
 	bool foreground;
-	const char *pidfile, *trace_path;
+	bool upgraded;			/* exec'ed by an upgrade: detached already */
+	/* absolute (the daemon works from /): malloc'd, or NULL */
+	char *pidfile, *trace_path, *log_file, *ctl_path, *record_path;
 	unsigned int stats_secs;
+	unsigned int size_check_secs;	/* --size-check-interval; 0: never */
 	sigset_t sigs;			/* blocked in every thread; read from sfd */
 	char state_dir[PATH_MAX];	/* --state-dir's default */
 	bool poll_set;			/* --poll-max-us was given */
-	int sfd, tfd, lockfd;
+	int sfd, tfd, size_tfd, lockfd;
+	int ready_fd;			/* detached: the waiting parent's pipe, or -1 */
+	struct bk_ctl *ctl;
+	/* how the loop ended */
+	bool close_devs;		/* write Closed for every vbd */
+	bool upgrade;			/* exec bk_ctl_upgrade_path() */
 };
+
+/* path made absolute against the working directory, malloc'd; NULL
+ * (logged) when out of memory or the directory is unknown. */
+static char *
+abs_path(const char *opt, const char *path)
+{
+	char cwd[PATH_MAX], *p;
+
+	if (path[0] == '/')
+		p = strdup(path);
+	else if (!getcwd(cwd, sizeof(cwd)))
+		p = NULL;
+	else if (asprintf(&p, "%s/%s", cwd, path) < 0)
+		p = NULL;
+	if (!p)
+		log_error("%s=%s: cannot make it an absolute path: %m", opt, path);
+	return p;
+}
 
 /*
  * The command line into r.  0 to go on, 1 to exit 0 at once (--help,
@@ -293,7 +364,10 @@ parse_options(int argc, char **argv, struct run *r)
 			log_verbose = true;
 			break;
 		case 'P':
-			r->pidfile = optarg;
+			free(r->pidfile);
+			r->pidfile = abs_path("--pidfile", optarg);
+			if (!r->pidfile)
+				return -1;
 			break;
 		case 'D':
 			if (log_parse_debug_mask(optarg, &log_debug_mask) < 0) {
@@ -312,7 +386,31 @@ parse_options(int argc, char **argv, struct run *r)
 			o->sim_dir = optarg;
 			break;
 		case OPT_TRACE:
-			r->trace_path = optarg;
+			free(r->trace_path);
+			r->trace_path = abs_path("--trace", optarg);
+			if (!r->trace_path)
+				return -1;
+			break;
+		case OPT_LOG_FILE:
+			free(r->log_file);
+			r->log_file = abs_path("--log-file", optarg);
+			if (!r->log_file)
+				return -1;
+			break;
+		case OPT_CTL_SOCKET:
+			free(r->ctl_path);
+			r->ctl_path = abs_path("--ctl-socket", optarg);
+			if (!r->ctl_path)
+				return -1;
+			break;
+		case OPT_SIZE_CHECK:
+			if (parse_uint(optarg, 86400, &r->size_check_secs) < 0) {
+				log_error("--size-check-interval: \"%s\" is not 0..86400", optarg);
+				return -1;
+			}
+			break;
+		case OPT_CLOSE_ON_EXIT:
+			o->close_on_exit = true;
 			break;
 		case OPT_STATS:
 			r->stats_secs = 10;
@@ -388,7 +486,11 @@ parse_options(int argc, char **argv, struct run *r)
 			break;
 		}
 		case OPT_RECORD:
-			o->record_path = optarg;
+			free(r->record_path);
+			r->record_path = abs_path("--record", optarg);
+			if (!r->record_path)
+				return -1;
+			o->record_path = r->record_path;
 			break;
 		case OPT_CACHE:
 			if (strcmp(optarg, "volatile")) {
@@ -514,9 +616,95 @@ state_dir_setup(struct run *r)
 }
 
 /*
- * Daemonize, open the hypervisor and xenstore, take the instance lock,
- * the trace, the signal, report and timer fds, the watches and the
- * pidfile.  0, or -1 after logging (teardown() undoes what was done).
+ * Without -f: fork, and let the parent wait on a pipe until the child
+ * has set up (or failed to), then exit with the child's status: 0 only
+ * once it serves, so every start-up error is an exit status before
+ * anything is detached (a second blkbackd, a bad xenstore...).  Returns
+ * in the child (a new session; report_ready() tells the parent), or -1
+ * (logged) when it could not fork.
+ */
+static int
+detach(struct run *r)
+{
+	unsigned char st;
+	int p[2], ws;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		log_error("pipe: %m");
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		log_error("fork: %m");
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		/* a Ctrl-C here ends the wait, not the daemon */
+		sigprocmask(SIG_UNBLOCK, &r->sigs, NULL);
+		close(p[1]);
+		do
+			n = read(p[0], &st, 1);
+		while (n < 0 && errno == EINTR);
+		if (n == 1)
+			_exit(st);
+		/* it died before saying how it went */
+		if (waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws))
+			_exit(WEXITSTATUS(ws));
+		_exit(1);
+	}
+	close(p[0]);
+	r->ready_fd = p[1];
+	if (setsid() < 0)
+		log_info("setsid: %m");
+	return 0;
+}
+
+/*
+ * Setup is over (status 0) or failed (the exit status): tell the waiting
+ * parent, and once serving, let go of the terminal and the working
+ * directory and tell systemd (Type=notify).
+ */
+static void
+report_ready(struct run *r, int status)
+{
+	unsigned char st = (unsigned char)status;
+
+	if (r->ready_fd >= 0) {
+		if (write(r->ready_fd, &st, 1) != 1)
+			log_error("telling the parent that start-up %s: %m",
+				  status ? "failed" : "succeeded");
+		close(r->ready_fd);
+		r->ready_fd = -1;
+	}
+	if (status)
+		return;
+	if (!r->foreground && !r->upgraded) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+		if (chdir("/") < 0)
+			log_info("chdir /: %m");
+	}
+	log_set_errors_to_stderr(false);
+#ifdef HAVE_LIBSYSTEMD
+	sd_notifyf(0, "READY=1\nMAINPID=%d\nSTATUS=serving %s", (int)getpid(), r->d.vbd_root);
+#endif
+}
+
+/*
+ * Detach (without -f), open the hypervisor and xenstore, take the
+ * instance lock, the trace, the signal, report and timer fds, the
+ * control socket, the watches and the pidfile.  0, or -1 after logging
+ * (teardown() undoes what was done).
  */
 static int
 setup(struct run *r)
@@ -527,14 +715,18 @@ setup(struct run *r)
 		.sim_dir = d->opt.sim_dir,
 		.domid = 0,
 	};
+	const struct itimerspec size_its = {
+		.it_interval = { .tv_sec = r->size_check_secs },
+		.it_value = { .tv_sec = r->size_check_secs },
+	};
+	char ctl_path[PATH_MAX];
 	const char *xsp;
 
 	if (!r->foreground) {
-		if (daemon(0, 0) < 0) {
-			log_error("daemon: %m");
+		if (!r->upgraded && detach(r) < 0)
 			return -1;
-		}
-		log_open_syslog();
+		log_open_syslog();	/* a --log-file still wins */
+		log_set_errors_to_stderr(!r->upgraded);
 	}
 	d->xops = xenops_open(&xc);
 	if (!d->xops) {
@@ -558,7 +750,8 @@ setup(struct run *r)
 	if (r->lockfd < 0)
 		return -1;
 	if (r->trace_path) {
-		d->trace = bk_trace_open(r->trace_path);
+		/* an upgrade goes on with the trace of the process before */
+		d->trace = bk_trace_open(r->trace_path, !r->upgraded);
 		if (!d->trace)
 			return -1;
 	}
@@ -583,13 +776,40 @@ setup(struct run *r)
 	if (state_dir_setup(r) < 0)
 		return -1;
 	machine_costs(&d->opt, r->poll_set);
+	/* a file grown by an admin is noticed by itself (fstat only) */
+	r->size_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->size_tfd < 0 ||
+	    (r->size_check_secs && timerfd_settime(r->size_tfd, 0, &size_its, NULL) < 0)) {
+		log_error("timerfd: %m");
+		return -1;
+	}
+	if (r->ctl_path)
+		snprintf(ctl_path, sizeof(ctl_path), "%s", r->ctl_path);
+	else if (instance_path(d->opt.transport, d->self, ".ctl",
+			       BLKBACKD_CTL_SOCKET, ctl_path, sizeof(ctl_path)) < 0) {
+		log_error("control socket: path too long (give --ctl-socket)");
+		return -1;
+	}
+	if (bk_ctl_open(d, ctl_path, &r->ctl) < 0)
+		return -1;
 	if (bk_xenbus_init(d) < 0)
 		return -1;
 	if (r->pidfile && write_pidfile(r->pidfile) < 0)
 		return -1;
-	log_info("serving %s as domain %u (%s transport)", d->vbd_root, d->self,
-		 d->opt.transport == XENOPS_SIM ? "sim" : "xen");
+	log_info("serving %s as domain %u (%s transport)%s", d->vbd_root, d->self,
+		 d->opt.transport == XENOPS_SIM ? "sim" : "xen",
+		 r->upgraded ? " after an upgrade" : "");
 	return 0;
+}
+
+/* SIGHUP: logrotate's files reopened; the backings' sizes read. */
+static void
+hangup(struct run *r)
+{
+	log_reopen();
+	log_info("SIGHUP: reopened the log and trace files; checking the backings' sizes");
+	bk_trace_reopen(r->d.trace);
+	bk_xenbus_check_sizes(&r->d);
 }
 
 /* The signals the loop has read; true to stop. */
@@ -610,33 +830,70 @@ handle_signals(struct run *r)
 			/* no drain, no responses: as if the power went */
 			_exit(0);
 		case SIGHUP:
+			hangup(r);
 			break;
 		default:
-			log_info("signal %d: draining and closing every device", (int)si.ssi_signo);
+			r->close_devs = r->d.opt.close_on_exit;
+			log_info("signal %d: stopping: draining every device, then %s",
+				 (int)si.ssi_signo, r->close_devs ?
+				 "closing each (--close-on-exit)" :
+				 "leaving them attached (xenstore untouched) for the next blkbackd");
 			stop = true;
 		}
 	}
 	return stop;
 }
 
+/* A request on the control socket; true to stop. */
+static bool
+handle_ctl(struct run *r)
+{
+	switch (bk_ctl_handle(r->ctl)) {
+	case BK_CTL_SHUTDOWN:
+		r->close_devs = r->d.opt.close_on_exit;
+		break;
+	case BK_CTL_SHUTDOWN_CLOSE:
+		r->close_devs = true;
+		break;
+	case BK_CTL_UPGRADE:
+		r->upgrade = true;
+		r->close_devs = false;
+		log_info("blkbackd-ctl upgrade: draining every device, then exec %s (the "
+			 "devices stay attached)", bk_ctl_upgrade_path(r->ctl));
+		return true;
+	default:
+		return false;
+	}
+	log_info("blkbackd-ctl shutdown: stopping: draining every device, then %s",
+		 r->close_devs ? "closing each" :
+		 "leaving them attached (xenstore untouched) for the next blkbackd");
+	return true;
+}
+
 /*
  * The control thread's loop: xenstore watches, the queues' reports,
- * the statistics timer and signals.  Returns the exit status: 0 after a
- * signal asked us to stop, 1 when xenstore went away or poll failed.
+ * the control socket, the timers and signals.  Returns the exit status:
+ * 0 after a signal or a request asked us to stop (r->close_devs,
+ * r->upgrade say how), 1 when xenstore went away or poll failed.
  */
 static int
 loop(struct run *r)
 {
 	struct bk_daemon *d = &r->d;
+	struct timespec now, xs_seen;
 
+	clock_gettime(CLOCK_MONOTONIC, &xs_seen);
 	for (;;) {
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[6] = {
 			{ .fd = xs_fileno(d->xs), .events = POLLIN },
 			{ .fd = r->sfd, .events = POLLIN },
 			{ .fd = d->report_efd, .events = POLLIN },
+			{ .fd = bk_ctl_fd(r->ctl), .events = POLLIN },
+			{ .fd = r->size_tfd, .events = POLLIN },
 			{ .fd = r->tfd, .events = POLLIN },
 		};
-		int n = poll(pfd, r->tfd >= 0 ? 4 : 3, XS_PING_MS);
+		int n = poll(pfd, r->tfd >= 0 ? 6 : 5, XS_PING_MS);
+		uint64_t v;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -644,7 +901,16 @@ loop(struct run *r)
 			log_error("poll: %m");
 			return 1;
 		}
-		if ((pfd[0].revents & (POLLERR | POLLHUP)) || (n == 0 && !xs_alive(d->xs))) {
+		/* quiet for XS_PING_MS (timers may wake us meanwhile): ask */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (pfd[0].revents ||
+		    (now.tv_sec - xs_seen.tv_sec) * 1000 + (now.tv_nsec - xs_seen.tv_nsec) / 1000000 >=
+		    XS_PING_MS) {
+			if (!pfd[0].revents && !xs_alive(d->xs))
+				pfd[0].revents = POLLHUP;
+			xs_seen = now;
+		}
+		if (pfd[0].revents & (POLLERR | POLLHUP)) {
 			log_error("lost the connection to xenstore (%s): draining every "
 				  "device and exiting", getenv("XENSTORED_PATH") ?
 				  getenv("XENSTORED_PATH") : "xenstored");
@@ -654,23 +920,27 @@ loop(struct run *r)
 			bk_xenbus_handle_watches(d);
 		if (pfd[2].revents & POLLIN)
 			bk_xenbus_handle_reports(d);
-		if (r->tfd >= 0 && (pfd[3].revents & POLLIN)) {
-			uint64_t v;
-
-			if (read(r->tfd, &v, sizeof(v)) > 0)
-				bk_xenbus_log_stats(d);
-		}
+		if ((pfd[4].revents & POLLIN) && read(r->size_tfd, &v, sizeof(v)) > 0)
+			bk_xenbus_check_sizes(d);
+		if (r->tfd >= 0 && (pfd[5].revents & POLLIN) && read(r->tfd, &v, sizeof(v)) > 0)
+			bk_xenbus_log_stats(d);
+		if ((pfd[3].revents & POLLIN) && handle_ctl(r))
+			return 0;
 		if ((pfd[1].revents & POLLIN) && handle_signals(r))
 			return 0;
 	}
 }
 
-/* Release what setup() took, in reverse. */
+/* Release what setup() took, in reverse.  An upgrade keeps the
+ * instance lock (exec releases it: O_CLOEXEC) and the pidfile. */
 static void
 teardown(struct run *r, int rc)
 {
 	struct bk_daemon *d = &r->d;
 
+	bk_ctl_close(r->ctl, !r->upgrade);
+	if (r->size_tfd >= 0)
+		close(r->size_tfd);
 	if (r->tfd >= 0)
 		close(r->tfd);
 	if (r->sfd >= 0)
@@ -682,10 +952,37 @@ teardown(struct run *r, int rc)
 		xs_close(d->xs);
 	if (d->xops)
 		xenops_close(d->xops);
-	if (r->pidfile && rc == 0)
+	if (r->pidfile && rc == 0 && !r->upgrade)
 		unlink(r->pidfile);
-	if (r->lockfd >= 0)
+	if (r->lockfd >= 0 && !r->upgrade)
 		close(r->lockfd);	/* releases the instance lock */
+	free(r->pidfile);
+	free(r->trace_path);
+	free(r->log_file);
+	free(r->ctl_path);
+	free(r->record_path);
+}
+
+/*
+ * blkbackd-ctl upgrade, after the shutdown without closing: exec the new
+ * program with our argv; it finds the devices as we left them.  Returns
+ * only when exec failed (logged): the caller exits 1, the devices still
+ * attached, for a supervisor to restart blkbackd.
+ */
+static void
+upgrade_exec(struct run *r, const char *path)
+{
+	log_info("upgrade: exec %s", path);
+#ifdef HAVE_LIBSYSTEMD
+	sd_notify(0, "RELOADING=1\nSTATUS=upgrading");
+#endif
+	/* the signals stay blocked: one sent meanwhile waits for the new
+	 * program's signalfd instead of killing it */
+	setenv(UPGRADED_ENV, "1", 1);
+	execv(path, r->argv);
+	log_error("upgrade: exec %s: %m; exiting (the devices are still attached: "
+		  "start blkbackd again)", path);
+	unsetenv(UPGRADED_ENV);
 }
 
 int
@@ -704,8 +1001,11 @@ main(int argc, char **argv)
 			},
 			.report_efd = -1,
 		},
-		.sfd = -1, .tfd = -1, .lockfd = -1,
+		.argv = argv,
+		.size_check_secs = 2,
+		.sfd = -1, .tfd = -1, .size_tfd = -1, .lockfd = -1, .ready_fd = -1,
 	};
+	char *upgrade_path = NULL;
 	int rc;
 
 	/* Every thread inherits the blocked set; the loop reads a signalfd.
@@ -720,15 +1020,46 @@ main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &r.sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	log_init(argv[0]);
+	log_set_timestamps(true);
+	if (getenv(UPGRADED_ENV)) {
+		r.upgraded = true;
+		unsetenv(UPGRADED_ENV);	/* not for our children */
+	}
 
 	rc = parse_options(argc, argv, &r);
-	if (rc)
+	if (rc) {
+		teardown(&r, 1);
 		return rc > 0 ? 0 : 1;
+	}
+	if (r.log_file) {
+		rc = log_open_file(r.log_file);
+		if (rc < 0) {
+			log_error("--log-file=%s: %s", r.log_file, strerror(-rc));
+			teardown(&r, 1);
+			return 1;
+		}
+	}
 	rc = 1;
 	if (setup(&r) == 0) {
+		report_ready(&r, 0);
 		rc = loop(&r);
-		bk_xenbus_shutdown(&r.d);	/* logs each device's final counters */
+#ifdef HAVE_LIBSYSTEMD
+		if (!r.upgrade)
+			sd_notify(0, "STOPPING=1");
+#endif
+		bk_xenbus_shutdown(&r.d, r.close_devs);	/* logs each device's final counters */
+	} else {
+		report_ready(&r, 1);
+	}
+	if (r.upgrade && !(upgrade_path = strdup(bk_ctl_upgrade_path(r.ctl)))) {
+		log_error("upgrade: out of memory; exiting (the devices are still attached)");
+		rc = 1;
 	}
 	teardown(&r, rc);
+	if (upgrade_path && rc == 0) {
+		upgrade_exec(&r, upgrade_path);
+		rc = 1;
+	}
+	free(upgrade_path);
 	return rc;
 }

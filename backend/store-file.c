@@ -19,6 +19,11 @@
  * DISCARD always goes to the worker thread (fallocate/ioctl block).
  * identify: a block device by its st_rdev, a file by st_dev and st_ino
  * (the same backing through any path or symlink).
+ * size: fstat (st_size; a file with no link left is gone: -ENOENT), or
+ * BLKGETSIZE64; the control thread asks it periodically.  The last size
+ * seen bounds READ and WRITE from then on: past it they fail with -EIO
+ * (host action "past-end") instead of reading short or writing the file
+ * back to its old size, after the backing shrank.
  */
 #include <config.h>
 
@@ -56,6 +61,7 @@ struct file_store {
 	bool rwf_dsync;		/* RWF_DSYNC works on aio writes */
 	bool writethrough;
 	struct bk_store_features f;
+	uint64_t end;		/* bytes: the size last seen (atomic) */
 };
 
 struct file_worker_item {
@@ -231,6 +237,7 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 			 "not served", s->path, (unsigned long long)s->f.size,
 			 (unsigned int)(s->f.size & 511));
 	s->f.size &= ~(uint64_t)511;
+	s->end = s->f.size;
 	s->f.writeback = !cfg->writethrough;
 
 	/* Can it flush? */
@@ -287,6 +294,29 @@ file_close(void *priv)
 	close(s->fd);
 	free(s->path);
 	free(s);
+}
+
+static int
+file_size(void *priv, uint64_t *bytes)
+{
+	struct file_store *s = priv;
+	struct stat st;
+	uint64_t b;
+
+	if (s->is_blk) {
+		if (ioctl(s->fd, BLKGETSIZE64, &b) < 0)
+			return -errno;
+	} else {
+		if (fstat(s->fd, &st) < 0)
+			return -errno;
+		if (st.st_nlink == 0)
+			return -ENOENT;	/* removed: the open inode still serves */
+		b = st.st_size;
+	}
+	b &= ~(uint64_t)511;
+	__atomic_store_n(&s->end, b, __ATOMIC_RELAXED);
+	*bytes = b;
+	return 0;
 }
 
 static void
@@ -487,6 +517,7 @@ file_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 	struct file_queue *q = qpriv;
 	struct file_store *s = q->s;
 	struct iocb *batch[64];
+	uint64_t end = __atomic_load_n(&s->end, __ATOMIC_RELAXED);
 	unsigned int i = 0, nb, j;
 	int rc;
 
@@ -502,6 +533,16 @@ file_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 				if (nb)
 					break;	/* keep submission order */
 				queue_work(q, io);
+				i++;
+				continue;
+			}
+			if ((io->op == BK_IO_READ || io->op == BK_IO_WRITE) &&
+			    (io->len > end || io->offset > end - io->len)) {
+				/* the backing shrank under the guest */
+				if (nb)
+					break;	/* keep submission order */
+				io->host_action = "past-end";
+				queue_fail(q, io, -EIO);
 				i++;
 				continue;
 			}
@@ -683,4 +724,5 @@ const struct bk_store_driver bk_store_file_driver = {
 	.submit = file_submit,
 	.reap = file_reap,
 	.poll = file_poll,
+	.size = file_size,
 };

@@ -200,9 +200,14 @@ struct bk_store_driver {
 	void (*io)(void *priv, struct bk_io *io);
 
 	/*
-	 * Optional (a backing whose size can change while open, with
-	 * cfg->notify_efd).  The backing's size now, in bytes rounded down
-	 * to 512, into *bytes.  0/-errno.  Control thread.
+	 * Optional (a backing whose size can change while open).  The
+	 * backing's size now, in bytes rounded down to 512, into *bytes;
+	 * -errno when it cannot tell or the backing is gone (a removed
+	 * file: -ENOENT).  Cheap, no I/O (fstat, an ioctl): the control
+	 * thread asks after *cfg->notify_efd fired, every few seconds and
+	 * on request.  After a shrink, the driver fails READ/WRITE past the
+	 * new end (-EIO): the dispatch keeps the larger size.  Control
+	 * thread.
 	 */
 	int (*size)(void *priv, uint64_t *bytes);
 
@@ -282,10 +287,11 @@ const struct bk_store_features *bk_store_features(const struct bk_store *s);
 const char *bk_store_name(const struct bk_store *s);
 
 /*
- * The backing's size now, in bytes (a multiple of 512), for a store
- * opened with a notify_efd that has polled readable.  From a driver
- * with a size op (rbd); -EOPNOTSUPP for every other store, and for a
- * stack with wrappers (blkcrash's layers keep the size of the open).
+ * The backing's size now, in bytes (a multiple of 512): asked after a
+ * notify_efd polled readable, periodically, and on request.  From a
+ * driver with a size op (file, rbd); -EOPNOTSUPP for every other store,
+ * and for a stack with wrappers (blkcrash's layers keep the size of the
+ * open); the driver's -errno when the backing is gone.
  * A grown size also becomes the layer's size for the checks of
  * bk_store_submit(), so that I/O up to the new end is accepted; a
  * shrunk one does not (the checks keep the larger size, and the driver

@@ -782,29 +782,69 @@ bk_vbd_domain_gone(struct bk_dev *dev)
 /* ---------------------------------------------------------------- */
 
 /*
- * Has the backing changed size (rbd resize from any host)?  Then tell
- * the frontend as Linux blkback's xen_blkbk_resize does: "sectors" and
- * our state node rewritten in one transaction, so its watch on the
- * state fires and it re-reads sectors.  Stores that cannot change size
- * say -EOPNOTSUPP at once.
+ * Has the backing changed size (rbd resize from any host, a file or
+ * block device grown or shrunk here)?  Then tell the frontend as Linux
+ * blkback's xen_blkbk_resize does: "sectors" and our state node
+ * rewritten in one transaction, so its watch on the state fires and it
+ * re-reads sectors.  A shrink, or a backing whose size cannot be read
+ * any more (a removed file), is an admin's mistake that may lose the
+ * guest's data: said loudly, once, in the log and the error node.
  */
-static void
-check_size(struct bk_dev *dev)
+int
+bk_vbd_check_size(struct bk_dev *dev, uint64_t *old_sectors, uint64_t *new_sectors)
 {
 	uint64_t bytes, old = dev->feat.sectors;
-	int r;
+	int r, w;
 
-	if (dev->phase != DEV_CONNECTED || !dev->published ||
-	    bk_store_size(dev->store, &bytes) < 0 || bytes >> 9 == old)
-		return;
+	if (old_sectors)
+		*old_sectors = old;
+	if (new_sectors)
+		*new_sectors = old;
+	if (dev->phase != DEV_CONNECTED || !dev->published)
+		return -ENOTCONN;
+	r = bk_store_size(dev->store, &bytes);
+	if (r == -EOPNOTSUPP)
+		return r;
+	if (r < 0) {
+		if (!dev->size_lost) {
+			log_error("vbd %s: cannot read the size of its backing \"%s\": %s%s",
+				  dev->name, dev->cfg.params.arg, strerror(-r),
+				  r == -ENOENT ? " (removed?)" : "");
+			w = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error",
+					"params: cannot read the size of \"%s\": %s",
+					dev->cfg.params.arg, strerror(-r));
+			if (w < 0)
+				log_error("vbd %s: write %s/error: %s", dev->name, dev->be,
+					  strerror(-w));
+		}
+		dev->size_lost = true;
+		return r;
+	}
+	dev->size_lost = false;
+	if (bytes >> 9 == old)
+		return 0;
 	r = bk_negotiate_resize(dev, bytes >> 9);
 	if (r < 0) {
 		log_error("vbd %s: the backing now has %" PRIu64 " sectors; writing %s/sectors: "
 			  "%s", dev->name, bytes >> 9, dev->be, strerror(-r));
-		return;
+		return r;
 	}
-	log_info("vbd %s: backing resized: %" PRIu64 " -> %" PRIu64 " sectors", dev->name,
-		 old, dev->feat.sectors);
+	if (new_sectors)
+		*new_sectors = dev->feat.sectors;
+	if (dev->feat.sectors > old) {
+		log_info("vbd %s: backing resized: %" PRIu64 " -> %" PRIu64 " sectors", dev->name,
+			 old, dev->feat.sectors);
+		return 0;
+	}
+	log_error("vbd %s: BACKING SHRANK: %" PRIu64 " -> %" PRIu64 " sectors under a "
+		  "connected guest; its I/O past the new end fails", dev->name, old,
+		  dev->feat.sectors);
+	w = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "params: the backing shrank "
+			"from %" PRIu64 " to %" PRIu64 " sectors while connected", old,
+			dev->feat.sectors);
+	if (w < 0)
+		log_error("vbd %s: write %s/error: %s", dev->name, dev->be, strerror(-w));
+	return 0;
 }
 
 void
@@ -812,7 +852,7 @@ bk_vbd_reports(struct bk_dev *dev)
 {
 	unsigned int i;
 
-	check_size(dev);
+	bk_vbd_check_size(dev, NULL, NULL);
 
 	for (i = 0; i < dev->nr_queues; i++) {
 		struct bk_report rep;

@@ -51,6 +51,7 @@ struct bk_options {
 	bool batch_submit;
 	clockid_t lat_clock;
 	unsigned int crash_point, crash_after;	/* --test-crash-at (tests only) */
+	bool close_on_exit;		/* --close-on-exit: SIGTERM closes every vbd */
 };
 
 /* The daemon: main.c's, for the life of the process. */
@@ -110,6 +111,7 @@ struct bk_dev {
 	bool failed;			/* a flush failed (C15): logged, error node */
 	bool persistent;		/* this connection uses persistent grants */
 	bool keep_state;		/* disconnect for a successor: keep the records */
+	bool size_lost;			/* the backing's size cannot be read: reported */
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (vbd_log_ok) */
 	time_t log_window;
@@ -137,9 +139,20 @@ void bk_xenbus_handle_watches(struct bk_daemon *d);
 void bk_xenbus_handle_reports(struct bk_daemon *d);
 /* SIGUSR1 / --stats: one line per connected vbd. */
 void bk_xenbus_log_stats(struct bk_daemon *d);
-/* SIGTERM: stop every queue of every vbd at once, wait until each has
- * drained (in parallel), write Closed, free.  Blocks. */
-void bk_xenbus_shutdown(struct bk_daemon *d);
+/*
+ * SIGTERM, blkbackd-ctl shutdown/upgrade: stop every queue of every vbd
+ * at once, wait until each has drained (in parallel: every request
+ * taken is answered), destroy them (unmap, unbind, close the stores) and
+ * free the vbds.  close: write Closed for each probed vbd (the guests
+ * lose their disks); otherwise write nothing at all to xenstore, so a
+ * blkbackd started next finds every state as it was.  Blocks.
+ */
+void bk_xenbus_shutdown(struct bk_daemon *d, bool close);
+/* The vbd F/D this daemon knows, or NULL. */
+struct bk_dev *bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id);
+/* bk_vbd_check_size() on every connected vbd (SIGHUP, the periodic
+ * check). */
+void bk_xenbus_check_sizes(struct bk_daemon *d);
 /* SIGUSR2 (blkcrash): power-cut every vbd's store, no drain. */
 void bk_xenbus_power_cut(struct bk_daemon *d);
 
@@ -161,6 +174,16 @@ void bk_vbd_domain_gone(struct bk_dev *dev);
 /* Act on the reports of the vbd's queues (xenbus.c handle_reports),
  * and on a resize of its backing (the store writes report_efd too). */
 void bk_vbd_reports(struct bk_dev *dev);
+/*
+ * Read the backing's size (bk_store_size) and, when it changed, write
+ * sectors and rewrite state in one transaction (bk_negotiate_resize);
+ * a shrink or an unreadable size is logged and written to the error
+ * node, once.  *old_sectors / *new_sectors (either may be NULL): the
+ * size before and after.  0 (changed or not), -ENOTCONN when the vbd is
+ * not connected, -EOPNOTSUPP when its store cannot tell (memory, null,
+ * a blkcrash stack), or the store's or xenstore's -errno.
+ */
+int bk_vbd_check_size(struct bk_dev *dev, uint64_t *old_sectors, uint64_t *new_sectors);
 /* True when a drain is over: the caller then runs bk_vbd_drain_done(). */
 bool bk_vbd_drained(const struct bk_dev *dev);
 /* Finish the disconnect and take the steps that waited for it.  May

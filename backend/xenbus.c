@@ -18,8 +18,8 @@
 #include "vbd.h"
 #include "xbus.h"
 
-static struct bk_dev *
-dev_find(struct bk_daemon *d, uint32_t f, uint32_t id)
+struct bk_dev *
+bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id)
 {
 	struct bk_dev *dev;
 
@@ -32,7 +32,7 @@ dev_find(struct bk_daemon *d, uint32_t f, uint32_t id)
 void
 bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 {
-	struct bk_dev *dev = dev_find(d, f, id);
+	struct bk_dev *dev = bk_xenbus_find(d, f, id);
 	char dir[200], *st;
 
 	snprintf(dir, sizeof(dir), "%s/%u/%u", d->vbd_root, f, id);
@@ -122,7 +122,7 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 
 		if (!parse_id(ents[i], &id))
 			bad_dir(d, path, ents[i]);
-		else if (!dev_find(d, f, id))
+		else if (!bk_xenbus_find(d, f, id))
 			bk_xenbus_scan_device(d, f, id);
 	}
 	free(ents);
@@ -265,7 +265,17 @@ bk_xenbus_log_stats(struct bk_daemon *d)
 }
 
 void
-bk_xenbus_shutdown(struct bk_daemon *d)
+bk_xenbus_check_sizes(struct bk_daemon *d)
+{
+	struct bk_dev *dev;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		if (dev->phase == DEV_CONNECTED)
+			bk_vbd_check_size(dev, NULL, NULL);
+}
+
+void
+bk_xenbus_shutdown(struct bk_daemon *d, bool close)
 {
 	struct bk_dev *dev;
 
@@ -280,9 +290,12 @@ bk_xenbus_shutdown(struct bk_daemon *d)
 	}
 	while (d->devs) {
 		dev = d->devs;
+		/* staying Connected for a successor: it takes the queues over
+		 * from their recovery records (qstate.h) */
+		dev->keep_state = !close;
 		if (!bk_vbd_disconnect(dev))
 			bk_vbd_disconnect_finish(dev);
-		if (dev->probed && dev->state != XenbusStateClosed)
+		if (close && dev->probed && dev->state != XenbusStateClosed)
 			bk_vbd_set_state(dev, XenbusStateClosed);
 		bk_stats_log(dev->name, &dev->closed_stats);
 		bk_vbd_free(dev, false);

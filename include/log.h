@@ -11,11 +11,17 @@
  * nothing at all when configured with --disable-debug.  No logging on the
  * per-request path unless debug is on.
  *
- * Output goes to stderr (with the program name and, for errors, "error:")
- * or, after log_open_syslog(), to syslog.  Thread-safe: each message is
- * written with a single write(2).  %m works (errno is preserved across the
- * call).  The settings are process-wide and set once at start-up, before
- * any thread is created.
+ * Output goes to stderr (with the program name and, for errors, "error:"),
+ * after log_open_syslog() to syslog, or after log_open_file() to a file
+ * (which wins over syslog).  With log_set_timestamps(), each line on
+ * stderr or in the file starts with the local time, ISO-8601 with
+ * microseconds ("2026-01-31T12:00:00.123456+01:00 blkbackd: ...").
+ * Thread-safe: each message is written with a single write(2).  %m works
+ * (errno is preserved across the call).  The settings are process-wide
+ * and set once at start-up, before any thread is created; only
+ * log_reopen() and log_set_errors_to_stderr() may be called later, from
+ * one thread.  A failed write to the log file is reported once (to
+ * syslog, or stderr) until a write succeeds again.
  */
 #ifndef BLK_LOG_H
 #define BLK_LOG_H
@@ -41,6 +47,23 @@ extern bool log_verbose;
 
 void log_init(const char *progname);
 void log_open_syslog(void);
+/* Prefix stderr and file lines with the local time (see above). */
+void log_set_timestamps(bool on);
+/*
+ * Log to path from now on (opened O_APPEND|O_CREAT, mode 0640; the path
+ * is kept for log_reopen(), so give an absolute one if the process
+ * changes directory).  0, or -errno with nothing changed.
+ */
+int log_open_file(const char *path);
+/*
+ * Open the log file's path again, for logrotate (SIGHUP): lines written
+ * meanwhile go to the old file or the new one, never nowhere.  0 (also
+ * without a log file), or -errno with the old file kept (and logged).
+ */
+int log_reopen(void);
+/* While on, log_error() lines also go to stderr when the log goes to
+ * syslog or a file (a daemon's start-up, before it detaches). */
+void log_set_errors_to_stderr(bool on);
 /* Parse "ring,io,grant" / "all" / a number into a mask: 0 or -EINVAL. */
 int log_parse_debug_mask(const char *s, unsigned int *mask);
 

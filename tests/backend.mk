@@ -58,9 +58,22 @@ BACKEND_SH_TESTS = \
 	test-backend-crash-soak.sh \
 	test-backend-ioerr-log.sh \
 	test-backend-writethrough.sh \
+	test-backend-stop-keep.sh \
+	test-backend-restart-resume.sh \
+	test-backend-startup.sh \
+	test-backend-resize.sh \
+	test-ctl.sh \
+	test-backend-upgrade.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
+
+# The control socket's protocol helpers (backend/ctl-proto.c).
+check_PROGRAMS += test-ctl-proto
+test_ctl_proto_SOURCES = test-ctl-proto.c $(top_srcdir)/backend/ctl-proto.c
+test_ctl_proto_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
+test_ctl_proto_LDADD = -lm
+TESTS += test-ctl-proto
 
 # Persistent grants (backend/pgrant.c) over xensim.
 check_PROGRAMS += test-pgrant

@@ -7,13 +7,15 @@
 #                             a pidfile, a log ($BACKEND_LOG) and a trace
 #                             ($BACKEND_TRACE) in $BK_TMP; killed quietly at
 #                             exit if the test did not stop it
-#   stop_backend              SIGTERM now; fail unless it exits 0 in 30 s
-#                             (every test ends with it: clean shutdown is
-#                             tested everywhere)
+#   stop_backend [SIG]        SIGTERM (or SIG) now; fail unless it exits 0
+#                             in 30 s (every test ends with it: clean
+#                             shutdown is tested everywhere)
 #   bk_be FRONTID [DEVID]     the backend directory of a vbd
 #   add_vbd FRONTID DEVID PARAMS [KEY=VALUE...]
 #                             what the toolstack writes (one transaction):
 #                             backend keys + extra knobs, state=1
+#   log_lines                 $BACKEND_LOG without the timestamps (and fail
+#                             unless every line starts with one)
 #   xs_wait PATH VALUE [SECS] wait until PATH reads VALUE (default 10 s)
 #   xs_is PATH VALUE          fail unless PATH reads exactly VALUE
 #   xs_absent PATH            fail unless PATH does not exist
@@ -69,10 +71,10 @@ start_backend() {
 }
 
 stop_backend() {
-	local pid rc=0
+	local pid rc=0 sig=${1:-TERM}
 	pid=$(cat "$BACKEND_PIDFILE") || fail "stop_backend: no pidfile"
 	_backend_running=
-	kill -TERM "$pid" 2>/dev/null || fail "blkbackd ($pid) is already gone"
+	kill -"$sig" "$pid" 2>/dev/null || fail "blkbackd ($pid) is already gone"
 	# wait for our child and its exit status when we can, else poll
 	if wait "$pid" 2>/dev/null; then rc=0; else rc=$?; fi
 	for (( i=0; i<300; i++ )); do
@@ -81,12 +83,23 @@ stop_backend() {
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid"
-		fail "blkbackd did not exit within 30 s of SIGTERM"
+		fail "blkbackd did not exit within 30 s of SIG$sig"
 	fi
 	if [ "$rc" != 0 ] && [ "$rc" != 127 ]; then
 		echo "---- blkbackd log ----"; cat "$BACKEND_LOG"
-		fail "blkbackd exited with status $rc after SIGTERM"
+		fail "blkbackd exited with status $rc after SIG$sig"
 	fi
+}
+
+# ISO-8601, local time with microseconds and the offset (blkbackd.8 LOG)
+BK_STAMP_RE='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}[+-][0-9]{2}:[0-9]{2}'
+log_lines() {
+	local f=${1:-$BACKEND_LOG}
+	if grep -Ev "^$BK_STAMP_RE blkbackd: " "$f" | grep -q '^'; then
+		grep -Ev "^$BK_STAMP_RE blkbackd: " "$f" | head -5 >&2
+		fail "lines without a timestamp in $f"
+	fi
+	sed -E "s/^$BK_STAMP_RE //" "$f"
 }
 
 bk_be() {
@@ -278,9 +291,10 @@ good_device_works() {
 	io_works $DOM "$@"
 }
 
-# trace_of ID: the trace lines of request ID, without the vbd/ring prefix.
+# trace_of ID: the trace lines of request ID, without the t=/vbd/ring
+# prefix (a line without all three keeps it, and so matches nothing).
 trace_of() {
-	grep -E " id=$1( |$)" "$BACKEND_TRACE" | sed -E 's/^vbd=[^ ]+ ring=[0-9]+ //'
+	grep -E " id=$1( |$)" "$BACKEND_TRACE" | sed -E 's/^t=[0-9]+ vbd=[^ ]+ ring=[0-9]+ //'
 }
 
 # trace_expect ID LINE...: the trace lines of ID are exactly LINE...

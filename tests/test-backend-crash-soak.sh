@@ -47,7 +47,7 @@ soak() { # flush-mode kills
 	[ "$taken" = $kills ] || fail "$1: $taken takeovers for $kills kills"
 	# the first daemon's handshake, the guest's close at the end, and
 	# nothing in between
-	[ "$(grep -E "vbd $DOM/51712: .* -> " "$BACKEND_LOG" | sed 's/ (.*//')" = \
+	[ "$(log_lines | grep -E "vbd $DOM/51712: .* -> " | sed 's/ (.*//')" = \
 	  "$(printf '%s\n' "blkbackd: vbd $DOM/51712: ? -> InitWait" \
 			   "blkbackd: vbd $DOM/51712: InitWait -> Connected" \
 			   "blkbackd: vbd $DOM/51712: Connected -> Closing" \

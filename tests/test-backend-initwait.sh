@@ -2,12 +2,13 @@
 # A vbd written by hand with xenstore-write (as README "Serving a disk by
 # hand" shows) reaches InitWait with exactly Linux blkback's probe keys;
 # online=0 + Closing from the toolstack closes it (state 6); removing the
-# directory forgets it; blkbackd exits 0 on SIGTERM.
+# directory forgets it; blkbackd exits 0 on SIGTERM, and with
+# --close-on-exit closes every device it served.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
 start_xensim
-start_backend --max-queues=2 --max-ring-page-order=3
+start_backend --max-queues=2 --max-ring-page-order=3 --close-on-exit
 
 img=$BK_TMP/disk.img
 truncate -s 4M "$img"
@@ -36,7 +37,7 @@ xenstore-rm "$be"
 wait_for 10 grep -q "vbd 1/51712: removed" "$BACKEND_LOG" ||
 	fail "blkbackd did not forget the removed device"
 stop_backend
-# a clean shutdown closes every device it served
+# --close-on-exit: a clean shutdown closes every device it served
 xs_is "$(bk_be 2 51728)/state" 6
 grep -q "error:" "$BACKEND_LOG" && { cat "$BACKEND_LOG"; fail "errors in the log"; }
 exit 0

@@ -2,11 +2,11 @@
 # SIGTERM while a closed vbd still drains: blkbackd stops taking
 # requests everywhere, lets the draining vbd (A, 2 s per request) and
 # the others finish in parallel, answers every request it consumed,
-# writes Closed for each vbd and exits 0; every write acknowledged on a
-# file vbd (C) is on its backing.
+# writes Closed for each vbd (--close-on-exit) and exits 0; every write
+# acknowledged on a file vbd (C) is on its backing.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-start_sim_backend
+start_sim_backend --close-on-exit
 N=3
 
 new_guest; A=$DOM

@@ -226,6 +226,85 @@ test_file_rw(void)
 	return 0;
 }
 
+/*
+ * The file store's size op: growth is seen (and accepted by the
+ * dispatch), a shrink bounds I/O at the new end with -EIO (a write
+ * there must not give the file its old size back), a removed file says
+ * -ENOENT.  A stack with a wrapper cannot tell (-EOPNOTSUPP).
+ */
+static int
+test_file_size(void)
+{
+	const struct bk_store_driver *drv = bk_store_lookup("file");
+	char *path = make_file("size.img", 1 << 20);
+	struct bk_store_config cfg = { .arg = path };
+	struct bk_store_features f;
+	struct bk_store *s;
+	struct bk_store_queue *q;
+	void *w = pattern(4096, 3), *r = pattern(4096, 4);
+	const char *act;
+	struct stat st;
+	uint64_t bytes;
+
+	CHECK(open_store(drv, &cfg, &s, &f) == 0);
+	CHECK(f.size == 1 << 20);
+	CHECK(bk_store_queue_open(s, 8, &q) == 0);
+	CHECK(bk_store_size(s, &bytes) == 0 && bytes == 1 << 20);
+	/* past the end: refused by the dispatch */
+	CHECK(do_rw(q, BK_IO_WRITE, 0, w, 1 << 20, 4096) == -EINVAL);
+
+	/* grown (truncate, and not a multiple of 512) */
+	CHECK(truncate(path, (2 << 20) + 100) == 0);
+	CHECK(bk_store_size(s, &bytes) == 0 && bytes == 2 << 20);
+	CHECK(bk_store_size_now(s) == 2 << 20);
+	CHECK(do_rw(q, BK_IO_WRITE, 0, w, (2 << 20) - 4096, 4096) == 4096);
+	CHECK(do_rw(q, BK_IO_READ, 0, r, (2 << 20) - 4096, 4096) == 4096);
+	CHECK(memcmp(w, r, 4096) == 0);
+
+	/* shrunk: I/O past the new end fails, the file keeps its size */
+	CHECK(truncate(path, 1 << 19) == 0);
+	CHECK(bk_store_size(s, &bytes) == 0 && bytes == 1 << 19);
+	CHECK(bk_store_size_now(s) == 2 << 20);	/* the dispatch keeps the larger */
+	{
+		struct iovec iov = { w, 4096 };
+		struct bk_io io = { .op = BK_IO_WRITE, .offset = 1 << 19, .len = 4096,
+				    .iov = &iov, .iovcnt = 1 };
+
+		CHECK(run_io(q, &io) == -EIO);
+		CHECK(strcmp(io.host_action, "past-end") == 0);
+	}
+	CHECK(do_rw(q, BK_IO_READ, 0, r, (1 << 19) - 512, 1024) == -EIO);
+	CHECK(stat(path, &st) == 0 && st.st_size == 1 << 19);
+	CHECK(do_rw(q, BK_IO_WRITE, 0, w, (1 << 19) - 4096, 4096) == 4096);
+	CHECK(do_op(q, BK_IO_FLUSH, 0, 0, 0, &act) == 0);
+
+	/* removed: -ENOENT; I/O on the open file goes on */
+	CHECK(unlink(path) == 0);
+	CHECK(bk_store_size(s, &bytes) == -ENOENT);
+	CHECK(do_rw(q, BK_IO_READ, 0, r, 0, 4096) == 4096);
+	bk_store_queue_close(q);
+	bk_store_close(s);
+
+	/* a stack with a wrapper keeps the size of the open */
+	{
+		char *p2 = make_file("size2.img", 1 << 20);
+		struct bk_params params = { .driver = drv, .arg = p2 };
+		struct bk_stack_config sc = { .volatile_cache = true };
+		struct bk_store_why why;
+		struct bk_store *top;
+
+		CHECK(bk_stack_open(&params, &sc, false, &top, &why) == 0);
+		CHECK(bk_store_size(top, &bytes) == -EOPNOTSUPP);
+		bk_stack_close(top);
+		unlink(p2);
+		free(p2);
+	}
+	free(w);
+	free(r);
+	free(path);
+	return 0;
+}
+
 static int
 test_file_writethrough_ro(void)
 {
@@ -371,6 +450,7 @@ main(void)
 {
 	static const struct { const char *name; int (*fn)(void); } tests[] = {
 		{ "file_rw", test_file_rw },
+		{ "file_size", test_file_size },
 		{ "file_writethrough_ro", test_file_writethrough_ro },
 		{ "memory", test_memory },
 		{ "null", test_null },

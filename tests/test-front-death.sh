@@ -2,8 +2,8 @@
 # No hang when the backend dies: with blkbackd SIGKILLed under a mounted
 # export, I/O on the exported disk fails with EIO within the request
 # timeout, and SIGTERM still unmounts and ends the export (exit 1: the
-# device failed).  Then the same when blkbackd goes away cleanly (SIGTERM:
-# the backend closes the device): EIO at once.
+# device failed).  Then the same when blkbackd goes away cleanly and
+# closes the device (SIGTERM with --close-on-exit): EIO at once.
 . ./functions.sh
 . "$abs_top_srcdir/tests/front-lib.sh"
 requires_root
@@ -14,7 +14,7 @@ truncate -s 16M "$img"
 blkfront-test xl-add --domid $DOM --params "$img" >/dev/null || fail "xl-add"
 
 for how in KILL TERM; do
-	start_backend
+	start_backend $([ $how = TERM ] && echo --close-on-exit)
 	start_export "$FT/mnt" --domid $DOM --timeout 2000
 	dd if=/dev/urandom of="$FT/mnt/disk" bs=64k count=4 oflag=direct status=none ||
 		fail "write through the export failed while the backend was alive"

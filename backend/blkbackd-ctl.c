@@ -1,0 +1,767 @@
+/*
+ * blkbackd-ctl.c: the client of blkbackd's control socket: list the
+ * vbds, their statistics (a table, JSON or Prometheus's text format),
+ * resize, shutdown, upgrade.  See blkbackd-ctl.8; the protocol is
+ * ctl-proto.h's.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "ctl-proto.h"
+#include "dataplane.h"		/* BK_LAT_BUCKETS */
+
+enum { OUT_TABLE, OUT_JSON, OUT_PROMETHEUS };
+enum { EXIT_REFUSED = 1, EXIT_USAGE = 2 };
+
+static const char *prog = "blkbackd-ctl";
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+"Usage: blkbackd-ctl [OPTION]... COMMAND [ARG]...\n"
+"Talk to a running blkbackd through its control socket (root only).\n"
+"\n"
+"Commands:\n"
+"  list                 every vbd: domid, devid, vdev, backing, state, features,\n"
+"                       queues, ring pages, persistent grants mapped\n"
+"  stats [DOMID/DEVID]  the counters and latency percentiles (p50/p90/p99)\n"
+"  resize DOMID/DEVID   read the backing's size; tell the guest if it changed\n"
+"  status               the daemon's pid, version, uptime, number of vbds\n"
+"  shutdown [--close]   stop as for SIGTERM; --close: close every vbd first\n"
+"  upgrade [PATH]       stop without closing and exec PATH (default: the same\n"
+"                       binary, /proc/self/exe) with the same options\n"
+"\n"
+"Options:\n"
+"  -s, --socket=PATH    the control socket (default " BLKBACKD_CTL_SOCKET ";\n"
+"                       with --transport=sim: $XENSTORED_PATH" ".blkbackd-0.ctl)\n"
+"      --transport=xen|sim  which default socket (default: sim when\n"
+"                       /dev/xen/evtchn is missing and XENSTORED_PATH is set)\n"
+"      --json           list, stats: JSON\n"
+"      --prometheus     stats: Prometheus text exposition format\n"
+"      --timeout=SECS   shutdown, upgrade: wait this long (default 120)\n"
+"  -h, --help           this help\n"
+"  -V, --version        print the version\n");
+}
+
+/* ---------------------------------------------------------------- */
+/* Talking.                                                           */
+/* ---------------------------------------------------------------- */
+
+static int
+ctl_connect(const char *path, bool quiet)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "%s: %s: path too long\n", prog, path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "%s: socket: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (!quiet)
+			fprintf(stderr, "%s: cannot connect to %s: %s%s\n", prog, path,
+				strerror(errno), errno == EACCES ?
+				" (blkbackd's control socket is root's)" : errno == ENOENT ||
+				errno == ECONNREFUSED ? " (is blkbackd running?)" : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read everything until the result line ("ok" / "error ..."): the lines
+ * into *out (malloc'd).  0, or -1 after a message. */
+static int
+ctl_read_reply(int fd, char **out, int timeout_ms)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -1;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char *last;
+		ssize_t n;
+
+		buf[len] = '\0';
+		/* complete once the last full line is ok/error */
+		if (len && buf[len - 1] == '\n') {
+			buf[len - 1] = '\0';
+			last = strrchr(buf, '\n');
+			last = last ? last + 1 : buf;
+			buf[len - 1] = '\n';
+			if (!strncmp(last, "ok\n", 3) || !strncmp(last, "error ", 6)) {
+				*out = buf;
+				return 0;
+			}
+		}
+		if (poll(&pfd, 1, timeout_ms) <= 0) {
+			fprintf(stderr, "%s: no answer from blkbackd within %d s\n", prog,
+				timeout_ms / 1000);
+			break;
+		}
+		if (cap - len < 2048) {
+			char *p = realloc(buf, cap * 2);
+
+			if (!p)
+				break;
+			buf = p;
+			cap *= 2;
+		}
+		n = recv(fd, buf + len, cap - len - 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr, "%s: blkbackd closed the connection without an answer%s%s\n",
+				prog, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			break;
+		}
+		len += (size_t)n;
+	}
+	free(buf);
+	return -1;
+}
+
+static int
+send_line(int fd, const char *line)
+{
+	size_t len = strlen(line);
+
+	while (len) {
+		ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr, "%s: sending the request: %s\n", prog, strerror(errno));
+			return -1;
+		}
+		line += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Records.                                                           */
+/* ---------------------------------------------------------------- */
+
+struct recs {
+	unsigned int n;
+	struct bk_ctl_record *r;
+};
+
+/* Split the reply's lines (in place) into records; the result line is
+ * left in *result.  0 or -1 after a message. */
+static int
+parse_reply(char *buf, struct recs *rs, char **result)
+{
+	char *save = NULL, *line;
+
+	memset(rs, 0, sizeof(*rs));
+	*result = NULL;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct bk_ctl_record *r;
+
+		if (!strcmp(line, "ok") || !strncmp(line, "error ", 6)) {
+			*result = line;
+			break;
+		}
+		r = realloc(rs->r, (rs->n + 1) * sizeof(*r));
+		if (!r)
+			return -1;
+		rs->r = r;
+		if (bk_ctl_parse_record(line, &rs->r[rs->n]) < 0) {
+			fprintf(stderr, "%s: cannot parse blkbackd's answer \"%.80s\"\n", prog, line);
+			return -1;
+		}
+		rs->n++;
+	}
+	return *result ? 0 : -1;
+}
+
+static uint64_t
+get_u64(const struct bk_ctl_record *r, const char *key)
+{
+	const char *v = bk_ctl_get(r, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+static const char *
+get_s(const struct bk_ctl_record *r, const char *key, const char *dflt)
+{
+	const char *v = bk_ctl_get(r, key);
+
+	return v && *v ? v : dflt;
+}
+
+/* The record's lat_us histogram into h; false when absent. */
+static bool
+get_hist(const struct bk_ctl_record *r, uint64_t *h)
+{
+	const char *v = bk_ctl_get(r, "lat_us");
+	unsigned int i;
+	char *end;
+
+	memset(h, 0, sizeof(*h) * BK_LAT_BUCKETS);
+	if (!v)
+		return false;
+	for (i = 0; i < BK_LAT_BUCKETS && *v; i++) {
+		h[i] = strtoull(v, &end, 10);
+		v = *end == ',' ? end + 1 : end;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- */
+/* JSON.                                                              */
+/* ---------------------------------------------------------------- */
+
+static void
+json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static bool
+is_string_key(const char *key)
+{
+	static const char *const keys[] = {
+		"vbd", "vdev", "params", "state_name", "phase", "fua", "error", "version",
+		"transport", NULL,
+	};
+	unsigned int i;
+
+	for (i = 0; keys[i]; i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+static bool
+all_digits(const char *s)
+{
+	if (!*s || (s[0] == '0' && s[1]))
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static void
+json_quantile(const char *name, double v, bool comma)
+{
+	printf("\"%s\": ", name);
+	if (v < 0)
+		printf("null");
+	else
+		printf("%.1f", v);
+	if (comma)
+		printf(", ");
+}
+
+static void
+print_json(const struct recs *rs, bool latency)
+{
+	unsigned int i, k;
+
+	printf("{\"vbds\": [");
+	for (i = 0; i < rs->n; i++) {
+		const struct bk_ctl_record *r = &rs->r[i];
+
+		printf("%s\n  {", i ? "," : "");
+		for (k = 0; k < r->n; k++) {
+			printf("%s", k ? ", " : "");
+			json_str(r->key[k]);
+			printf(": ");
+			if (!strcmp(r->key[k], "lat_us"))
+				printf("[%s]", r->val[k]);
+			else if (!is_string_key(r->key[k]) && all_digits(r->val[k]))
+				printf("%s", r->val[k]);
+			else
+				json_str(r->val[k]);
+		}
+		if (latency) {
+			uint64_t h[BK_LAT_BUCKETS];
+
+			get_hist(r, h);
+			printf(", \"latency_us\": {");
+			json_quantile("p50", bk_lat_quantile(h, BK_LAT_BUCKETS, 0.50), true);
+			json_quantile("p90", bk_lat_quantile(h, BK_LAT_BUCKETS, 0.90), true);
+			json_quantile("p99", bk_lat_quantile(h, BK_LAT_BUCKETS, 0.99), false);
+			printf("}");
+		}
+		printf("}");
+	}
+	printf("%s]}\n", rs->n ? "\n" : "");
+}
+
+/* ---------------------------------------------------------------- */
+/* Prometheus.                                                        */
+/* ---------------------------------------------------------------- */
+
+/* The labels of r's vbd, "vbd=\"1/51712\",domid=\"1\",devid=\"51712\"". */
+static void
+prom_labels(const struct bk_ctl_record *r, char *buf, size_t len)
+{
+	char vbd[128];
+	const char *s = get_s(r, "vbd", "?");
+	size_t n = 0;
+
+	for (; *s && n + 3 < sizeof(vbd); s++) {
+		if (*s == '"' || *s == '\\' || *s == '\n')
+			vbd[n++] = '\\';
+		vbd[n++] = *s == '\n' ? 'n' : *s;
+	}
+	vbd[n] = '\0';
+	snprintf(buf, len, "vbd=\"%s\",domid=\"%" PRIu64 "\",devid=\"%" PRIu64 "\"", vbd,
+		 get_u64(r, "domid"), get_u64(r, "devid"));
+}
+
+static void
+prom_family(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One sample per vbd of key, with an extra label (or NULL). */
+static void
+prom_each(const struct recs *rs, const char *name, const char *extra, const char *key)
+{
+	char labels[256];
+	unsigned int i;
+
+	for (i = 0; i < rs->n; i++) {
+		prom_labels(&rs->r[i], labels, sizeof(labels));
+		printf("%s{%s%s%s} %" PRIu64 "\n", name, labels, extra ? "," : "",
+		       extra ? extra : "", get_u64(&rs->r[i], key));
+	}
+}
+
+static void
+print_prometheus(const struct recs *rs)
+{
+	static const struct { const char *op, *key; } reqs[] = {
+		{ "read", "rd_req" }, { "write", "wr_req" }, { "flush", "flush_req" },
+		{ "barrier", "barrier_req" }, { "discard", "discard_req" },
+	}, sects[] = {
+		{ "read", "rd_sect" }, { "write", "wr_sect" }, { "discard", "discard_sect" },
+	};
+	static const double qs[] = { 0.5, 0.9, 0.99 };
+	char labels[256], extra[64];
+	unsigned int i, k, b;
+
+	prom_family("blkbackd_requests_total", "counter",
+		    "Requests taken off the ring, by operation (Linux blkback's st_*_req).");
+	for (k = 0; k < ARRAY_SIZE(reqs); k++) {
+		snprintf(extra, sizeof(extra), "op=\"%s\"", reqs[k].op);
+		prom_each(rs, "blkbackd_requests_total", extra, reqs[k].key);
+	}
+	prom_family("blkbackd_sectors_total", "counter",
+		    "512-byte sectors read, written and discarded.");
+	for (k = 0; k < ARRAY_SIZE(sects); k++) {
+		snprintf(extra, sizeof(extra), "op=\"%s\"", sects[k].op);
+		prom_each(rs, "blkbackd_sectors_total", extra, sects[k].key);
+	}
+	prom_family("blkbackd_out_of_requests_total", "counter",
+		    "Times the ring had work and no free request (st_oo_req).");
+	prom_each(rs, "blkbackd_out_of_requests_total", NULL, "oo_req");
+	prom_family("blkbackd_error_responses_total", "counter",
+		    "BLKIF_RSP_ERROR responses sent.");
+	prom_each(rs, "blkbackd_error_responses_total", NULL, "errors");
+	prom_family("blkbackd_eopnotsupp_responses_total", "counter",
+		    "BLKIF_RSP_EOPNOTSUPP responses sent.");
+	prom_each(rs, "blkbackd_eopnotsupp_responses_total", NULL, "eopnotsupp");
+	prom_family("blkbackd_persistent_grants", "gauge", "Persistent grants mapped now.");
+	prom_each(rs, "blkbackd_persistent_grants", NULL, "pgrants");
+	prom_family("blkbackd_persistent_grant_maps_total", "counter",
+		    "Grants ever mapped persistently.");
+	prom_each(rs, "blkbackd_persistent_grant_maps_total", NULL, "pgrant_maps");
+	prom_family("blkbackd_connected", "gauge", "1 while the vbd is connected to its guest.");
+	prom_each(rs, "blkbackd_connected", NULL, "connected");
+
+	prom_family("blkbackd_response_latency_seconds", "histogram",
+		    "From a request taken off the ring to its response (no _sum: "
+		    "blkbackd keeps power-of-two buckets only).");
+	for (i = 0; i < rs->n; i++) {
+		uint64_t h[BK_LAT_BUCKETS], cum = 0;
+
+		get_hist(&rs->r[i], h);
+		prom_labels(&rs->r[i], labels, sizeof(labels));
+		for (b = 0; b < BK_LAT_BUCKETS; b++) {
+			cum += h[b];
+			printf("blkbackd_response_latency_seconds_bucket{%s,le=\"%.9g\"} %" PRIu64
+			       "\n", labels, ldexp(1.0, (int)b + 1) * 1e-6, cum);
+		}
+		printf("blkbackd_response_latency_seconds_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n",
+		       labels, cum);
+		printf("blkbackd_response_latency_seconds_count{%s} %" PRIu64 "\n", labels, cum);
+	}
+	prom_family("blkbackd_response_latency_quantile_seconds", "gauge",
+		    "Response latency quantiles estimated from the histogram (NaN: no requests).");
+	for (i = 0; i < rs->n; i++) {
+		uint64_t h[BK_LAT_BUCKETS];
+
+		get_hist(&rs->r[i], h);
+		prom_labels(&rs->r[i], labels, sizeof(labels));
+		for (k = 0; k < ARRAY_SIZE(qs); k++) {
+			double v = bk_lat_quantile(h, BK_LAT_BUCKETS, qs[k]);
+
+			printf("blkbackd_response_latency_quantile_seconds{%s,quantile=\"%g\"} ",
+			       labels, qs[k]);
+			if (v < 0)
+				printf("NaN\n");
+			else
+				printf("%.9g\n", v * 1e-6);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Tables.                                                            */
+/* ---------------------------------------------------------------- */
+
+static void
+features(const struct bk_ctl_record *r, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+#define F(key, word) \
+	if (get_u64(r, key) && n < len) \
+		n += snprintf(buf + n, len - n, "%s%s", n ? "," : "", word)
+	F("flush_cache", "flush");
+	F("barrier", "barrier");
+	F("discard", "discard");
+	F("persistent", "persistent");
+	F("read_only", "ro");
+#undef F
+	if (bk_ctl_get(r, "fua") && n < len)
+		n += snprintf(buf + n, len - n, "%sfua=%s", n ? "," : "", get_s(r, "fua", "?"));
+	if (!n)
+		snprintf(buf, len, "-");
+}
+
+static void
+print_list(const struct recs *rs)
+{
+	unsigned int i;
+
+	printf("%-12s %-6s %-11s %-5s %6s %4s %7s %-36s %s\n", "VBD", "VDEV", "STATE", "FE",
+	       "QUEUES", "RING", "PGRANTS", "FEATURES", "PARAMS");
+	for (i = 0; i < rs->n; i++) {
+		const struct bk_ctl_record *r = &rs->r[i];
+		char f[128];
+
+		features(r, f, sizeof(f));
+		printf("%-12s %-6s %-11s %-5s %6" PRIu64 " %4" PRIu64 " %7" PRIu64 " %-36s %s\n",
+		       get_s(r, "vbd", "?"), get_s(r, "vdev", "-"), get_s(r, "state_name", "?"),
+		       get_s(r, "frontend_state", "-"), get_u64(r, "queues"),
+		       get_u64(r, "ring_pages"), get_u64(r, "pgrants"), f,
+		       get_s(r, "params", "-"));
+	}
+}
+
+static void
+quantile_cell(char *buf, size_t len, const uint64_t *h, double q)
+{
+	double v = bk_lat_quantile(h, BK_LAT_BUCKETS, q);
+
+	if (v < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.0f", v);
+}
+
+static void
+print_stats(const struct recs *rs)
+{
+	unsigned int i;
+
+	printf("%-12s %9s %9s %7s %7s %7s %11s %11s %11s %6s %6s %6s %7s %8s %8s %8s\n",
+	       "VBD", "RD_REQ", "WR_REQ", "FLUSH", "BARRIER", "DISCARD", "RD_SECT", "WR_SECT",
+	       "DISC_SECT", "OO_REQ", "ERRORS", "EOPNS", "PGRANTS", "P50_US", "P90_US", "P99_US");
+	for (i = 0; i < rs->n; i++) {
+		const struct bk_ctl_record *r = &rs->r[i];
+		uint64_t h[BK_LAT_BUCKETS];
+		char p50[24], p90[24], p99[24];
+
+		get_hist(r, h);
+		quantile_cell(p50, sizeof(p50), h, 0.50);
+		quantile_cell(p90, sizeof(p90), h, 0.90);
+		quantile_cell(p99, sizeof(p99), h, 0.99);
+		printf("%-12s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64
+		       " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %6" PRIu64 " %6" PRIu64
+		       " %6" PRIu64 " %7" PRIu64 " %8s %8s %8s\n",
+		       get_s(r, "vbd", "?"), get_u64(r, "rd_req"), get_u64(r, "wr_req"),
+		       get_u64(r, "flush_req"), get_u64(r, "barrier_req"),
+		       get_u64(r, "discard_req"), get_u64(r, "rd_sect"), get_u64(r, "wr_sect"),
+		       get_u64(r, "discard_sect"), get_u64(r, "oo_req"), get_u64(r, "errors"),
+		       get_u64(r, "eopnotsupp"), get_u64(r, "pgrants"), p50, p90, p99);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Main.                                                              */
+/* ---------------------------------------------------------------- */
+
+static int
+default_socket(int transport_sim, char *buf, size_t len)
+{
+	const char *xsp = getenv("XENSTORED_PATH");
+
+	if (transport_sim < 0)	/* not given: as blkbackd decides */
+		transport_sim = access("/dev/xen/evtchn", F_OK) < 0 && xsp;
+	if (!transport_sim) {
+		snprintf(buf, len, "%s", BLKBACKD_CTL_SOCKET);
+		return 0;
+	}
+	if (!xsp) {
+		fprintf(stderr, "%s: --transport=sim: XENSTORED_PATH (xensim's dom0 socket) "
+			"is not set; give --socket\n", prog);
+		return -1;
+	}
+	snprintf(buf, len, "%s" BK_CTL_SIM_SUFFIX, xsp, 0u);
+	return 0;
+}
+
+/* Wait until fd sees EOF (the daemon exited or exec'ed). */
+static bool
+wait_eof(int fd, int timeout_s)
+{
+	time_t end = time(NULL) + timeout_s;
+	char c;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int left = (int)(end - time(NULL));
+
+		if (left <= 0 || poll(&pfd, 1, left * 1000) <= 0)
+			return false;
+		if (recv(fd, &c, 1, 0) <= 0)
+			return true;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { O_TRANSPORT = 256, O_JSON, O_PROM, O_CLOSE, O_TIMEOUT };
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "transport", required_argument, NULL, O_TRANSPORT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "prometheus", no_argument, NULL, O_PROM },
+		{ "close", no_argument, NULL, O_CLOSE },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char sock[PATH_MAX], req[BK_CTL_MAX_LINE], *reply = NULL, *result;
+	const char *socket_path = NULL, *cmd;
+	int out = OUT_TABLE, transport_sim = -1, timeout_s = 120, c, fd, rc = EXIT_REFUSED;
+	bool close_all = false;
+	struct recs rs = { 0 };
+
+	while ((c = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			socket_path = optarg;
+			break;
+		case O_TRANSPORT:
+			if (strcmp(optarg, "xen") && strcmp(optarg, "sim")) {
+				fprintf(stderr, "%s: --transport: \"%s\" is neither xen nor sim\n",
+					prog, optarg);
+				return EXIT_USAGE;
+			}
+			transport_sim = !strcmp(optarg, "sim");
+			break;
+		case O_JSON:
+			out = OUT_JSON;
+			break;
+		case O_PROM:
+			out = OUT_PROMETHEUS;
+			break;
+		case O_CLOSE:
+			close_all = true;
+			break;
+		case O_TIMEOUT:
+			timeout_s = atoi(optarg);
+			if (timeout_s < 1 || timeout_s > 86400) {
+				fprintf(stderr, "%s: --timeout: \"%s\" is not 1..86400\n", prog,
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("blkbackd-ctl %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[optind++];
+	/* options after the command (GNU style: "shutdown --close") */
+	while (optind < argc && argv[optind][0] == '-') {
+		if (!strcmp(argv[optind], "--close"))
+			close_all = true;
+		else if (!strcmp(argv[optind], "--json"))
+			out = OUT_JSON;
+		else if (!strcmp(argv[optind], "--prometheus"))
+			out = OUT_PROMETHEUS;
+		else
+			break;
+		optind++;
+	}
+#define ARGS(min, max) (argc - optind >= (min) && argc - optind <= (max))
+	if (!strcmp(cmd, "list") && ARGS(0, 0) && out != OUT_PROMETHEUS && !close_all) {
+		snprintf(req, sizeof(req), "list\n");
+	} else if (!strcmp(cmd, "stats") && ARGS(0, 1) && !close_all) {
+		snprintf(req, sizeof(req), "stats%s%s\n", optind < argc ? " " : "",
+			 optind < argc ? argv[optind] : "");
+	} else if (!strcmp(cmd, "resize") && ARGS(1, 1) && out == OUT_TABLE && !close_all) {
+		snprintf(req, sizeof(req), "resize %s\n", argv[optind]);
+	} else if (!strcmp(cmd, "status") && ARGS(0, 0) && !close_all) {
+		snprintf(req, sizeof(req), "status\n");
+	} else if (!strcmp(cmd, "shutdown") && ARGS(0, 0) && out == OUT_TABLE) {
+		snprintf(req, sizeof(req), "shutdown%s\n", close_all ? " --close" : "");
+	} else if (!strcmp(cmd, "upgrade") && ARGS(0, 1) && out == OUT_TABLE && !close_all) {
+		char path[PATH_MAX] = "";
+
+		if (optind < argc && !realpath(argv[optind], path)) {
+			fprintf(stderr, "%s: upgrade %s: %s\n", prog, argv[optind], strerror(errno));
+			return EXIT_USAGE;
+		}
+		snprintf(req, sizeof(req), "upgrade%s%s\n", *path ? " " : "", path);
+	} else {
+		fprintf(stderr, "%s: bad command line for \"%s\" (see --help)\n", prog, cmd);
+		return EXIT_USAGE;
+	}
+#undef ARGS
+	for (c = optind; c < argc; c++)
+		if (strpbrk(argv[c], " \t\n")) {
+			fprintf(stderr, "%s: \"%s\": arguments may not contain blanks\n", prog,
+				argv[c]);
+			return EXIT_USAGE;
+		}
+	if (!socket_path) {
+		if (default_socket(transport_sim, sock, sizeof(sock)) < 0)
+			return EXIT_USAGE;
+		socket_path = sock;
+	}
+	fd = ctl_connect(socket_path, false);
+	if (fd < 0)
+		return EXIT_USAGE;
+	if (send_line(fd, req) < 0 || ctl_read_reply(fd, &reply, 10000) < 0 ||
+	    parse_reply(reply, &rs, &result) < 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (strcmp(result, "ok")) {
+		fprintf(stderr, "%s: %s\n", prog, result + 6);
+		rc = EXIT_REFUSED;
+		goto out;
+	}
+	rc = 0;
+	if (!strcmp(cmd, "list")) {
+		if (out == OUT_JSON)
+			print_json(&rs, false);
+		else
+			print_list(&rs);
+	} else if (!strcmp(cmd, "stats")) {
+		if (out == OUT_JSON)
+			print_json(&rs, true);
+		else if (out == OUT_PROMETHEUS)
+			print_prometheus(&rs);
+		else
+			print_stats(&rs);
+	} else if (!strcmp(cmd, "resize") && rs.n) {
+		uint64_t o = get_u64(&rs.r[0], "old_sectors"), n = get_u64(&rs.r[0], "sectors");
+
+		if (o == n)
+			printf("vbd %s: %" PRIu64 " sectors (unchanged)\n",
+			       get_s(&rs.r[0], "vbd", "?"), n);
+		else
+			printf("vbd %s: %" PRIu64 " -> %" PRIu64 " sectors\n",
+			       get_s(&rs.r[0], "vbd", "?"), o, n);
+	} else if (!strcmp(cmd, "status") && rs.n) {
+		unsigned int k;
+
+		for (k = 0; k < rs.r[0].n; k++)
+			printf("%s: %s\n", rs.r[0].key[k], rs.r[0].val[k]);
+	} else if (!strcmp(cmd, "shutdown") || !strcmp(cmd, "upgrade")) {
+		/* the daemon keeps the connection until it exits or execs */
+		if (!wait_eof(fd, timeout_s)) {
+			fprintf(stderr, "%s: blkbackd is still draining after %d s\n", prog,
+				timeout_s);
+			rc = EXIT_REFUSED;
+		} else if (!strcmp(cmd, "upgrade")) {
+			time_t end = time(NULL) + timeout_s;
+			int nfd = -1;
+
+			/* the new program listens once its setup is done */
+			while (time(NULL) < end && (nfd = ctl_connect(socket_path, true)) < 0)
+				usleep(50000);
+			if (nfd < 0) {
+				fprintf(stderr, "%s: the upgraded blkbackd does not answer on %s\n",
+					prog, socket_path);
+				rc = EXIT_REFUSED;
+			} else {
+				printf("blkbackd upgraded\n");
+				close(nfd);
+			}
+		} else {
+			printf("blkbackd stopped\n");
+		}
+	}
+out:
+	free(rs.r);
+	free(reply);
+	close(fd);
+	return rc;
+}

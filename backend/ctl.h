@@ -1,0 +1,57 @@
+/*
+ * ctl.h: blkbackd's control socket (blkbackd-ctl.8), on the control
+ * thread: a root-only unix socket that answers list, stats, resize,
+ * status, and takes shutdown and upgrade requests for the main loop.
+ * The protocol is ctl-proto.h's.
+ */
+#ifndef BK_CTL_H
+#define BK_CTL_H
+
+#include <stdbool.h>
+
+struct bk_daemon;
+struct bk_ctl;
+
+/* Default socket paths (see bk_ctl_open()). */
+#ifndef BLKBACKD_CTL_SOCKET
+#define BLKBACKD_CTL_SOCKET "/run/blkbackd/ctl.sock"
+#endif
+/* sim: XENSTORED_PATH + this, %u the daemon's domain (0) */
+#define BK_CTL_SIM_SUFFIX ".blkbackd-%u.ctl"
+
+/* What a request asks of the main loop. */
+enum bk_ctl_action {
+	BK_CTL_NONE,
+	BK_CTL_SHUTDOWN,	/* stop as for SIGTERM (close_on_exit decides) */
+	BK_CTL_SHUTDOWN_CLOSE,	/* stop and close every vbd */
+	BK_CTL_UPGRADE,		/* stop without closing, exec bk_ctl_upgrade_path() */
+};
+
+/*
+ * Listen on path (mode 0600; its directory is made, 0755, when missing),
+ * replacing a stale socket; refused (-EADDRINUSE) when something answers
+ * there already.  0 with *out, or -errno after logging.  d is borrowed
+ * for the ctl's life.
+ */
+int bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out);
+/* The listening fd: poll it for POLLIN. */
+int bk_ctl_fd(const struct bk_ctl *c);
+/*
+ * The fd polled readable: accept one client, refuse it unless its peer
+ * credentials say root (SO_PEERCRED), read its request and answer it
+ * (each step bounded by a 2 s timeout).  Returns what the loop must do.
+ * The client of a shutdown or upgrade is kept connected until the
+ * process exits or execs (its EOF tells it the daemon is done).
+ */
+enum bk_ctl_action bk_ctl_handle(struct bk_ctl *c);
+/* After BK_CTL_UPGRADE: the program to exec (absolute). */
+const char *bk_ctl_upgrade_path(const struct bk_ctl *c);
+/*
+ * Stop listening.  unlink: remove the socket's path (not before an
+ * upgrade's exec: the new process replaces it).  The client of a
+ * shutdown or upgrade stays connected (closed at exit, or by exec: the
+ * fd is O_CLOEXEC).  c may be NULL.
+ */
+void bk_ctl_close(struct bk_ctl *c, bool unlink_path);
+
+#endif /* BK_CTL_H */
