@@ -139,6 +139,21 @@ struct bk_queue {
 	struct bk_report rep;
 };
 
+/* data.c: a request's data (see there).  0/-errno; -ENOSPC from
+ * bk_data_persistent: the pages do not fit, copy instead. */
+int bk_data_persistent(struct bk_queue *q, struct bk_req *req);
+int bk_data_map(struct bk_queue *q, struct bk_req *req, bool writable);
+/* Into the queue's grant copy batch (to the guest: a read's data). */
+void bk_data_copy(struct bk_queue *q, struct bk_req *req, bool to_guest);
+/* Do the batch now; each request's copy_err says how it went. */
+void bk_data_copy_flush(struct bk_queue *q);
+/* The indirect pages: read (perhaps into the batch), then parsed from
+ * the private copy.  BLKIF_RSP_OKAY, or ERROR with *reason. */
+int bk_data_indirect_fetch(struct bk_queue *q, struct bk_req *req, const char **reason);
+int bk_data_indirect_parse(struct bk_queue *q, struct bk_req *req, const char **reason);
+/* After its response: unmap, or give its persistent pages back. */
+void bk_data_release(struct bk_queue *q, struct bk_req *req);
+
 /* dataplane.c: the queue thread (started by bk_dataplane_start). */
 void *bk_queue_main(void *opaque);
 /* dataplane.c: q->plans from q->feat (the blkif_ops.h table as data). */
