@@ -336,7 +336,7 @@ export_opt(void *ctx, int opt, const char *arg)
 	case 'd': o->direct = arg; return 1;
 	case 'c':
 		if (strcmp(arg, "writethrough") && strcmp(arg, "writeback"))
-			return -1;
+			return ft_bad("writethrough or writeback");
 		o->cache = arg;
 		return 1;
 	case 'P': o->pidfile = arg; return 1;
@@ -344,7 +344,7 @@ export_opt(void *ctx, int opt, const char *arg)
 	case 's': o->stats = arg; return 1;
 	case 't':
 		if (ft_parse_size(arg, &n) || n == 0 || n > 4096)
-			return -1;
+			return ft_bad("a whole number in 1..4096");
 		o->threads = (unsigned int)n;
 		return 1;
 	}

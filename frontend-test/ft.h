@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <signal.h>
 
+#include "compiler.h"
 #include "xenops.h"
 #include "blkfront.h"
 
@@ -59,7 +60,14 @@ int ft_parse(int argc, char **argv, struct ft_common *c, const char *shortopts,
 	     int (*cmd_cb)(void *ctx, int opt, const char *arg), void *ctx,
 	     void (*usage)(FILE *f));
 
-/* Handle one common option; 1 handled, 0 not ours, -1 bad value. */
+/*
+ * For an option callback refusing a value: remember what the option
+ * allows (printf-style: "a whole number in 1..%u") and return -1.
+ * ft_parse() then prints "--OPTION VALUE: expected WHAT" and exits 2.
+ */
+int ft_bad(const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(1, 2);
+
+/* Handle one common option; 1 handled, 0 not ours, -1 bad value (ft_bad). */
 int ft_common_opt(struct ft_common *c, int opt, const char *arg);
 /* Build an option table: common options + cmd_opts (NULL-terminated). */
 struct option *ft_merge_options(const struct option *cmd_opts);
@@ -74,6 +82,7 @@ void ft_common_close(struct ft_common *c, blkfront_t *bf);
 void ft_print_info(FILE *f, const blkfront_t *bf, bool json);
 
 /* Size parsing: "4k", "1M", "64m", "2G", plain bytes.  0 or -EINVAL. */
+#define SIZE_ALLOWED "a size (bytes, or with k, M, G or s for sectors)"
 int ft_parse_size(const char *s, uint64_t *out);
 
 /* Deterministic test data: fill / check len bytes from (seed). */
