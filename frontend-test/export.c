@@ -6,6 +6,10 @@
  * and runs them in parallel); fsync/fdatasync become one flush per
  * negotiation (blkfront_flush: FLUSH_DISKCACHE, or WRITE_BARRIER when
  * only barriers were offered, or nothing when the backend offers neither).
+ * fallocate(PUNCH_HOLE|KEEP_SIZE), what a loop device on the file sends
+ * for a discard (blkdiscard, fstrim, mount -o discard), becomes
+ * BLKIF_OP_DISCARD (blkfront_discard) when the backend offers
+ * feature-discard, else EOPNOTSUPP; --direct punches the hole in PATH.
  * The FUSE writeback cache is never enabled (FUSE would then hold dirty
  * data the guest believes written); a loop device on the file should use
  * --direct-io=on (FUSE's async direct I/O then keeps requests parallel).
@@ -54,7 +58,7 @@ struct ex {
 	unsigned int align;		/* sector size (bytes) */
 	pthread_rwlock_t rmw;
 	/* --direct counters */
-	uint64_t d_reads, d_writes, d_flushes;
+	uint64_t d_reads, d_writes, d_flushes, d_discards;
 	time_t mtime;
 };
 
@@ -277,6 +281,44 @@ ex_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 	return dev_flush(ex_get());
 }
 
+/*
+ * A discard: only PUNCH_HOLE|KEEP_SIZE (the range reads back as zeros
+ * on a file; on a disk, whatever the backend's discard leaves), on whole
+ * sectors: an unaligned edge is left as it is, as a disk ignores a
+ * partial sector of a discard.  Preallocation, zero-range and collapse
+ * have no blkif operation: EOPNOTSUPP.
+ */
+static int
+ex_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi)
+{
+	struct ex *e = ex_get();
+	uint64_t start, end, a = e->align;
+
+	if (mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if ((uint64_t)off >= e->size)
+		return 0;
+	end = (uint64_t)off + (uint64_t)len;
+	if (end > e->size || end < (uint64_t)off)
+		end = e->size;
+	start = ((uint64_t)off + a - 1) & ~(a - 1);
+	end &= ~(a - 1);
+	if (start >= end)
+		return 0;
+	if (e->bf) {
+		if (!blkfront_info(e->bf)->feature_discard)
+			return -EOPNOTSUPP;
+		return blkfront_discard(e->bf, start / SECTOR_SIZE, (end - start) / SECTOR_SIZE);
+	}
+	__atomic_fetch_add(&e->d_discards, 1, __ATOMIC_RELAXED);
+	if (fallocate(e->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)start,
+		      (off_t)(end - start)) < 0)
+		return -errno;
+	return 0;
+}
+
 static int
 ex_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
@@ -306,6 +348,7 @@ static const struct fuse_operations ex_ops = {
 	.read = ex_read,
 	.write = ex_write,
 	.fsync = ex_fsync,
+	.fallocate = ex_fallocate,
 	.truncate = ex_truncate,
 	.statfs = ex_statfs,
 };
@@ -396,8 +439,9 @@ write_stats(struct ex *e, const char *path)
 			"\neopnotsupp=%" PRIu64 "\n", st.reads, st.writes, st.flushes,
 			st.barriers, st.discards, st.errors, st.eopnotsupp);
 	} else {
-		fprintf(f, "reads=%" PRIu64 "\nwrites=%" PRIu64 "\nflushes=%" PRIu64 "\n",
-			e->d_reads, e->d_writes, e->d_flushes);
+		fprintf(f, "reads=%" PRIu64 "\nwrites=%" PRIu64 "\nflushes=%" PRIu64
+			"\ndiscards=%" PRIu64 "\n", e->d_reads, e->d_writes, e->d_flushes,
+			e->d_discards);
 	}
 	if (fclose(f))
 		log_error("export --stats %s: %m", path);
