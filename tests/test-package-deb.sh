@@ -42,6 +42,10 @@ arch=$(dpkg --print-architecture)
 for p in blkbackd blkbackd-tools; do
 	[ -f "$tmp/${p}_${ver}_${arch}.deb" ] || fail "no ${p}_${ver}_${arch}.deb: $(ls "$tmp")"
 done
+# for test-package-chroot, which installs them (its .log depends on ours)
+rm -rf package-debs
+mkdir package-debs
+cp "$tmp/blkbackd_${ver}_${arch}.deb" "$tmp/blkbackd-tools_${ver}_${arch}.deb" package-debs/
 
 # file_list DEB: the files and links it holds, one a line, sorted
 file_list() {
