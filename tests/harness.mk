@@ -11,6 +11,8 @@ TESTS += \
 	test-harness-interrupt.sh \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
+	test-harness-e2e-axes.sh \
+	test-harness-e2e-xfs.sh \
 	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \
@@ -23,6 +25,8 @@ EXTRA_DIST += \
 	test-harness-interrupt.sh \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
+	test-harness-e2e-axes.sh \
+	test-harness-e2e-xfs.sh \
 	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \
