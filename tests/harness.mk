@@ -13,6 +13,7 @@ TESTS += \
 	test-harness-e2e.sh \
 	test-harness-e2e-axes.sh \
 	test-harness-e2e-xfs.sh \
+	test-harness-report-browser.sh \
 	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \
@@ -27,6 +28,8 @@ EXTRA_DIST += \
 	test-harness-e2e.sh \
 	test-harness-e2e-axes.sh \
 	test-harness-e2e-xfs.sh \
+	test-harness-report-browser.sh \
+	install-browser \
 	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \

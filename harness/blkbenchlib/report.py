@@ -265,16 +265,16 @@ def ratio_notes(metrics, lines):
     """What the ratios mean, printed above them."""
     rates = [m for m in metrics if higher_is_better(m)]
     times = [m for m in metrics if not higher_is_better(m)]
-    out = ["ratios of means A/B, in brackets their range over the runs (A's lowest"
-           " / B's highest .. A's highest / B's lowest): a range that includes 1"
-           " is no difference"]
+    out = ["ratios of means A/B; in brackets their range over the runs",
+           "(A's lowest / B's highest .. A's highest / B's lowest: one that",
+           "includes 1 shows no difference)"]
     if rates:
-        out.append("  %s: per second, so above 1 means A is faster" % ", ".join(rates))
+        out.append("  %s: per second, above 1 means A is faster" % ", ".join(rates))
     if times:
-        out.append("  %s: times, so above 1 means A is slower" % ", ".join(times))
+        out.append("  %s: times, above 1 means A is slower" % ", ".join(times))
     if any(ln.startswith("domU/dom0") for ln in lines):
-        out.append("  domU/dom0 is the cost of the ring: dom0 is the same I/O stack on the"
-                   " same backing without the ring, the ceiling; 0.90 means 10 % lost")
+        out.append("  domU/dom0: the cost of the ring; dom0 is the same I/O stack on the")
+        out.append("  same backing without the ring, the ceiling: 0.90 = 10 % lost")
     return out
 
 
