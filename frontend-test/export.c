@@ -15,16 +15,15 @@
  * --direct-io=on (FUSE's async direct I/O then keeps requests parallel).
  *
  * --direct PATH: the same file system over PATH itself, no ring (the
- * benchmark's dom0 row), with blkbackd's file store cache model: O_DIRECT
- * when the file system allows it; writethrough adds O_DSYNC; writeback
- * fdatasyncs on fsync.
+ * benchmark's dom0 row): blkbackd's store code on PATH with requests
+ * shaped as for the ring (direct.c), writethrough = cache=writethrough.
  *
  * Unaligned I/O (not sector-aligned) is read-modify-write under an
  * exclusive lock; aligned writes share it, so an RMW never races a write
  * to the same sector.
  *
  * Threads: FUSE worker threads call the device ops concurrently; the
- * blkfront device is thread-safe; the direct file uses pread/pwrite.
+ * blkfront device and the direct engine are thread-safe.
  */
 #include <config.h>
 
@@ -52,8 +51,7 @@
 struct ex {
 	/* one of: */
 	blkfront_t *bf;
-	int fd;				/* --direct */
-	bool wt;			/* --direct writethrough */
+	struct ft_direct *direct;	/* --direct */
 	uint64_t size;			/* bytes */
 	unsigned int align;		/* sector size (bytes) */
 	pthread_rwlock_t rmw;
@@ -75,18 +73,7 @@ dev_read(struct ex *e, void *buf, size_t len, uint64_t off)
 	if (e->bf)
 		return blkfront_pread(e->bf, buf, len, off / SECTOR_SIZE);
 	__atomic_fetch_add(&e->d_reads, 1, __ATOMIC_RELAXED);
-	while (len) {
-		ssize_t n = pread(e->fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = (char *)buf + n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	return ft_direct_pread(e->direct, buf, len, off);
 }
 
 static int
@@ -95,18 +82,7 @@ dev_write(struct ex *e, const void *buf, size_t len, uint64_t off)
 	if (e->bf)
 		return blkfront_pwrite(e->bf, buf, len, off / SECTOR_SIZE, false);
 	__atomic_fetch_add(&e->d_writes, 1, __ATOMIC_RELAXED);
-	while (len) {
-		ssize_t n = pwrite(e->fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = (const char *)buf + n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	return ft_direct_pwrite(e->direct, buf, len, off);
 }
 
 static int
@@ -115,9 +91,7 @@ dev_flush(struct ex *e)
 	if (e->bf)
 		return blkfront_flush(e->bf);
 	__atomic_fetch_add(&e->d_flushes, 1, __ATOMIC_RELAXED);
-	if (e->wt)
-		return 0;	/* O_DSYNC: nothing is volatile */
-	return fdatasync(e->fd) < 0 ? -errno : 0;
+	return ft_direct_flush(e->direct);
 }
 
 /*
@@ -129,12 +103,13 @@ ex_io(struct ex *e, char *buf, size_t len, uint64_t off, bool write)
 {
 	uint64_t a = e->align, start = off & ~(a - 1);
 	uint64_t end = (off + len + a - 1) & ~(a - 1);
-	bool aligned = start == off && end == off + len &&
-		(e->bf || ((uintptr_t)buf & 4095) == 0);
+	bool aligned = start == off && end == off + len;
 	void *b;
 	int r;
 
-	if (aligned && e->bf) {
+	/* both devices copy through buffers of their own (the granted
+	 * pages, the direct engine's): any buffer address will do */
+	if (aligned) {
 		if (!write)
 			return dev_read(e, buf, len, off);
 		pthread_rwlock_rdlock(&e->rmw);
@@ -148,15 +123,6 @@ ex_io(struct ex *e, char *buf, size_t len, uint64_t off, bool write)
 		r = dev_read(e, b, end - start, start);
 		if (!r)
 			memcpy(buf, (char *)b + (off - start), len);
-		free(b);
-		return r;
-	}
-	if (start == off && end == off + len) {
-		/* aligned range, unaligned buffer (--direct O_DIRECT) */
-		memcpy(b, buf, len);
-		pthread_rwlock_rdlock(&e->rmw);
-		r = dev_write(e, b, len, off);
-		pthread_rwlock_unlock(&e->rmw);
 		free(b);
 		return r;
 	}
@@ -312,11 +278,10 @@ ex_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_
 			return -EOPNOTSUPP;
 		return blkfront_discard(e->bf, start / SECTOR_SIZE, (end - start) / SECTOR_SIZE);
 	}
+	if (!ft_direct_can_discard(e->direct))
+		return -EOPNOTSUPP;
 	__atomic_fetch_add(&e->d_discards, 1, __ATOMIC_RELAXED);
-	if (fallocate(e->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)start,
-		      (off_t)(end - start)) < 0)
-		return -errno;
-	return 0;
+	return ft_direct_discard(e->direct, start, end - start);
 }
 
 static int
@@ -394,33 +359,6 @@ export_opt(void *ctx, int opt, const char *arg)
 	return 0;
 }
 
-static int
-open_direct(struct ex *e, const char *path, bool wt)
-{
-	int flags = O_RDWR | O_CLOEXEC | (wt ? O_DSYNC : 0);
-	struct stat st;
-
-	e->fd = open(path, flags | O_DIRECT);
-	/* O_DIRECT: align to 4096, safe for 512e and 4Kn devices alike */
-	e->align = 4096;
-	if (e->fd < 0 && errno == EINVAL) {
-		log_info("export --direct %s: O_DIRECT not supported here; using the page cache", path);
-		e->fd = open(path, flags);
-		e->align = 512;
-	}
-	if (e->fd < 0) {
-		log_error("export --direct %s: %m", path);
-		return -1;
-	}
-	if (fstat(e->fd, &st) < 0) {
-		log_error("export --direct %s: fstat: %m", path);
-		return -1;
-	}
-	e->size = (uint64_t)st.st_size & ~((uint64_t)e->align - 1);
-	e->wt = wt;
-	return 0;
-}
-
 static void
 write_stats(struct ex *e, const char *path)
 {
@@ -476,13 +414,15 @@ ft_cmd_export(int argc, char **argv)
 	}
 	mnt = argv[i];
 	memset(&e, 0, sizeof(e));
-	e.fd = -1;
 	e.mtime = time(NULL);
 	pthread_rwlock_init(&e.rmw, NULL);
 
 	if (o.direct) {
-		if (open_direct(&e, o.direct, strcmp(o.cache, "writethrough") == 0))
+		if (ft_direct_open(o.direct, strcmp(o.cache, "writethrough") == 0, &e.direct))
 			goto out;
+		/* the file store's sector size, as blkbackd would advertise */
+		e.align = SECTOR_SIZE;
+		e.size = ft_direct_size(e.direct);
 	} else {
 		if (o.log) {
 			glog = fopen(o.log, "a");
@@ -563,8 +503,7 @@ out:
 		write_stats(&e, o.stats);
 	if (e.bf)
 		ft_common_close(&c, e.bf);
-	if (e.fd >= 0)
-		close(e.fd);
+	ft_direct_close(e.direct);
 	if (glog)
 		fclose(glog);
 	pthread_rwlock_destroy(&e.rmw);

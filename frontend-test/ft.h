@@ -85,6 +85,26 @@ void ft_print_info(FILE *f, const blkfront_t *bf, bool json);
 #define SIZE_ALLOWED "a size (bytes, or with k, M, G or s for sectors)"
 int ft_parse_size(const char *s, uint64_t *out);
 
+/*
+ * direct.c: the disk without a ring (export --direct): blkbackd's store
+ * on PATH, requests shaped as libblkfront shapes them for a ring of
+ * FT_DIRECT_DEPTH slots with FT_DIRECT_MAX_REQ-byte requests (32
+ * indirect segments of 4 KiB, blkfront-test's default).  Offsets and
+ * lengths are multiples of 512.  Any thread.  0 or -errno.
+ */
+#define FT_DIRECT_DEPTH		32
+#define FT_DIRECT_MAX_REQ	(32 * 4096)
+#define FT_DIRECT_LANE_SLOTS	8	/* requests one call runs at once */
+struct ft_direct;
+int ft_direct_open(const char *path, bool writethrough, struct ft_direct **out);
+void ft_direct_close(struct ft_direct *d);
+uint64_t ft_direct_size(const struct ft_direct *d);
+bool ft_direct_can_discard(const struct ft_direct *d);
+int ft_direct_pread(struct ft_direct *d, void *buf, size_t len, uint64_t off);
+int ft_direct_pwrite(struct ft_direct *d, const void *buf, size_t len, uint64_t off);
+int ft_direct_flush(struct ft_direct *d);
+int ft_direct_discard(struct ft_direct *d, uint64_t off, uint64_t len);
+
 /* Deterministic test data: fill / check len bytes from (seed). */
 void ft_pattern_fill(void *buf, size_t len, uint64_t seed);
 
