@@ -13,6 +13,7 @@ FRONT_TESTS = \
 	test-front-io.sh \
 	test-front-eopnotsupp.sh \
 	test-front-discard.sh \
+	test-readme.sh \
 	$(NULL)
 TESTS += $(FRONT_TESTS)
 EXTRA_DIST += front-lib.sh $(FRONT_TESTS)
