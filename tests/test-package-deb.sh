@@ -111,6 +111,13 @@ done
 # commands exist (pointed at the extracted blkbackd) and its man page.
 unit=$tmp/root/lib/systemd/system/blkbackd.service
 grep -q '^ExecStart=/usr/sbin/blkbackd ' "$unit" || fail "ExecStart does not run /usr/sbin/blkbackd"
+# notify only with a blkbackd that links libsystemd (and then runs with -f)
+if objdump -p "$tmp/root/usr/sbin/blkbackd" | grep -q 'NEEDED.*libsystemd'; then
+	grep -q '^Type=notify' "$unit" && grep -q '^ExecStart=/usr/sbin/blkbackd -f ' "$unit" ||
+		fail "blkbackd links libsystemd but the unit is not Type=notify with -f"
+else
+	grep -q '^Type=forking' "$unit" || fail "blkbackd without libsystemd but the unit is not Type=forking"
+fi
 grep -q '^Restart=on-failure' "$unit" || fail "no restart policy"
 mkdir "$tmp/unit"
 sed "s|/usr/sbin/blkbackd|$tmp/root/usr/sbin/blkbackd|" "$unit" > "$tmp/unit/blkbackd.service"
