@@ -259,6 +259,7 @@ ex_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_
 {
 	struct ex *e = ex_get();
 	uint64_t start, end, a = e->align;
+	int r;
 
 	if (mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;
@@ -273,15 +274,18 @@ ex_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_
 	end &= ~(a - 1);
 	if (start >= end)
 		return 0;
-	if (e->bf) {
-		if (!blkfront_info(e->bf)->feature_discard)
-			return -EOPNOTSUPP;
-		return blkfront_discard(e->bf, start / SECTOR_SIZE, (end - start) / SECTOR_SIZE);
-	}
-	if (!ft_direct_can_discard(e->direct))
+	if (e->bf ? !blkfront_info(e->bf)->feature_discard : !ft_direct_can_discard(e->direct))
 		return -EOPNOTSUPP;
-	__atomic_fetch_add(&e->d_discards, 1, __ATOMIC_RELAXED);
-	return ft_direct_discard(e->direct, start, end - start);
+	/* a write like any other for the read-modify-write lock */
+	pthread_rwlock_rdlock(&e->rmw);
+	if (e->bf) {
+		r = blkfront_discard(e->bf, start / SECTOR_SIZE, (end - start) / SECTOR_SIZE);
+	} else {
+		__atomic_fetch_add(&e->d_discards, 1, __ATOMIC_RELAXED);
+		r = ft_direct_discard(e->direct, start, end - start);
+	}
+	pthread_rwlock_unlock(&e->rmw);
+	return r;
 }
 
 static int
