@@ -17,8 +17,12 @@
  *
  * Threads: any thread calls the I/O functions.  Each call takes a lane
  * (a store queue of its own with its buffers; a queue is used by one
- * thread at a time), submits its requests on it and waits for them by
- * polling the queue's fd, so no other thread is woken on the way.
+ * thread at a time), submits its requests on it and waits for them on
+ * the queue itself, so no other thread is woken on the way: first
+ * looking at the store's completions for an adaptive window
+ * (include/pollwin.h, capped at FT_DIRECT_POLL_US, blkbackd's default
+ * --poll-max-us), then sleeping on the queue's fd, as blkbackd's queue
+ * threads wait for the same completions.
  */
 #include <config.h>
 
@@ -31,14 +35,20 @@
 
 #include "compiler.h"
 #include "log.h"
+#include "pollwin.h"
 #include "store.h"
 #include "ft.h"
+
+/* blkbackd's default --poll-max-us */
+#define FT_DIRECT_POLL_US	50
 
 struct lane {
 	struct bk_store_queue *q;
 	char *buf;			/* FT_DIRECT_LANE_SLOTS x FT_DIRECT_MAX_REQ */
 	struct bk_io io[FT_DIRECT_LANE_SLOTS];
 	struct iovec iov[FT_DIRECT_LANE_SLOTS];
+	struct pollwin pw;		/* waiting for completions */
+	bool can_poll;			/* the store can be looked at cheaply */
 	struct lane *next_free;
 };
 
@@ -99,6 +109,8 @@ ft_direct_open(const char *path, bool writethrough, struct ft_direct **out)
 			goto fail;
 		}
 		l->buf = d->bufs + (size_t)i * FT_DIRECT_LANE_SLOTS * FT_DIRECT_MAX_REQ;
+		l->can_poll = bk_store_can_poll(d->store);
+		pollwin_init(&l->pw, l->can_poll ? FT_DIRECT_POLL_US : 0);
 		l->next_free = d->free_lanes;
 		d->free_lanes = l;
 	}
@@ -171,6 +183,14 @@ lane_put(struct ft_direct *d, struct lane *l, unsigned int n)
 	pthread_mutex_unlock(&d->lock);
 }
 
+static bool
+lane_ready(void *arg)
+{
+	struct lane *l = arg;
+
+	return bk_store_poll(l->q);
+}
+
 /* Submit l->io[0..n) and wait for all of them.  0 or the first -errno. */
 static int
 lane_run(struct lane *l, unsigned int n)
@@ -203,9 +223,13 @@ lane_run(struct lane *l, unsigned int n)
 		}
 		if (r == 0 && left) {
 			struct pollfd pfd = { .fd = bk_store_queue_fd(l->q), .events = POLLIN };
+			uint64_t start = pollwin_now_ns();
 
+			if (pollwin_spin(&l->pw, start, lane_ready, l))
+				continue;
 			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
 				return -errno;
+			pollwin_adapt(&l->pw, start);
 		}
 	}
 	return err;
