@@ -452,8 +452,11 @@ class Bench:
             if self.platform is not None:
                 self.platform.run_all(outdir, workdir, self._add_row)
                 return
-            for k, cell in enumerate(self.cells, 1):
-                for r in range(1, self.o.runs + 1):
+            # round by round (run 1 of every cell, then run 2...): a drift
+            # of the machine (other load, the host's caches) then falls on
+            # every cell alike instead of on the cells run last
+            for r in range(1, self.o.runs + 1):
+                for k, cell in enumerate(self.cells, 1):
                     el = time.monotonic() - t_start
                     eta = ("%s" % _fmt_secs(el / done * (total - done))) if done else "?"
                     info("[cell %d/%d run %d/%d] %s: elapsed %s, ETA %s"
