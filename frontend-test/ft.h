@@ -87,14 +87,14 @@ int ft_parse_size(const char *s, uint64_t *out);
 
 /*
  * direct.c: the disk without a ring (export --direct): blkbackd's store
- * on PATH, requests shaped as libblkfront shapes them for a ring of
- * FT_DIRECT_DEPTH slots with FT_DIRECT_MAX_REQ-byte requests (32
- * indirect segments of 4 KiB, blkfront-test's default).  Offsets and
- * lengths are multiples of 512.  Any thread.  0 or -errno.
+ * on PATH driven as a blkbackd queue thread drives it, requests shaped
+ * as libblkfront shapes them for a ring of FT_DIRECT_DEPTH slots with
+ * FT_DIRECT_MAX_REQ-byte requests (32 indirect segments of 4 KiB,
+ * blkfront-test's default).  Offsets and lengths are multiples of 512.
+ * Any thread.  0 or -errno.
  */
 #define FT_DIRECT_DEPTH		32
 #define FT_DIRECT_MAX_REQ	(32 * 4096)
-#define FT_DIRECT_LANE_SLOTS	8	/* requests one call runs at once */
 struct ft_direct;
 int ft_direct_open(const char *path, bool writethrough, struct ft_direct **out);
 void ft_direct_close(struct ft_direct *d);
