@@ -6,21 +6,24 @@
  * and runs them in parallel); fsync/fdatasync become one flush per
  * negotiation (blkfront_flush: FLUSH_DISKCACHE, or WRITE_BARRIER when
  * only barriers were offered, or nothing when the backend offers neither).
+ * fallocate(PUNCH_HOLE|KEEP_SIZE), what a loop device on the file sends
+ * for a discard (blkdiscard, fstrim, mount -o discard), becomes
+ * BLKIF_OP_DISCARD (blkfront_discard) when the backend offers
+ * feature-discard, else EOPNOTSUPP; --direct punches the hole in PATH.
  * The FUSE writeback cache is never enabled (FUSE would then hold dirty
  * data the guest believes written); a loop device on the file should use
  * --direct-io=on (FUSE's async direct I/O then keeps requests parallel).
  *
  * --direct PATH: the same file system over PATH itself, no ring (the
- * benchmark's dom0 row), with blkbackd's file store cache model: O_DIRECT
- * when the file system allows it; writethrough adds O_DSYNC; writeback
- * fdatasyncs on fsync.
+ * benchmark's dom0 row): blkbackd's store code on PATH with requests
+ * shaped as for the ring (direct.c), writethrough = cache=writethrough.
  *
  * Unaligned I/O (not sector-aligned) is read-modify-write under an
  * exclusive lock; aligned writes share it, so an RMW never races a write
  * to the same sector.
  *
  * Threads: FUSE worker threads call the device ops concurrently; the
- * blkfront device is thread-safe; the direct file uses pread/pwrite.
+ * blkfront device and the direct engine are thread-safe.
  */
 #include <config.h>
 
@@ -48,13 +51,12 @@
 struct ex {
 	/* one of: */
 	blkfront_t *bf;
-	int fd;				/* --direct */
-	bool wt;			/* --direct writethrough */
+	struct ft_direct *direct;	/* --direct */
 	uint64_t size;			/* bytes */
 	unsigned int align;		/* sector size (bytes) */
 	pthread_rwlock_t rmw;
 	/* --direct counters */
-	uint64_t d_reads, d_writes, d_flushes;
+	uint64_t d_reads, d_writes, d_flushes, d_discards;
 	time_t mtime;
 };
 
@@ -71,18 +73,7 @@ dev_read(struct ex *e, void *buf, size_t len, uint64_t off)
 	if (e->bf)
 		return blkfront_pread(e->bf, buf, len, off / SECTOR_SIZE);
 	__atomic_fetch_add(&e->d_reads, 1, __ATOMIC_RELAXED);
-	while (len) {
-		ssize_t n = pread(e->fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = (char *)buf + n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	return ft_direct_pread(e->direct, buf, len, off);
 }
 
 static int
@@ -91,18 +82,7 @@ dev_write(struct ex *e, const void *buf, size_t len, uint64_t off)
 	if (e->bf)
 		return blkfront_pwrite(e->bf, buf, len, off / SECTOR_SIZE, false);
 	__atomic_fetch_add(&e->d_writes, 1, __ATOMIC_RELAXED);
-	while (len) {
-		ssize_t n = pwrite(e->fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = (const char *)buf + n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	return ft_direct_pwrite(e->direct, buf, len, off);
 }
 
 static int
@@ -111,9 +91,7 @@ dev_flush(struct ex *e)
 	if (e->bf)
 		return blkfront_flush(e->bf);
 	__atomic_fetch_add(&e->d_flushes, 1, __ATOMIC_RELAXED);
-	if (e->wt)
-		return 0;	/* O_DSYNC: nothing is volatile */
-	return fdatasync(e->fd) < 0 ? -errno : 0;
+	return ft_direct_flush(e->direct);
 }
 
 /*
@@ -125,12 +103,13 @@ ex_io(struct ex *e, char *buf, size_t len, uint64_t off, bool write)
 {
 	uint64_t a = e->align, start = off & ~(a - 1);
 	uint64_t end = (off + len + a - 1) & ~(a - 1);
-	bool aligned = start == off && end == off + len &&
-		(e->bf || ((uintptr_t)buf & 4095) == 0);
+	bool aligned = start == off && end == off + len;
 	void *b;
 	int r;
 
-	if (aligned && e->bf) {
+	/* both devices copy through buffers of their own (the granted
+	 * pages, the direct engine's): any buffer address will do */
+	if (aligned) {
 		if (!write)
 			return dev_read(e, buf, len, off);
 		pthread_rwlock_rdlock(&e->rmw);
@@ -144,15 +123,6 @@ ex_io(struct ex *e, char *buf, size_t len, uint64_t off, bool write)
 		r = dev_read(e, b, end - start, start);
 		if (!r)
 			memcpy(buf, (char *)b + (off - start), len);
-		free(b);
-		return r;
-	}
-	if (start == off && end == off + len) {
-		/* aligned range, unaligned buffer (--direct O_DIRECT) */
-		memcpy(b, buf, len);
-		pthread_rwlock_rdlock(&e->rmw);
-		r = dev_write(e, b, len, off);
-		pthread_rwlock_unlock(&e->rmw);
 		free(b);
 		return r;
 	}
@@ -277,6 +247,47 @@ ex_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 	return dev_flush(ex_get());
 }
 
+/*
+ * A discard: only PUNCH_HOLE|KEEP_SIZE (the range reads back as zeros
+ * on a file; on a disk, whatever the backend's discard leaves), on whole
+ * sectors: an unaligned edge is left as it is, as a disk ignores a
+ * partial sector of a discard.  Preallocation, zero-range and collapse
+ * have no blkif operation: EOPNOTSUPP.
+ */
+static int
+ex_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi)
+{
+	struct ex *e = ex_get();
+	uint64_t start, end, a = e->align;
+	int r;
+
+	if (mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if ((uint64_t)off >= e->size)
+		return 0;
+	end = (uint64_t)off + (uint64_t)len;
+	if (end > e->size || end < (uint64_t)off)
+		end = e->size;
+	start = ((uint64_t)off + a - 1) & ~(a - 1);
+	end &= ~(a - 1);
+	if (start >= end)
+		return 0;
+	if (e->bf ? !blkfront_info(e->bf)->feature_discard : !ft_direct_can_discard(e->direct))
+		return -EOPNOTSUPP;
+	/* a write like any other for the read-modify-write lock */
+	pthread_rwlock_rdlock(&e->rmw);
+	if (e->bf) {
+		r = blkfront_discard(e->bf, start / SECTOR_SIZE, (end - start) / SECTOR_SIZE);
+	} else {
+		__atomic_fetch_add(&e->d_discards, 1, __ATOMIC_RELAXED);
+		r = ft_direct_discard(e->direct, start, end - start);
+	}
+	pthread_rwlock_unlock(&e->rmw);
+	return r;
+}
+
 static int
 ex_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
@@ -306,6 +317,7 @@ static const struct fuse_operations ex_ops = {
 	.read = ex_read,
 	.write = ex_write,
 	.fsync = ex_fsync,
+	.fallocate = ex_fallocate,
 	.truncate = ex_truncate,
 	.statfs = ex_statfs,
 };
@@ -336,7 +348,7 @@ export_opt(void *ctx, int opt, const char *arg)
 	case 'd': o->direct = arg; return 1;
 	case 'c':
 		if (strcmp(arg, "writethrough") && strcmp(arg, "writeback"))
-			return -1;
+			return ft_bad("writethrough or writeback");
 		o->cache = arg;
 		return 1;
 	case 'P': o->pidfile = arg; return 1;
@@ -344,37 +356,10 @@ export_opt(void *ctx, int opt, const char *arg)
 	case 's': o->stats = arg; return 1;
 	case 't':
 		if (ft_parse_size(arg, &n) || n == 0 || n > 4096)
-			return -1;
+			return ft_bad("a whole number in 1..4096");
 		o->threads = (unsigned int)n;
 		return 1;
 	}
-	return 0;
-}
-
-static int
-open_direct(struct ex *e, const char *path, bool wt)
-{
-	int flags = O_RDWR | O_CLOEXEC | (wt ? O_DSYNC : 0);
-	struct stat st;
-
-	e->fd = open(path, flags | O_DIRECT);
-	/* O_DIRECT: align to 4096, safe for 512e and 4Kn devices alike */
-	e->align = 4096;
-	if (e->fd < 0 && errno == EINVAL) {
-		log_info("export --direct %s: O_DIRECT not supported here; using the page cache", path);
-		e->fd = open(path, flags);
-		e->align = 512;
-	}
-	if (e->fd < 0) {
-		log_error("export --direct %s: %m", path);
-		return -1;
-	}
-	if (fstat(e->fd, &st) < 0) {
-		log_error("export --direct %s: fstat: %m", path);
-		return -1;
-	}
-	e->size = (uint64_t)st.st_size & ~((uint64_t)e->align - 1);
-	e->wt = wt;
 	return 0;
 }
 
@@ -396,8 +381,9 @@ write_stats(struct ex *e, const char *path)
 			"\neopnotsupp=%" PRIu64 "\n", st.reads, st.writes, st.flushes,
 			st.barriers, st.discards, st.errors, st.eopnotsupp);
 	} else {
-		fprintf(f, "reads=%" PRIu64 "\nwrites=%" PRIu64 "\nflushes=%" PRIu64 "\n",
-			e->d_reads, e->d_writes, e->d_flushes);
+		fprintf(f, "reads=%" PRIu64 "\nwrites=%" PRIu64 "\nflushes=%" PRIu64
+			"\ndiscards=%" PRIu64 "\n", e->d_reads, e->d_writes, e->d_flushes,
+			e->d_discards);
 	}
 	if (fclose(f))
 		log_error("export --stats %s: %m", path);
@@ -432,13 +418,15 @@ ft_cmd_export(int argc, char **argv)
 	}
 	mnt = argv[i];
 	memset(&e, 0, sizeof(e));
-	e.fd = -1;
 	e.mtime = time(NULL);
 	pthread_rwlock_init(&e.rmw, NULL);
 
 	if (o.direct) {
-		if (open_direct(&e, o.direct, strcmp(o.cache, "writethrough") == 0))
+		if (ft_direct_open(o.direct, strcmp(o.cache, "writethrough") == 0, &e.direct))
 			goto out;
+		/* the file store's sector size, as blkbackd would advertise */
+		e.align = SECTOR_SIZE;
+		e.size = ft_direct_size(e.direct);
 	} else {
 		if (o.log) {
 			glog = fopen(o.log, "a");
@@ -519,8 +507,7 @@ out:
 		write_stats(&e, o.stats);
 	if (e.bf)
 		ft_common_close(&c, e.bf);
-	if (e.fd >= 0)
-		close(e.fd);
+	ft_direct_close(e.direct);
 	if (glog)
 		fclose(glog);
 	pthread_rwlock_destroy(&e.rmw);

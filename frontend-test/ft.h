@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <signal.h>
 
+#include "compiler.h"
 #include "xenops.h"
 #include "blkfront.h"
 
@@ -59,7 +60,14 @@ int ft_parse(int argc, char **argv, struct ft_common *c, const char *shortopts,
 	     int (*cmd_cb)(void *ctx, int opt, const char *arg), void *ctx,
 	     void (*usage)(FILE *f));
 
-/* Handle one common option; 1 handled, 0 not ours, -1 bad value. */
+/*
+ * For an option callback refusing a value: remember what the option
+ * allows (printf-style: "a whole number in 1..%u") and return -1.
+ * ft_parse() then prints "--OPTION VALUE: expected WHAT" and exits 2.
+ */
+int ft_bad(const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(1, 2);
+
+/* Handle one common option; 1 handled, 0 not ours, -1 bad value (ft_bad). */
 int ft_common_opt(struct ft_common *c, int opt, const char *arg);
 /* Build an option table: common options + cmd_opts (NULL-terminated). */
 struct option *ft_merge_options(const struct option *cmd_opts);
@@ -74,7 +82,28 @@ void ft_common_close(struct ft_common *c, blkfront_t *bf);
 void ft_print_info(FILE *f, const blkfront_t *bf, bool json);
 
 /* Size parsing: "4k", "1M", "64m", "2G", plain bytes.  0 or -EINVAL. */
+#define SIZE_ALLOWED "a size (bytes, or with k, M, G or s for sectors)"
 int ft_parse_size(const char *s, uint64_t *out);
+
+/*
+ * direct.c: the disk without a ring (export --direct): blkbackd's store
+ * on PATH driven as a blkbackd queue thread drives it, requests shaped
+ * as libblkfront shapes them for a ring of FT_DIRECT_DEPTH slots with
+ * FT_DIRECT_MAX_REQ-byte requests (32 indirect segments of 4 KiB,
+ * blkfront-test's default).  Offsets and lengths are multiples of 512.
+ * Any thread.  0 or -errno.
+ */
+#define FT_DIRECT_DEPTH		32
+#define FT_DIRECT_MAX_REQ	(32 * 4096)
+struct ft_direct;
+int ft_direct_open(const char *path, bool writethrough, struct ft_direct **out);
+void ft_direct_close(struct ft_direct *d);
+uint64_t ft_direct_size(const struct ft_direct *d);
+bool ft_direct_can_discard(const struct ft_direct *d);
+int ft_direct_pread(struct ft_direct *d, void *buf, size_t len, uint64_t off);
+int ft_direct_pwrite(struct ft_direct *d, const void *buf, size_t len, uint64_t off);
+int ft_direct_flush(struct ft_direct *d);
+int ft_direct_discard(struct ft_direct *d, uint64_t off, uint64_t len);
 
 /* Deterministic test data: fill / check len bytes from (seed). */
 void ft_pattern_fill(void *buf, size_t len, uint64_t seed);

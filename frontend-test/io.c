@@ -552,39 +552,48 @@ io_opt(void *ctx, int opt, const char *arg)
 				o->job.rw = (enum io_rw)i;
 				return 1;
 			}
-		return -1;
-	case 'b': return ft_parse_size(arg, &o->job.bs) || o->job.bs == 0 ? -1 : 1;
-	case 's': return ft_parse_size(arg, &o->job.size) ? -1 : 1;
-	case 'o': return ft_parse_size(arg, &o->job.offset) ? -1 : 1;
+		return ft_bad("one of read, write, randread, randwrite, rw, randrw");
+	case 'b':
+		if (ft_parse_size(arg, &o->job.bs) || o->job.bs == 0)
+			return ft_bad("a size above 0 (bytes, or with k/M/G/s)");
+		return 1;
+	case 's':
+		return ft_parse_size(arg, &o->job.size) ? ft_bad(SIZE_ALLOWED) : 1;
+	case 'o':
+		return ft_parse_size(arg, &o->job.offset) ? ft_bad(SIZE_ALLOWED) : 1;
 	case 'q':
 		if (ft_parse_size(arg, &n) || n == 0 || n > 4096)
-			return -1;
+			return ft_bad("a whole number in 1..4096");
 		o->job.depth = (unsigned int)n;
 		return 1;
 	case 't': {
 		char *end;
 
+		errno = 0;
 		o->job.runtime = strtod(arg, &end);
-		return *end || o->job.runtime < 0 ? -1 : 1;
+		if (errno || end == arg || *end || !(o->job.runtime >= 0))
+			return ft_bad("seconds, 0 or more (0: once over --size)");
+		return 1;
 	}
 	case 'F': o->job.fua = true; return 1;
 	case 'f':
 		if (ft_parse_size(arg, &n) || n > 1u << 30)
-			return -1;
+			return ft_bad("a whole number in 0..%u", 1u << 30);
 		o->job.flush_every = (unsigned int)n;
 		return 1;
 	case 'm':
 		if (ft_parse_size(arg, &n) || n > 100)
-			return -1;
+			return ft_bad("a percentage in 0..100");
 		o->job.rwmixread = (unsigned int)n;
 		return 1;
-	case 'S': return ft_parse_size(arg, &o->job.seed) ? -1 : 1;
+	case 'S':
+		return ft_parse_size(arg, &o->job.seed) ? ft_bad("a whole number") : 1;
 	case 'B': o->bonnie = true; return 1;
 	case 'O':
 		if (strcmp(arg, "json") == 0)
 			o->json = true;
 		else if (strcmp(arg, "normal"))
-			return -1;
+			return ft_bad("normal or json");
 		return 1;
 	}
 	return 0;

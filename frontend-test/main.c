@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,30 +139,30 @@ ft_common_opt(struct ft_common *c, int opt, const char *arg)
 		return 1;
 	case O_DOMID:
 		if (parse_uint(arg, &c->domid))
-			goto bad;
+			return ft_bad("a domain id (a whole number)");
 		return 1;
 	case O_DEVID:
 		if (parse_uint(arg, &c->bcfg.devid))
-			goto bad;
+			return ft_bad("a device id (a whole number, e.g. 51712)");
 		return 1;
 	case O_VDEV:
 		if (strncmp(arg, "xvd", 3) || arg[3] < 'a' || arg[3] > 'p' || arg[4])
-			goto bad;
+			return ft_bad("xvda .. xvdp");
 		c->bcfg.devid = (202u << 8) | ((unsigned int)(arg[3] - 'a') << 4);
 		return 1;
 	case O_RINGORDER:
 		if (parse_uint(arg, &v) || v > BLKRING_MAX_PAGE_ORDER)
-			goto bad;
+			return ft_bad("a whole number in 0..%d", BLKRING_MAX_PAGE_ORDER);
 		c->bcfg.max_ring_page_order = v;
 		return 1;
 	case O_QUEUES:
 		if (parse_uint(arg, &v) || v == 0 || v > 16)
-			goto bad;
+			return ft_bad("a whole number in 1..16");
 		c->bcfg.max_queues = v;
 		return 1;
 	case O_INDIRECT:
 		if (parse_uint(arg, &v) || v > BLKRING_MAX_INDIRECT_SEGMENTS)
-			goto bad;
+			return ft_bad("a whole number in 0..%d", BLKRING_MAX_INDIRECT_SEGMENTS);
 		c->bcfg.max_indirect_segments = v;
 		return 1;
 	case O_NOPERSIST:
@@ -173,34 +174,33 @@ ft_common_opt(struct ft_common *c, int opt, const char *arg)
 			return 1;
 		}
 		if (blkring_abi_from_protocol(arg, &c->bcfg.abi) < 0 || !arg[0])
-			goto bad;
+			return ft_bad("native, x86_32-abi or x86_64-abi");
 		return 1;
 	case O_FEKEY:
-		if (!strchr(arg, '=') || c->nr_fe_keys == ARRAY_SIZE(c->fe_keys))
-			goto bad;
+		if (!strchr(arg, '='))
+			return ft_bad("KEY=VALUE");
+		if (c->nr_fe_keys == ARRAY_SIZE(c->fe_keys))
+			return ft_bad("at most %zu of them", ARRAY_SIZE(c->fe_keys));
 		c->fe_keys[c->nr_fe_keys++] = arg;
 		return 1;
 	case O_TIMEOUT:
 		if (parse_uint(arg, &c->bcfg.timeout_ms) || c->bcfg.timeout_ms == 0)
-			goto bad;
+			return ft_bad("milliseconds, at least 1");
 		return 1;
 	case O_POLL:
 		if (parse_uint(arg, &c->bcfg.poll_max_us) || c->bcfg.poll_max_us > 1000000)
-			goto bad;
+			return ft_bad("microseconds in 0..1000000");
 		return 1;
 	case 'v':
 		log_verbose = true;
 		return 1;
 	case 'D':
 		if (log_parse_debug_mask(arg, &log_debug_mask) < 0)
-			goto bad;
+			return ft_bad("debug categories (see blkfront-test(1)) or a number");
 		return 1;
 	default:
 		return 0;
 	}
-bad:
-	log_error("bad value for option: %s", arg);
-	return -1;
 }
 
 struct option *
@@ -331,6 +331,32 @@ ft_print_info(FILE *f, const blkfront_t *bf, bool json)
 		in->feature_persistent, in->max_indirect_segments, in->segs_per_req);
 }
 
+/* What the option being parsed allows, set by ft_bad() (one thread). */
+static char ft_allowed[160];
+
+int
+ft_bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ft_allowed, sizeof(ft_allowed), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "--iodepth" or "-D" for the option ft_parse() got as opt. */
+static void
+opt_name(const struct option *o, int opt, char *buf, size_t len)
+{
+	for (; o->name; o++)
+		if (o->val == opt && !o->flag) {
+			snprintf(buf, len, "--%s", o->name);
+			return;
+		}
+	snprintf(buf, len, "-%c", opt);
+}
+
 int
 ft_parse(int argc, char **argv, struct ft_common *c, const char *shortopts,
 	 const struct option *cmd_opts, int (*cmd_cb)(void *ctx, int opt, const char *arg),
@@ -353,8 +379,15 @@ ft_parse(int argc, char **argv, struct ft_common *c, const char *shortopts,
 		if (r == 0 && cmd_cb)
 			r = cmd_cb(ctx, opt, optarg);
 		if (r <= 0) {
-			if (r == 0)
+			if (r == 0) {
 				usage(stderr);
+			} else {
+				char name[64];
+
+				opt_name(o, opt, name, sizeof(name));
+				log_error("%s %s: expected %s", name, optarg ? optarg : "",
+					  ft_allowed[0] ? ft_allowed : "another value (see --help)");
+			}
 			free(o);
 			exit(2);
 		}

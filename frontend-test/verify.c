@@ -398,19 +398,19 @@ verify_opt(void *ctx, int opt, const char *arg)
 	uint64_t n;
 
 	switch (opt) {
-	case 'b': return ft_parse_size(arg, &o->bs) ? -1 : 1;
-	case 's': return ft_parse_size(arg, &o->size) ? -1 : 1;
-	case 'o': return ft_parse_size(arg, &o->offset) ? -1 : 1;
-	case 'c': return ft_parse_size(arg, &o->count) ? -1 : 1;
-	case 'S': return ft_parse_size(arg, &o->seed) ? -1 : 1;
+	case 'b': return ft_parse_size(arg, &o->bs) ? ft_bad(SIZE_ALLOWED) : 1;
+	case 's': return ft_parse_size(arg, &o->size) ? ft_bad(SIZE_ALLOWED) : 1;
+	case 'o': return ft_parse_size(arg, &o->offset) ? ft_bad(SIZE_ALLOWED) : 1;
+	case 'c': return ft_parse_size(arg, &o->count) ? ft_bad("a whole number") : 1;
+	case 'S': return ft_parse_size(arg, &o->seed) ? ft_bad("a whole number") : 1;
 	case 'q':
 		if (ft_parse_size(arg, &n) || n == 0 || n > 1024)
-			return -1;
+			return ft_bad("a whole number in 1..1024");
 		o->depth = (unsigned int)n;
 		return 1;
 	case 'f':
 		if (ft_parse_size(arg, &n) || n > 1000000)
-			return -1;
+			return ft_bad("a whole number in 0..1000000");
 		o->flush_every = (unsigned int)n;
 		return 1;
 	case 'l': o->log = arg; return 1;

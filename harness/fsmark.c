@@ -30,6 +30,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -131,12 +132,18 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The only long option: --help, as every other command of the project. */
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: fsmark -d DIR [-d DIR]... [-D SUBDIRS] [-N FILES_PER_SUBDIR]\n"
 		"              [-n FILES] [-L LOOPS] [-s BYTES] [-w BYTES] [-S METHOD]\n"
-		"              [-t THREADS] [-p NAMELEN] [-r RANDLEN] [-k] [-F] [-l LOGFILE] [-h]\n"
+		"              [-t THREADS] [-p NAMELEN] [-r RANDLEN] [-k] [-F] [-l LOGFILE] [-h|--help]\n"
 		"fs_mark-compatible file creation benchmark.\n"
 		"  -d DIR     test directory (repeat for one directory per thread)\n"
 		"  -D N       number of subdirectories (>= 2)\n"
@@ -154,7 +161,7 @@ static void usage(FILE *f)
 		"  -k         keep the files after each iteration\n"
 		"  -F         run until the filesystem is full (implies -k)\n"
 		"  -l FILE    append the report to FILE too\n"
-		"  -h         this help\n");
+		"  -h, --help this help\n");
 }
 
 /* Parse a decimal unsigned int in [lo, hi]; print a message naming opt. */
@@ -185,7 +192,7 @@ static int parse_args(int argc, char **argv, struct fm_opts *o)
 		.io_size = 16 * 1024, .sync_type = 1, .name_len = 40,
 		.rand_len = 24,
 	};
-	while ((c = getopt(argc, argv, "hkFr:S:N:D:d:l:L:n:p:s:t:w:")) != -1) {
+	while ((c = getopt_long(argc, argv, "hkFr:S:N:D:d:l:L:n:p:s:t:w:", long_opts, NULL)) != -1) {
 		int r = 0;
 
 		switch (c) {

@@ -14,6 +14,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -40,17 +41,23 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The only long option: --help, as every other command of the project. */
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: fsync-tester [-f FILE] [-s BYTES] [-n COUNT] [-i SECONDS] [-k] [-h]\n"
+		"Usage: fsync-tester [-f FILE] [-s BYTES] [-n COUNT] [-i SECONDS] [-k] [-h|--help]\n"
 		"Rewrite FILE, fsync it and print \"fsync time: X.XXXX\", once per interval.\n"
 		"  -f FILE     file to write (default ./fsync-tester.tmp)\n"
 		"  -s BYTES    bytes written before each fsync (default 1048576)\n"
 		"  -n COUNT    stop after COUNT fsyncs (default 0: until SIGINT/SIGTERM)\n"
 		"  -i SECONDS  pause between fsyncs, may be fractional (default 1)\n"
 		"  -k          keep FILE at exit (default: remove it)\n"
-		"  -h          this help\n");
+		"  -h, --help  this help\n");
 }
 
 static int parse_ulong(char opt, const char *s, unsigned long lo, unsigned long hi,
@@ -92,7 +99,7 @@ int main(int argc, char **argv)
 	char *buf, *end;
 	int c, fd, ret = 0;
 
-	while ((c = getopt(argc, argv, "hkf:s:n:i:")) != -1) {
+	while ((c = getopt_long(argc, argv, "hkf:s:n:i:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);

@@ -11,6 +11,9 @@ TESTS += \
 	test-harness-interrupt.sh \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
+	test-harness-e2e-axes.sh \
+	test-harness-e2e-xfs.sh \
+	test-harness-report-browser.sh \
 	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \
@@ -23,6 +26,10 @@ EXTRA_DIST += \
 	test-harness-interrupt.sh \
 	test-harness-raw.sh \
 	test-harness-e2e.sh \
+	test-harness-e2e-axes.sh \
+	test-harness-e2e-xfs.sh \
+	test-harness-report-browser.sh \
+	install-browser \
 	test-harness-oom.sh \
 	test-harness-manpages.sh \
 	test-harness-pyflakes.sh \

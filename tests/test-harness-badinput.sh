@@ -26,6 +26,22 @@ expect_error "unknown filesystem 'zfs' in --fs zfs" run "${common[@]}" --fs zfs
 expect_error "--file-size 512:2048: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 512:2048
 expect_error "--file-size 4k: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 4k
 expect_error "--prefill holes: sparse or zero" run "${common[@]}" --prefill holes
+# a value given twice in an axis would run its cells twice under one name
+expect_error "--where dom0,dom0: dom0 is given twice" run "${common[@]}" --where dom0,dom0
+expect_error "--wce 1,1: 1 is given twice" run "${common[@]}" --wce 1,1
+expect_error "--fs ext4 --fs ext4: ext4 is given twice" run "${common[@]}" --fs ext4 --fs ext4
+expect_error "--sched none,none: none is given twice" run "${common[@]}" --sched none,none
+expect_error "--atime noatime,noatime: noatime is given twice" run "${common[@]}" --atime noatime,noatime
+expect_error "--atime sometimes: 'sometimes' is not one of strictatime, relatime, noatime" \
+	run "${common[@]}" --atime sometimes
+expect_error "--mount-opts noatime and --atime relatime: both set access times" \
+	run "${common[@]}" --mount-opts noatime --atime relatime
+# a results directory or a file that cannot be made or read: one line, no traceback
+expect_error "--out /proc/nope: cannot create the results directory" \
+	run --out /proc/nope --workdir "$tmp" --runs 1 --where raw --wce 1 --barrier 1
+grep -q Traceback "$tmp/err" && fail "--out /proc/nope: a traceback"
+expect_error "$tmp/none.csv: No such file or directory" parse bonnie "$tmp/none.csv"
+grep -q Traceback "$tmp/err" && fail "parse of a missing file: a traceback"
 printf 'where = raw\nbarriers = 1\n' > "$tmp/bad.conf"
 expect_error "$tmp/bad.conf:2: unknown key 'barriers'" run "${common[@]}" --config "$tmp/bad.conf"
 # XFS has no nobarrier since Linux 4.19: refused before anything starts.

@@ -16,15 +16,15 @@ from . import matrix, parsers, report, xen
 from .stack import WHERES
 from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
                      detect_memory_cgroup, dmesg_tail, find_tool, info,
-                     install_signal_handlers, kernel_release, run, tool_version,
-                     umount, warn)
+                     install_signal_handlers, kernel_release, mount_options_of, run,
+                     tool_version, umount, warn)
 from .workloads import WORKLOADS, RunContext, generate_tree_tar
 
 # Defaults of "blkbench run"; a --config file and then the command line
 # override them.
 RUN_DEFAULTS = {
     "where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
-    "fs": "ext3:data=journal", "mount-opts": "", "sched": "",
+    "fs": "ext3:data=journal", "mount-opts": "", "sched": "", "atime": "",
     "workload": "bonnie", "runs": "3", "mem": "512", "size": "0", "files": "16",
     "file-size": "",
     "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
@@ -102,8 +102,11 @@ def _add_run_options(p):
     a("--barrier", help="guest barrier mount option and backend flush features (default 1,0)")
     a("--fs", action="append",
       help="FSTYPE[:MOUNTOPTS], repeatable: ext3:data=journal (default), ext4, xfs")
-    a("--mount-opts", help="extra mount options for every cell, e.g. noatime")
-    a("--sched", help="comma list of I/O schedulers for the loop device (default: leave)")
+    a("--mount-opts", help="extra mount options for every cell, e.g. commit=30")
+    a("--sched", help="comma list of I/O schedulers of the guest's disk (the loop "
+      "device), e.g. none,mq-deadline (default: leave the kernel's)")
+    a("--atime", help="comma list of access-time modes: strictatime, relatime, noatime "
+      "(default: the filesystem's, relatime)")
     a("--workload", help="comma list of: %s (default bonnie)" % ", ".join(WORKLOADS))
     a("--runs", help="runs per cell (default 3)")
     a("--mem", help="memory cgroup limit of the workload, MiB (default 512)")
@@ -248,6 +251,28 @@ def _fresh_rbd(spec, mib, log):
     return spec
 
 
+def _new_results_dir(started):
+    """results/YYYYmmdd-HHMMSS, or with -2, -3... when that exists: two
+    runs started in the same second never share a directory (made here,
+    atomically, so a concurrent blkbench cannot take it too)."""
+    base = os.path.join("results", started.strftime("%Y%m%d-%H%M%S"))
+    try:
+        os.makedirs("results", exist_ok=True)
+    except OSError as e:
+        raise BenchError("cannot create results/ in %s: %s (use --out)"
+                         % (os.getcwd(), e.strerror)) from None
+    for n in range(1, 1000):
+        path = base if n == 1 else "%s-%d" % (base, n)
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise BenchError("cannot create %s: %s (use --out)" % (path, e.strerror)) from None
+    raise BenchError("results/: 999 directories for %s already (use --out)" % base)
+
+
 def _git_rev(srcdir):
     try:
         rev = subprocess.run(["git", "-C", srcdir, "rev-parse", "--short", "HEAD"],
@@ -321,7 +346,8 @@ class Bench:
         os.makedirs(tmp)
         row = {"cell": cell.name, "run": r, "where": cell.where, "wce": cell.wce,
                "barrier": cell.barrier, "fs": str(cell.fs),
-               "mount_opts": "", "sched": cell.sched, "workload": cell.workload,
+               "mount_opts": "", "sched": cell.sched, "atime": cell.atime,
+               "workload": cell.workload,
                "mem_mib": self.o.mem, "size_mib": self.o.size or 2 * self.o.mem,
                "disk_mib": self.disk_mib}
         t0 = time.monotonic()
@@ -360,7 +386,7 @@ class Bench:
             run(cell.fs.mkfs_argv(loop.dev, inodes), log=log)
             mnt = os.path.join(tmp, "mnt")
             os.mkdir(mnt)
-            mopts = cell.fs.mount_options(cell.barrier, self.o.mount_opts)
+            mopts = cell.fs.mount_options(cell.barrier, self.o.mount_opts, cell.atime)
             row["mount_opts"] = mopts
             argv = ["mount", "-t", cell.fs.fstype] + (["-o", mopts] if mopts else []) + [
                 loop.dev, mnt]
@@ -369,6 +395,8 @@ class Bench:
                 why = " ".join(p.stderr.split()) or "exit %d" % p.returncode
                 raise BenchError("mount -t %s -o %s %s: refused by the kernel: %s (dmesg: %s)"
                                  % (cell.fs.fstype, mopts, loop.dev, why, dmesg_tail(1)))
+            # what the kernel applied (an atime mode, a barrier option)
+            row["mounted_opts"] = mount_options_of(mnt)
             cg = MemCgroup(self.o.mem, tag)
             cl.push("umount %s" % mnt, umount, mnt, cg)
             cl.push("remove cgroup %s" % cg.path, cg.destroy)
@@ -390,11 +418,20 @@ class Bench:
     def execute(self):
         self.preflight()
         started = datetime.datetime.now()
-        outdir = self.o.out or os.path.join("results", started.strftime("%Y%m%d-%H%M%S"))
-        os.makedirs(os.path.join(outdir, "raw"), exist_ok=True)
+        outdir = self.o.out or _new_results_dir(started)
+        try:
+            os.makedirs(os.path.join(outdir, "raw"), exist_ok=True)
+        except OSError as e:
+            raise BenchError("--out %s: cannot create the results directory: %s"
+                             % (outdir, e.strerror)) from None
         self.outdir = outdir
         base = self.o.workdir or os.environ.get("TMPDIR") or "/var/tmp"
-        workdir = tempfile.mkdtemp(prefix="blkbench.", dir=base)
+        try:
+            workdir = tempfile.mkdtemp(prefix="blkbench.", dir=base)
+        except OSError as e:
+            raise BenchError("%s %s: cannot make a work directory there: %s"
+                             % ("--workdir" if self.o.workdir else "TMPDIR", base,
+                                e.strerror)) from None
         self.meta = {
             "command": " ".join(shlex.quote(a) for a in self.argv),
             "started": started.isoformat(timespec="seconds"),
@@ -415,8 +452,11 @@ class Bench:
             if self.platform is not None:
                 self.platform.run_all(outdir, workdir, self._add_row)
                 return
-            for k, cell in enumerate(self.cells, 1):
-                for r in range(1, self.o.runs + 1):
+            # round by round (run 1 of every cell, then run 2...): a drift
+            # of the machine (other load, the host's caches) then falls on
+            # every cell alike instead of on the cells run last
+            for r in range(1, self.o.runs + 1):
+                for k, cell in enumerate(self.cells, 1):
                     el = time.monotonic() - t_start
                     eta = ("%s" % _fmt_secs(el / done * (total - done))) if done else "?"
                     info("[cell %d/%d run %d/%d] %s: elapsed %s, ETA %s"
@@ -480,9 +520,21 @@ class Bench:
             if len(self.workloads) > 1:
                 out.append("# %s" % wname)
             out.append(report.summary_table(cells, self.runs_by_cell, cols, w.formats))
-            rt = report.ratios(cells, self.runs_by_cell, cols)
-            if rt:
-                out.append("ratios of means:\n" + rt)
+            dashes = [c for c in cols if any(r.get(c) is None for cell in cells
+                                             for r in self.runs_by_cell.get(cell.name, []))]
+            if dashes:
+                out.append("-: %s\n" % w.dash_means(dashes))
+            lines, unmeasured = report.ratios(cells, self.runs_by_cell, cols)
+            if lines:
+                out.append("\n".join(report.ratio_notes(cols, lines) + lines))
+            if unmeasured:
+                out.append("no ratio for %s where a cell has no value (-)"
+                           % ", ".join(unmeasured))
+            if lines and self.o.runs < 3:
+                out.append("warning: %d run%s per cell: the range shows no spread of the "
+                           "machine; use --runs 3 or more before reading a ratio"
+                           % (self.o.runs, "" if self.o.runs == 1 else "s"))
+            out.append("")
         return "\n".join(out)
 
     def write_results(self):
@@ -689,6 +741,12 @@ def main(argv, paths):
         return 1
     except parsers.ParseError as e:
         _print_error(e)
+        return 1
+    except OSError as e:
+        # a file or directory blkbench was given or made: say which, no
+        # traceback (everything set up was torn down on the way out)
+        _print_error("%s%s" % ("%s: " % e.filename if e.filename else "",
+                               e.strerror or e))
         return 1
     except (KeyboardInterrupt, Interrupted) as e:
         _print_error("interrupted (%s); everything blkbench set up was torn down"

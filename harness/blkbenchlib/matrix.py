@@ -13,6 +13,14 @@ FILESYSTEMS = {
     "xfs": (["mkfs.xfs", "-f", "-q", "-K"], None, "nobarrier"),
 }
 
+# --atime: how reads update access times (mount(8)).  strictatime: every
+# read writes the inode (the pre-2.6.30 default); relatime: only when
+# atime is older than mtime/ctime or a day old (Linux's default);
+# noatime: never.
+ATIME_MODES = ("strictatime", "relatime", "noatime")
+_ATIME_WORDS = set(ATIME_MODES) | {"atime", "nostrictatime", "norelatime", "lazytime",
+                                   "nolazytime"}
+
 
 @dataclass(frozen=True)
 class FsSpec:
@@ -52,12 +60,14 @@ class FsSpec:
         extra = ["-N", str(inodes)] if inodes and self.fstype.startswith("ext") else []
         return FILESYSTEMS[self.fstype][0] + extra + [dev]
 
-    def mount_options(self, barrier, extra):
+    def mount_options(self, barrier, extra, atime=""):
         opts = list(self.options)
         b = self.barrier_option(barrier)
         if b:
             opts.append(b)
         opts.extend(o for o in extra.split(",") if o)
+        if atime:
+            opts.append(atime)
         return ",".join(opts)
 
 
@@ -70,6 +80,18 @@ class Cell:
     sched: str
     workload: str
     name: str = ""
+    atime: str = ""     # "" = the filesystem's default (relatime)
+
+
+def _no_duplicates(opt, text, values):
+    """An axis value given twice would run its cells twice under one name."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise BenchError("--%s %s: %s is given twice (each value of an axis is "
+                             "one column of cells)" % (opt, text, v if v != "" else "''"))
+        seen.add(v)
+    return values
 
 
 def _int_list(opt, text, allowed):
@@ -80,7 +102,22 @@ def _int_list(opt, text, allowed):
             raise BenchError("--%s %s: %r is not one of %s"
                              % (opt, text, x, ", ".join(map(str, allowed))))
         out.append(int(x))
-    return out
+    return _no_duplicates(opt, text, out)
+
+
+def _atime_list(opts):
+    text = getattr(opts, "atime", "") or ""
+    modes = [a.strip() for a in text.split(",") if a.strip()]
+    for a in modes:
+        if a not in ATIME_MODES:
+            raise BenchError("--atime %s: %r is not one of %s"
+                             % (text, a, ", ".join(ATIME_MODES)))
+    if modes:
+        clash = [o for o in opts.mount_opts.split(",") if o.strip() in _ATIME_WORDS]
+        if clash:
+            raise BenchError("--mount-opts %s and --atime %s: both set access times; "
+                             "give them in --atime only" % (opts.mount_opts, text))
+    return _no_duplicates("atime", text, modes) or [""]
 
 
 def expand(opts, where_names, workload_names):
@@ -96,25 +133,38 @@ def expand(opts, where_names, workload_names):
         if w not in workload_names:
             raise BenchError("unknown workload %r in --workload %s (known: %s)"
                              % (w, opts.workload, ", ".join(workload_names)))
+    _no_duplicates("where", opts.where, wheres)
+    _no_duplicates("workload", opts.workload, workloads)
     wces = _int_list("wce", opts.wce, (0, 1))
     barriers = _int_list("barrier", opts.barrier, (0, 1))
     fss = [FsSpec.parse(f.strip()) for f in opts.fs.split(";") if f.strip()]
+    _no_duplicates("fs", opts.fs.replace(";", " --fs "), [str(f) for f in fss])
     scheds = [s.strip() for s in opts.sched.split(",") if s.strip()] or [""]
+    _no_duplicates("sched", opts.sched, scheds)
+    atimes = _atime_list(opts)
     if not (wheres and workloads and fss):
         raise BenchError("empty matrix: give at least one where, fs and workload")
+    # two filesystems of one type (ext4 and ext4:data=journal) are told
+    # apart by their options in the cell name
+    fs_names = {str(f): f.fstype for f in fss}
+    if len(set(fs_names.values())) < len(fs_names):
+        fs_names = {k: k.replace(":", "-").replace(",", "-").replace("=", "")
+                    for k in fs_names}
 
     cells = []
-    for wl, fs, sched, where, wce, barrier in itertools.product(
-            workloads, fss, scheds, wheres, wces, barriers):
+    for wl, fs, sched, atime, where, wce, barrier in itertools.product(
+            workloads, fss, scheds, atimes, wheres, wces, barriers):
         fs.mount_options(barrier, opts.mount_opts)  # fail early on refused options
         name = "%s-wce%d-barrier%d" % (where, wce, barrier)
         if len(fss) > 1:
-            name += "-" + fs.fstype
+            name += "-" + fs_names[str(fs)]
         if len(scheds) > 1:
             name += "-" + sched
+        if len(atimes) > 1:
+            name += "-" + atime
         if len(workloads) > 1:
             name += "-" + wl
-        cells.append(Cell(where, wce, barrier, fs, sched, wl, name))
+        cells.append(Cell(where, wce, barrier, fs, sched, wl, name, atime))
     return cells
 
 

@@ -167,40 +167,115 @@ def summary_table(cells, runs_by_cell, columns, formats):
     return parsers.render_seed_table(rows, columns, formats)
 
 
+def higher_is_better(metric):
+    """Rates (per second) are better higher; times and latencies lower."""
+    return _unit(metric).endswith("/sec")
+
+
+# The axes a ratio compares, in the order they are printed: the axis, the
+# numerator's value and the denominator's (None: every other value over
+# the first one given).
+_AXES = (("barrier", 1, 0), ("wce", 1, 0), ("where", "domU", "dom0"),
+         ("atime", None, None), ("sched", None, None), ("fs", None, None))
+
+
+def _axis(cell, axis):
+    return str(cell.fs) if axis == "fs" else getattr(cell, axis, "")
+
+
+def _spread(a, b):
+    """The ratio of means of runs a over runs b, and its range: a's
+    lowest over b's highest .. a's highest over b's lowest."""
+    return (sum(a) / len(a)) / (sum(b) / len(b)), min(a) / max(b), max(a) / min(b)
+
+
 def ratios(cells, runs_by_cell, metrics):
-    """barrier1/barrier0 (per where, wce) and wce1/wce0 (per where, barrier)
-    of the mean of each metric: the numbers BENCHMARKS.md records."""
-    mean = {}
+    """Ratios of means between cells that differ in one axis only:
+    barrier1/barrier0 and wce1/wce0 per where, domU/dom0 per cell, and
+    each further value of --atime, --sched, --fs over the first one; each
+    with its range over the runs.  Returns (lines, metrics that had no
+    ratio because a cell has no value)."""
+    vals = {}
     for c in cells:
         for m in metrics:
-            st = _stats([r.get(m) for r in runs_by_cell.get(c.name, [])])
-            if st:
-                mean[(c.where, c.wce, c.barrier, m)] = st[0]
-    lines = []
-    wheres = []
+            v = [r.get(m) for r in runs_by_cell.get(c.name, [])]
+            v = [x for x in v if x is not None]
+            if v and min(v) > 0:
+                vals[(c.name, m)] = v
+    by_key = {}
     for c in cells:
-        if c.where not in wheres:
-            wheres.append(c.where)
-    for w in wheres:
+        by_key[tuple(_axis(c, a) for a, _, _ in _AXES)] = c
+    lines, unmeasured = [], []
+    # the other axes with more than one value label the lines
+    varied = [a for a in ("where", "wce", "barrier", "fs", "sched", "atime")
+              if len({_axis(c, a) for c in cells}) > 1]
+
+    def pairs(axis, num, den):
+        out = []
+        i = [a for a, _, _ in _AXES].index(axis)
+        values = []
+        for c in cells:
+            if _axis(c, axis) not in values:
+                values.append(_axis(c, axis))
+        if num is None:
+            combos = [(v, values[0]) for v in values[1:]]
+        else:
+            combos = [(num, den)] if num in values and den in values else []
+        for c in cells:
+            k = tuple(_axis(c, a) for a, _, _ in _AXES)
+            for n, d in combos:
+                if k[i] != d:
+                    continue
+                kn = k[:i] + (n,) + k[i + 1:]
+                if kn in by_key:
+                    out.append((by_key[kn], c, n, d))
+        return out
+
+    def label(c, skip):
+        return "-".join("%s%s" % (a if a in ("wce", "barrier") else "", _axis(c, a))
+                        for a in varied if a not in skip)
+
+    for axis, num, den in _AXES:
         for m in metrics:
-            parts = []
-            for wce in (0, 1):
-                a, b = mean.get((w, wce, 1, m)), mean.get((w, wce, 0, m))
-                if a and b:
-                    parts.append("wce%d barrier1/barrier0 %.2f" % (wce, a / b))
-            for bar in (1, 0):
-                a, b = mean.get((w, 1, bar, m)), mean.get((w, 0, bar, m))
-                if a and b:
-                    parts.append("barrier%d wce1/wce0 %.2f" % (bar, a / b))
-            if parts:
-                lines.append("%-5s %-8s %s" % (w, m, "; ".join(parts)))
-    for m in metrics:
-        for wce in (0, 1):
-            for bar in (1, 0):
-                a, b = mean.get(("domU", wce, bar, m)), mean.get(("dom0", wce, bar, m))
-                if a and b:
-                    lines.append("domU/dom0 %-8s wce%d-barrier%d %.2f" % (m, wce, bar, a / b))
-    return "\n".join(lines) + ("\n" if lines else "")
+            groups = {}
+            for cn, cd, n, d in pairs(axis, num, den):
+                a, b = vals.get((cn.name, m)), vals.get((cd.name, m))
+                if not (a and b):
+                    if m not in unmeasured:
+                        unmeasured.append(m)
+                    continue
+                r, lo, hi = _spread(a, b)
+                if axis in ("barrier", "wce"):
+                    other = "wce" if axis == "barrier" else "barrier"
+                    head = "%-5s %-8s" % (cd.where, m)
+                    rest = label(cd, ("where", "wce", "barrier"))
+                    part = "%s%d %s%d/%s%d %.2f (%.2f-%.2f)" % (
+                        other, getattr(cd, other), axis, n, axis, d, r, lo, hi)
+                    groups.setdefault((head, rest), []).append(part)
+                else:
+                    name = ("%s/%s" % (n, d)).replace(":", "-")
+                    rest = label(cd, (axis,))
+                    lines.append("%s %-8s %s %.2f (%.2f-%.2f)" % (name, m, rest, r, lo, hi))
+            for (head, rest), parts in groups.items():
+                lines.append("%s %s%s" % (head, rest + ": " if rest else "", "; ".join(parts)))
+    return lines, unmeasured
+
+
+def ratio_notes(metrics, lines):
+    """What the ratios mean, printed above them."""
+    rates = [m for m in metrics if higher_is_better(m)]
+    times = [m for m in metrics if not higher_is_better(m)]
+    out = ["ratios of means A/B; in brackets their range over the runs",
+           "(A's lowest / B's highest .. A's highest / B's lowest: one that",
+           "includes 1 shows no difference)"]
+    if rates:
+        out.append("  %s: per second, above 1 means A is faster" % ", ".join(rates))
+    if times:
+        out.append("  %s: times, above 1 means A is slower" % ", ".join(times))
+    if any(ln.startswith("domU/dom0") for ln in lines):
+        out.append("  domU/dom0: the cost of the ring; dom0 is the same I/O stack on the")
+        out.append("  same backing without the ring, the ceiling: 0.90 = 10 % lost")
+    return out
 
 
 def append_html(outdir, heading, text, link=None):

@@ -7,9 +7,10 @@ must be, which blkbench sets on the loop device: the loop device plays the
 guest's disk, and the kernel sends flushes only to a disk with a volatile
 cache ("write back"):
 
-  dom0   blkfront-test export --direct BACKING: the same FUSE stack as domU,
-         with the same cache model, but no ring: the ratio domU/dom0
-         isolates the paravirtual path.
+  dom0   blkfront-test export --direct BACKING: the same FUSE stack as domU
+         and the same host I/O (blkbackd's store code, requests shaped as
+         for the ring), but no ring: the ceiling of domU, and domU/dom0
+         is what the ring costs.
   domU   xensim + blkbackd (cache/flush knobs in the vbd's xenstore nodes)
          + blkfront-test export: every block goes through blkbackd's ring.
   raw    the backing file itself (no FUSE, no ring): the host baseline, and

@@ -563,6 +563,18 @@ def is_mountpoint(path):
     return False
 
 
+def mount_options_of(path):
+    """The options the kernel reports for the mount at path (what it
+    actually applied, defaults included), or "" when it is not mounted."""
+    path = os.path.realpath(path)
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            w = line.split()
+            if w[1].replace("\\040", " ") == path:
+                return w[3]
+    return ""
+
+
 def umount(path, cgroup=None):
     """umount path; if busy, kill the workload's cgroup and retry; as a last
     resort a lazy umount, logged."""

@@ -98,6 +98,11 @@ class Workload:
     # printf formats per metric for the summary table (default "%d")
     formats = {}
 
+    def dash_means(self, metrics):
+        """Why a cell of these metrics shows "-" in the table."""
+        return ("%s: the workload reported no value (see its output under raw/)"
+                % ", ".join(metrics))
+
     def run(self, ctx):
         raise NotImplementedError
 
@@ -130,6 +135,14 @@ class Bonnie(Workload):
         with open(csv_path) as f:
             rec = parsers.parse_bonnie_csv(f.read())[-1]
         return parsers.bonnie_metrics(rec), parsers.render_bonnie_table(rec), rec["raw"]
+
+    def dash_means(self, metrics):
+        hints = {"blkout": "raise --size", "create": "raise --files or give --file-size",
+                 "rewrite": "raise --size", "blkin": "raise --size"}
+        how = "; ".join("%s: %s" % (m, hints[m]) for m in metrics if m in hints)
+        return ("bonnie++ printed +++++: the phase took under 0.5 s, too short for it "
+                "to time (the disk is faster than the size can show)%s"
+                % (" -- %s" % how if how else ""))
 
 
 class FsMark(Workload):

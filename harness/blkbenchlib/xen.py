@@ -119,7 +119,7 @@ def job_script(bench, cell, r, scratch):
     inodes = o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
     mk = cell.fs.mkfs_argv("DEV", inodes)
     mkfs = ['"$G"/' + MKFS[mk[0]][0]] + [shlex.quote(a) for a in MKFS[mk[0]][1:] + mk[1:-1]] + ['"$D"']
-    mopts = cell.fs.mount_options(cell.barrier, o.mount_opts)
+    mopts = cell.fs.mount_options(cell.barrier, o.mount_opts, cell.atime)
     tool = ['"$G"/' + GUEST_TOOL[prog]] + [_q(a, mnt) for a in argv[1:]]
     lines = [
         "# blkbench job: %s run %d (--platform %s), %s" % (cell.name, r, o.platform, cell.workload),
@@ -166,7 +166,8 @@ def _row(bench, cell, r, platform):
     o = bench.o
     row = {"cell": cell.name, "run": r, "where": cell.where, "wce": cell.wce,
            "barrier": cell.barrier, "fs": str(cell.fs),
-           "mount_opts": cell.fs.mount_options(cell.barrier, o.mount_opts),
+           "mount_opts": cell.fs.mount_options(cell.barrier, o.mount_opts, cell.atime),
+           "atime": cell.atime,
            "sched": "", "workload": cell.workload, "mem_mib": o.mem,
            "size_mib": o.size or 2 * o.mem, "disk_mib": bench.disk_mib,
            "platform": platform}

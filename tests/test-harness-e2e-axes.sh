@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The scheduler and access-time axes through the ring: domU cells (xensim
+# + blkbackd + blkfront-test export) for --sched none,mq-deadline x
+# --atime strictatime,noatime, real bonnie++ on ext4.  Each run's guest
+# disk has the scheduler its cell names, each mount the access-time mode
+# the kernel reports, every block went through the ring (the export
+# counted writes), the table and the ratios name the axes, and nothing is
+# left behind.
+. ./functions.sh
+. "$top_srcdir/tests/harness-common.sh"
+requires_root
+requires python3 --version
+requires command -v bonnie++
+requires command -v fusermount3
+if ! out=$(blkbench probe --io domU 2>/dev/null); then
+	echo "$0: skipped: the stack is not functional yet: $out"
+	exit 77
+fi
+loop=$(losetup -f) && scheds=$(cat /sys/block/${loop#/dev/}/queue/scheduler 2>/dev/null) || scheds=
+case "$scheds" in
+*mq-deadline*) ;;
+*) echo "$0: skipped: loop devices offer no mq-deadline scheduler here (${scheds:-none})"; exit 77 ;;
+esac
+tmp=$(mktemp -d /tmp/harness-axes.XXXXXX)
+cleanup_fn rm -rf "$tmp"
+cleanup_fn force_clean "$tmp"
+res=$tmp/res
+
+blkbench run --out "$res" --workdir "$tmp" --runs 1 --where domU --wce 1 --barrier 1 \
+	--fs ext4 --sched none,mq-deadline --atime strictatime,noatime $SMALL_BONNIE \
+	> "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err"; fail "run failed"; }
+assert_clean "$tmp"
+for c in none-strictatime none-noatime mq-deadline-strictatime mq-deadline-noatime; do
+	grep -qE "^domU-wce1-barrier1-$c +([0-9]+|-) +([0-9]+|-)\$" "$tmp/out" ||
+		{ cat "$tmp/out"; fail "no domU-wce1-barrier1-$c row"; }
+done
+python3 - "$res" <<'PY' || fail "results.json"
+import json, os, sys
+res = sys.argv[1]
+runs = json.load(open(os.path.join(res, "results.json")))["runs"]
+assert len(runs) == 4, runs
+for r in runs:
+    sched, atime = r["cell"].split("-barrier1-")[1].rsplit("-", 1)
+    assert r["where"] == "domU" and r["flush_mode"] == "auto", r
+    assert r["sched"] == sched, (r["cell"], r["sched"])       # the one in use
+    assert r["atime"] == atime, r
+    opts = r["mounted_opts"].split(",")                       # what the kernel applied
+    if atime == "noatime":
+        assert "noatime" in opts, opts
+    else:
+        assert "noatime" not in opts and "relatime" not in opts, opts
+    stats = dict(l.strip().split("=") for l in
+                 open(os.path.join(res, "raw", r["cell"] + "-run1", "export.stats")))
+    assert int(stats["writes"]) > 0, (r["cell"], stats)      # through the ring
+PY
+# a ratio between axis values, when both cells were timed, warns that a
+# single run shows no spread; a "-" cell comes with the line saying why
+if grep -qE "^(mq-deadline/none|noatime/strictatime) " "$tmp/out"; then
+	grep -q "^warning: 1 run per cell" "$tmp/out" || fail "no warning for a single run"
+fi
+if grep -qE "^domU-wce1-barrier1-.* -( |\$)" "$tmp/out"; then
+	grep -q "^-: bonnie++ printed +++++" "$tmp/out" || fail "a '-' cell without the line saying why"
+fi
+echo ok

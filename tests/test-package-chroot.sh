@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The packages installed on a fresh Debian 12: debootstrap (minbase) a
+# chroot, apt-get install the two .deb files test-package-deb built (apt
+# fetches their dependencies), then, as installed: the unit is enabled,
+# blkbackd serves a disk over xensim to blkfront-test (write + verify),
+# blkbench finds its modules and programs; purge leaves nothing behind.
+# Root; needs debootstrap and the Debian mirror the host's apt uses
+# (skips, saying so, when debootstrap cannot make the chroot).
+. ./functions.sh
+requires_root
+requires command -v debootstrap
+requires command -v unshare
+debs=$(ls package-debs/blkbackd_*.deb package-debs/blkbackd-tools_*.deb 2>/dev/null) || true
+[ "$(echo "$debs" | grep -c .)" = 2 ] ||
+	{ echo "$0: skipped: no packages built (test-package-deb skipped or failed)"; exit 77; }
+
+# the host's mirror (deb822 or one-line sources), else Debian's default
+mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+mirror=${mirror:-http://deb.debian.org/debian}
+
+root=$(mktemp -d /var/tmp/package-chroot.XXXXXX)
+cleanup_fn rm -rf --one-file-system "$root"
+if ! debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
+	echo "$0: skipped: debootstrap bookworm from $mirror failed: $(tail -n 1 "$root.debootstrap.log")"
+	rm -f "$root.debootstrap.log"
+	exit 77
+fi
+rm -f "$root.debootstrap.log"
+# the same suites as the host (security updates: the build's libraries
+# may be newer than bookworm's first release)
+rm -f "$root/etc/apt/sources.list"
+cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
+[ -f /etc/apt/sources.list ] && grep -v '^#' /etc/apt/sources.list > "$root/etc/apt/sources.list"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+mkdir -p "$root/tmp/debs"
+cp $debs "$root/tmp/debs/"
+
+# Everything inside runs in a private mount namespace: /proc, /sys and
+# /dev for the chroot vanish with it.
+in_root() {
+	unshare --mount --propagation private sh -c '
+		mount -t proc proc "$1/proc" && mount -t sysfs sys "$1/sys" &&
+		mount --rbind /dev "$1/dev" && shift && exec chroot "$@"' sh "$root" "$root" "$@"
+}
+in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	--no-install-recommends /tmp/debs/*.deb' > "$root/../$(basename "$root").install.log" 2>&1 ||
+	{ tail -n 30 "$root/../$(basename "$root").install.log"; rm -f "$root/../$(basename "$root").install.log"; \
+	  fail "apt-get install of the packages failed (above)"; }
+rm -f "$root/../$(basename "$root").install.log"
+
+[ -L "$root/etc/systemd/system/multi-user.target.wants/blkbackd.service" ] ||
+	fail "blkbackd.service is not enabled after install"
+grep -q '^BLKBACKD_OPTS=' "$root/etc/default/blkbackd" || fail "/etc/default/blkbackd"
+[ -x "$root/etc/xen/scripts/block-blkbackd" ] || fail "no hotplug script"
+
+out=$(in_root sh -ec '
+	export XENSIM_DIR=/tmp/sim XENSTORED_PATH=/tmp/sim/xenstore.sock
+	mkdir -p $XENSIM_DIR
+	xensim --dir $XENSIM_DIR --pidfile $XENSIM_DIR/pid 2>/tmp/xensim.log &
+	i=0; while [ ! -s $XENSIM_DIR/pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+	blkbackd -f --transport=sim --pidfile=/tmp/blkbackd.pid 2>/tmp/blkbackd.log &
+	i=0; while [ ! -s /tmp/blkbackd.pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+	D=$(xensim-ctl create-domain guest)
+	truncate -s 16M /tmp/disk.img
+	blkfront-test xl-add --domid $D --params /tmp/disk.img >/dev/null
+	blkfront-test verify --domid $D --size 8M --bs 64k
+	blkfront-test xl-remove --domid $D >/dev/null
+	kill $(cat /tmp/blkbackd.pid); wait $!
+	kill $(cat $XENSIM_DIR/pid)
+	blkbench --version
+	blkbench probe dom0,domU
+	/usr/libexec/blkbackd/fsmark --help >/dev/null
+	echo installed-ok' 2>&1) || fail "as installed: $out"
+echo "$out"
+grep -qx "installed-ok" <<<"$out" || fail "as installed: $out"
+grep -q "^domU: available" <<<"$out" || fail "blkbench probe as installed: $out"
+
+in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq blkbackd-tools blkbackd' >/dev/null 2>&1 ||
+	fail "apt-get purge failed"
+for f in usr/sbin/blkbackd usr/bin/blkbench etc/default/blkbackd lib/systemd/system/blkbackd.service \
+	etc/systemd/system/multi-user.target.wants/blkbackd.service usr/share/blkbackd; do
+	[ ! -e "$root/$f" ] && [ ! -L "$root/$f" ] || fail "/$f left after purge"
+done
+echo ok

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The Debian packages: dpkg-buildpackage -b from the tree as a fresh clone
+# has it builds blkbackd and blkbackd-tools; each package holds exactly
+# the files below (blkbackd-ctl and its page too once the tree has it);
+# lintian reports nothing (what it would say is explained in
+# debian/*.lintian-overrides); the systemd unit passes systemd-analyze
+# verify.  Needs dpkg-dev, debhelper, the Build-Depends (debian/control),
+# lintian and systemd: .ci/install-deps installs them.
+. ./functions.sh
+requires command -v dpkg-buildpackage
+requires command -v dh
+requires command -v lintian
+requires command -v systemd-analyze
+[ -f "$top_srcdir/debian/control" ] || fail "no debian/control in $top_srcdir"
+if ! missing=$(cd "$top_srcdir" && dpkg-checkbuilddeps 2>&1); then
+	echo "$0: skipped: build dependencies missing: ${missing##*: }"
+	exit 77
+fi
+
+tmp=$(mktemp -d /tmp/package-deb.XXXXXX)
+cleanup_fn rm -rf "$tmp"
+src=$tmp/blkbackd
+mkdir "$src"
+# What a fresh clone has: the files git knows (committed or added) and new
+# ones not ignored; from a release tarball, the distribution itself.
+if git -C "$top_srcdir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	(cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+		tar --null -cf - -T -) | tar -xf - -C "$src"
+else
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
+		make -s -C "$top_builddir" distdir distdir="$src" >"$tmp/distdir.log" 2>&1 ||
+		{ tail -n 20 "$tmp/distdir.log"; fail "make distdir"; }
+fi
+
+# dpkg-buildpackage runs its own make: not a job slot of ours
+(cd "$src" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS DEB_BUILD_OPTIONS=parallel=2 \
+	dpkg-buildpackage -b -us -uc) >"$tmp/build.log" 2>&1 ||
+	{ tail -n 40 "$tmp/build.log"; fail "dpkg-buildpackage -b -us -uc failed (above)"; }
+ver=$(cd "$src" && dpkg-parsechangelog -S Version)
+arch=$(dpkg --print-architecture)
+for p in blkbackd blkbackd-tools; do
+	[ -f "$tmp/${p}_${ver}_${arch}.deb" ] || fail "no ${p}_${ver}_${arch}.deb: $(ls "$tmp")"
+done
+# for test-package-chroot, which installs them (its .log depends on ours)
+rm -rf package-debs
+mkdir package-debs
+cp "$tmp/blkbackd_${ver}_${arch}.deb" "$tmp/blkbackd-tools_${ver}_${arch}.deb" package-debs/
+
+# file_list DEB: the files and links it holds, one a line, sorted
+file_list() {
+	dpkg-deb -c "$1" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' | sort
+}
+check_list() {	# check_list DEB EXPECTED...
+	local deb=$1 got want
+	shift
+	got=$(file_list "$deb")
+	want=$(printf '%s\n' "$@" | sort)
+	[ "$got" = "$want" ] || {
+		diff <(echo "$want") <(echo "$got") | sed 's/^</missing:/; s/^>/unexpected:/' | grep -E '^(missing|unexpected)'
+		fail "$(basename "$deb"): file list differs from the expected one (above)"
+	}
+}
+ctl=()
+if [ -f "$top_srcdir/backend/blkbackd-ctl.c" ]; then
+	ctl=(/usr/sbin/blkbackd-ctl /usr/share/man/man8/blkbackd-ctl.8.gz)
+fi
+check_list "$tmp/blkbackd_${ver}_${arch}.deb" \
+	/etc/default/blkbackd \
+	/etc/xen/scripts/block-blkbackd \
+	/lib/systemd/system/blkbackd.service \
+	/usr/sbin/blkbackd \
+	"${ctl[@]}" \
+	/usr/share/doc/blkbackd/DESIGN-NOTES.md.gz \
+	/usr/share/doc/blkbackd/README.gz \
+	/usr/share/doc/blkbackd/changelog.gz \
+	/usr/share/doc/blkbackd/copyright \
+	/usr/share/lintian/overrides/blkbackd \
+	/usr/share/man/man8/blkbackd.8.gz
+lib=/usr/share/blkbackd/blkbenchlib
+check_list "$tmp/blkbackd-tools_${ver}_${arch}.deb" \
+	/usr/bin/blkbench /usr/bin/blkcrash /usr/bin/blkfront-test \
+	/usr/bin/xensim /usr/bin/xensim-ctl \
+	/usr/libexec/blkbackd/blkcrash-run /usr/libexec/blkbackd/fsmark \
+	/usr/libexec/blkbackd/fsync-tester \
+	$lib/__init__.py $lib/cli.py $lib/matrix.py $lib/parsers.py $lib/report.py \
+	$lib/stack.py $lib/system.py $lib/workloads.py $lib/xen.py \
+	/usr/share/doc/blkbackd-tools/changelog.gz /usr/share/doc/blkbackd-tools/copyright \
+	/usr/share/lintian/overrides/blkbackd-tools \
+	/usr/share/man/man1/blkbench.1.gz /usr/share/man/man1/blkcrash.1.gz \
+	/usr/share/man/man1/blkfront-test.1.gz /usr/share/man/man1/fsmark.1.gz \
+	/usr/share/man/man1/fsync-tester.1.gz /usr/share/man/man1/xensim.1.gz \
+	/usr/share/man/man1/xensim-ctl.1.gz
+
+# What dpkg is told: dependencies, conffiles, the unit enabled on install
+deb=$tmp/blkbackd_${ver}_${arch}.deb
+dpkg-deb -f "$deb" Depends | grep -q 'xenstore-utils' || fail "blkbackd: no Depends on xenstore-utils"
+dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Depends | grep -q "blkbackd (= $ver)" ||
+	fail "blkbackd-tools: no Depends on blkbackd (= $ver)"
+mkdir "$tmp/ctrl" "$tmp/root"
+dpkg-deb -e "$deb" "$tmp/ctrl"
+dpkg-deb -x "$deb" "$tmp/root"
+[ "$(sort "$tmp/ctrl/conffiles")" = "$(printf '%s\n' /etc/default/blkbackd /etc/xen/scripts/block-blkbackd)" ] ||
+	fail "conffiles: $(cat "$tmp/ctrl/conffiles")"
+grep -q 'deb-systemd-helper.*blkbackd.service' "$tmp/ctrl/postinst" || fail "postinst does not enable blkbackd.service"
+for x in usr/sbin/blkbackd etc/xen/scripts/block-blkbackd; do
+	[ -x "$tmp/root/$x" ] || fail "$x is not executable in the package"
+done
+
+# The unit as installed: systemd-analyze checks every key and that its
+# commands exist (pointed at the extracted blkbackd) and its man page.
+unit=$tmp/root/lib/systemd/system/blkbackd.service
+grep -q '^ExecStart=/usr/sbin/blkbackd ' "$unit" || fail "ExecStart does not run /usr/sbin/blkbackd"
+# notify only with a blkbackd that links libsystemd (and then runs with -f)
+if objdump -p "$tmp/root/usr/sbin/blkbackd" | grep -q 'NEEDED.*libsystemd'; then
+	grep -q '^Type=notify' "$unit" && grep -q '^ExecStart=/usr/sbin/blkbackd -f ' "$unit" ||
+		fail "blkbackd links libsystemd but the unit is not Type=notify with -f"
+else
+	grep -q '^Type=forking' "$unit" || fail "blkbackd without libsystemd but the unit is not Type=forking"
+fi
+grep -q '^Restart=on-failure' "$unit" || fail "no restart policy"
+mkdir "$tmp/unit"
+sed "s|/usr/sbin/blkbackd|$tmp/root/usr/sbin/blkbackd|" "$unit" > "$tmp/unit/blkbackd.service"
+out=$(MANPATH=$tmp/root/usr/share/man systemd-analyze verify "$tmp/unit/blkbackd.service" 2>&1) ||
+	fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify: $out"
+
+# lintian: nothing left, at every level (explained overrides aside)
+# (as root it also says that it would rather not run as root)
+out=$(lintian -E --pedantic --display-info --fail-on error,warning,info,pedantic,experimental \
+	"$tmp/blkbackd_${ver}_${arch}.changes" 2>&1) || fail "lintian: $out"
+out=$(echo "$out" | grep -v 'running with root privileges is not recommended' || true)
+[ -z "$out" ] || fail "lintian: $out"
+echo ok
