@@ -148,8 +148,10 @@ blkfront_t *blkfront_open(const struct blkfront_config *cfg);
  * Fail outstanding requests, Closing -> wait backend -> Closed, unbind,
  * unshare (waiting up to the timeout for the backend to unmap), free.
  * NULL is a no-op.  Call with no other thread inside the library.
+ * Returns 0, or -EPROTO when the backend said Closed while it still
+ * mapped a page of ours (ring or data; logged).
  */
-void blkfront_close(blkfront_t *bf);
+int blkfront_close(blkfront_t *bf);
 
 /*
  * Clean reconnect: close the rings as blkfront_close() does but keep the
@@ -293,6 +295,22 @@ int blkfront_raw_notify(blkfront_t *bf);
  */
 int blkfront_raw_get_response(blkfront_t *bf, struct blkrsp *rsp,
 			      unsigned int timeout_ms);
+/*
+ * End access to queue 0's ring pages, waiting up to timeout_ms while the
+ * backend still maps them (the pages stay ours and readable: responses
+ * still in the ring can be collected).  0, or -EBUSY when still mapped.
+ */
+int blkfront_raw_end_ring_access(blkfront_t *bf, unsigned int timeout_ms);
+/*
+ * A new ring and event channel for queue 0 (same size), their keys
+ * (ring-ref(s), event-channel) written in one transaction, no state
+ * change; the old ring's event channel is closed and its pages freed.
+ * What a frontend does between Initialising and Initialised when it
+ * reconnects.  0 or -errno.
+ */
+int blkfront_raw_new_ring(blkfront_t *bf);
+/* Queue 0's ring pages (contiguous) and their number. */
+void *blkfront_raw_ring_pages(blkfront_t *bf, unsigned int *nr_pages);
 /* The xenstore handle the device uses (for script reads of keys). */
 struct xs_handle *blkfront_xs(blkfront_t *bf);
 
