@@ -12,6 +12,7 @@ FRONT_TESTS = \
 	test-front-direct.sh \
 	test-front-io.sh \
 	test-front-eopnotsupp.sh \
+	test-front-ringfull.sh \
 	$(NULL)
 TESTS += $(FRONT_TESTS)
 EXTRA_DIST += front-lib.sh $(FRONT_TESTS)
