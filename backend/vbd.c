@@ -119,21 +119,54 @@ bk_vbd_set_state(struct bk_dev *dev, int state)
 	dev->state = state;
 }
 
+struct error_arg {
+	const char *be;
+	const char *msg;
+};
+
+static int
+error_node(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct error_arg *a = arg;
+	char *state = xbus_read(xs, t, a->be, "state");
+
+	if (!state)	/* removed: never bring the directory back */
+		return -ENOENT;
+	free(state);
+	return xbus_printf(xs, t, a->be, "error", "%s", a->msg);
+}
+
+/*
+ * Write <backend>/error = msg, only while the backend directory exists
+ * (its state node), in a transaction: as set_state, an error found
+ * after xl-remove (a connect that fails because the domain is gone)
+ * must not recreate the directory.
+ */
+static void
+write_error(struct bk_dev *dev, const char *msg)
+{
+	const struct error_arg a = { .be = dev->be, .msg = msg };
+	int r = xbus_transact(dev->d->xs, error_node, (void *)&a);
+
+	if (r == -ENOENT)
+		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s is gone: error not written", dev->name, dev->be);
+	else if (r < 0)
+		log_error("vbd %s: write %s/error: %s", dev->name, dev->be, strerror(-r));
+}
+
 void
 bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[256], node[320];
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (bk_vbd_log_ok(dev))	/* a flapping guest repeats its errors */
 		log_error("vbd %s: %s: %s", dev->name, key, msg);
-	r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "%s: %s", key, msg);
-	if (r < 0)
-		log_error("vbd %s: write %s/error: %s", dev->name, dev->be, strerror(-r));
+	snprintf(node, sizeof(node), "%s: %s", key, msg);
+	write_error(dev, node);
 	dev->fatal = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);
 }
@@ -227,6 +260,10 @@ bk_vbd_disconnect_finish(struct bk_dev *dev)
 	dev->nr_queues = 0;
 	bk_stack_close(dev->store);
 	dev->store = NULL;
+	/* a vbd may wait for this backing (backing_wait): look again once
+	 * the control thread is done with this event (xenbus.c) */
+	if (dev->claim && dev->claim->draining)
+		dev->d->rescan_waiters = true;
 	bk_claim_release(&dev->d->claims, dev->claim);
 	dev->claim = NULL;
 	if (dev->published && bk_vbd_log_ok(dev))
@@ -629,11 +666,13 @@ frontend_changed(struct bk_dev *dev, unsigned long fe_state)
 {
 	switch (fe_state) {
 	case XenbusStateInitialising:
-		/* A frontend that starts over while we are Connected: its
-		 * Closing was overwritten before we read it (5 then 1 in quick
-		 * succession), or it restarted without closing.  Close our
-		 * side first; the probe follows once the queues have drained. */
-		if (dev->state == XenbusStateConnected) {
+		/* A frontend that starts over while its ring is still served:
+		 * its Closing and Closed were overwritten before we read them
+		 * (5, 6, 1 in quick succession), it restarted without closing,
+		 * or it went Closing (we serve on, as Linux) and then
+		 * Initialising.  Close our side first; the probe follows once
+		 * the queues have drained. */
+		if (dev->phase == DEV_CONNECTED) {
 			bk_vbd_set_state(dev, XenbusStateClosing);
 			if (!bk_vbd_disconnect(dev)) {
 				dev->then_update = true;
@@ -656,23 +695,33 @@ frontend_changed(struct bk_dev *dev, unsigned long fe_state)
 			connect(dev, false);
 		break;
 	case XenbusStateClosing:
-		/* Closing at once (Linux blkback); Closed waits for the drain
-		 * and the frontend's Closed */
-		if (dev->state != XenbusStateClosed)
-			bk_vbd_set_state(dev, XenbusStateClosing);
-		if (!bk_vbd_disconnect(dev))
-			dev->then_update = true;
+		/*
+		 * Closing at once, from any state (Linux blkback), and the ring
+		 * is still served: a guest that still has the disk open stays
+		 * Closing and goes on with its I/O until its last close (Linux
+		 * blkfront_closing, "Device in use; refusing to close").  The
+		 * queues stop at the frontend's Closed.
+		 */
+		bk_vbd_set_state(dev, XenbusStateClosing);
+		/* on its way out: a vbd wanting its backing waits for the
+		 * release rather than being refused (store_open) */
+		if (dev->claim)
+			dev->claim->draining = true;
 		break;
 	case XenbusStateClosed:
 	case XenbusStateUnknown:
 	default:
 		/*
-		 * A frontend that is Closed when we (re)probe has not started
-		 * yet (blkbackd restarted, or the guest closed earlier): keep
-		 * waiting in InitWait for it, as Linux blkfront reconnects from
-		 * Closed when it sees InitWait.
+		 * Closed from any state (Linux blkback), InitWait included
+		 * once this frontend has been seen alive: it went Closed while
+		 * we waited for it (it reconnects by writing Initialising, and
+		 * we go back to InitWait then).  A frontend that has only ever
+		 * been Closed, Unknown or absent since we serve the vbd has
+		 * not started (blkbackd restarted, or the guest closed
+		 * earlier): keep waiting in InitWait for it.
 		 */
-		if (dev->state == XenbusStateInitWait)
+		if (dev->state == XenbusStateInitWait &&
+		    (fe_state != XenbusStateClosed || !dev->fe_live))
 			break;
 		if (!bk_vbd_disconnect(dev)) {
 			/* Closing while the queues drain; then Closed, or
@@ -755,6 +804,8 @@ bk_vbd_update(struct bk_dev *dev)
 		return;		/* a bad value: reported by fe_state_read */
 	} else {
 		dev->fe_seen = true;
+		if (fe_state != XenbusStateClosed && fe_state != XenbusStateUnknown)
+			dev->fe_live = true;
 	}
 	bk_dbg(BK_DBG_XENBUS, "vbd %s: backend %s, frontend %s", dev->name,
 	       xbus_state_name(dev->state), xbus_state_name(fe_state));
@@ -816,7 +867,7 @@ bk_vbd_reports(struct bk_dev *dev)
 
 	for (i = 0; i < dev->nr_queues; i++) {
 		struct bk_report rep;
-		int r;
+		char node[320];
 
 		if (!bk_dataplane_reports(dev->queues[i], &rep))
 			continue;
@@ -831,11 +882,8 @@ bk_vbd_reports(struct bk_dev *dev)
 			if (!dev->failed)
 				log_error("vbd %s: %s", dev->name, rep.msg);
 			dev->failed = true;
-			r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "failed: %s",
-					rep.msg);
-			if (r < 0)
-				log_error("vbd %s: write %s/error: %s", dev->name, dev->be,
-					  strerror(-r));
+			snprintf(node, sizeof(node), "failed: %s", rep.msg);
+			write_error(dev, node);
 		}
 	}
 	if (dev->phase == DEV_CONNECTED && queues_stopped(dev, false)) {

@@ -64,6 +64,7 @@ struct bk_daemon {
 	int report_efd;			/* queue threads -> control thread */
 	struct bk_dev *devs;
 	struct bk_claims claims;	/* who serves which backing */
+	bool rescan_waiters;		/* a draining claim was released */
 	/* xenbus.c: the last few non-numeric directory names under
 	 * vbd_root it has logged, so each is logged once, not per event */
 	char bad_dirs[4][64];
@@ -95,6 +96,8 @@ struct bk_dev {
 	char fe[160];			/* frontend directory ("" until read) */
 	char fe_state[176];		/* watched */
 	bool fe_watched, fe_seen;
+	bool fe_live;			/* seen in 1..5 since we serve the vbd */
+	bool fe_event;			/* xenbus.c: a watch event this batch */
 	/* the frontend state value outside 1..6 last reported ("" none):
 	 * reported once per value, not per watch event */
 	char fe_bad[24];
