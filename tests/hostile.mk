@@ -1,0 +1,14 @@
+# tests/hostile.mk: hostile guests, round 2 (cases C16-C31), the vbd
+# state machine cell by cell, and many vbds at once (included by
+# tests/Makefile.am).  The cases C01-C15 are in backend.mk.
+
+HOSTILE_SH_TESTS = \
+	$(NULL)
+TESTS += $(HOSTILE_SH_TESTS)
+EXTRA_DIST += $(HOSTILE_SH_TESTS)
+
+# A guest that writes xenstore keys as fast as it can (C18, C24).
+check_PROGRAMS += xs-flood
+xs_flood_SOURCES = xs-flood.c
+xs_flood_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+xs_flood_LDADD = $(XENSTORE_LIBS)
