@@ -1838,23 +1838,51 @@ blkfront_raw_end_ring_access(blkfront_t *bf, unsigned int timeout_ms)
 	return r;
 }
 
+struct new_ring_arg {
+	blkfront_t *bf;
+	bool multi_ref;
+};
+
 static int
 new_ring_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
-	blkfront_t *bf = arg;
-	char dir[160];
+	const struct new_ring_arg *a = arg;
+	blkfront_t *bf = a->bf;
+	struct ft_queue *q = &bf->q[0];
+	unsigned int i, order = 0;
+	char dir[160], key[24];
+	int r = 0;
 
-	(void)xs;
 	if (bf->nq == 1)
 		snprintf(dir, sizeof(dir), "%s", bf->fe);
 	else
 		snprintf(dir, sizeof(dir), "%s/queue-0", bf->fe);
-	return write_ring_nodes(bf, t, dir, &bf->q[0]);
+	if (!a->multi_ref && q->nr_ring_pages == 1) {
+		/* Linux blkfront's one-page spelling: no ring-page-order */
+		xbus_rm(xs, t, bf->fe, "ring-page-order");
+		for (i = 0; i < BLKRING_MAX_PAGES; i++) {
+			snprintf(key, sizeof(key), "ring-ref%u", i);
+			xbus_rm(xs, t, dir, key);
+		}
+		return write_ring_nodes(bf, t, dir, q);
+	}
+	while ((1u << order) < q->nr_ring_pages)
+		order++;
+	xbus_rm(xs, t, dir, "ring-ref");
+	r = xbus_printf(xs, t, bf->fe, "ring-page-order", "%u", order);
+	for (i = 0; i < q->nr_ring_pages && !r; i++) {
+		snprintf(key, sizeof(key), "ring-ref%u", i);
+		r = xbus_printf(xs, t, dir, key, "%u", q->ring_refs[i]);
+	}
+	if (!r)
+		r = xbus_printf(xs, t, dir, "event-channel", "%d", q->port);
+	return r;
 }
 
 int
-blkfront_raw_new_ring(blkfront_t *bf)
+blkfront_raw_new_ring(blkfront_t *bf, bool multi_ref)
 {
+	struct new_ring_arg a = { .bf = bf, .multi_ref = multi_ref };
 	struct ft_queue *q = &bf->q[0];
 	blkring_t *ring;
 	xenops_evtchn_t *e;
@@ -1889,7 +1917,7 @@ blkfront_raw_new_ring(blkfront_t *bf)
 	q->evtchn = e;
 	q->port = port;
 	memcpy(q->ring_refs, refs, sizeof(refs[0]) * q->nr_ring_pages);
-	r = xbus_transact(bf->xs, new_ring_keys, bf);
+	r = xbus_transact(bf->xs, new_ring_keys, &a);
 	if (r < 0)
 		log_error("vbd %s: writing the new ring's keys: %s", bf->fe, strerror(-r));
 	return r;

@@ -306,9 +306,12 @@ int blkfront_raw_end_ring_access(blkfront_t *bf, unsigned int timeout_ms);
  * (ring-ref(s), event-channel) written in one transaction, no state
  * change; the old ring's event channel is closed and its pages freed.
  * What a frontend does between Initialising and Initialised when it
- * reconnects.  0 or -errno.
+ * reconnects.  A one-page ring is "ring-ref" without ring-page-order
+ * (Linux blkfront), unless multi_ref: then ring-page-order and
+ * ring-ref0.. as for bigger rings (the other spelling's keys are
+ * removed).  0 or -errno.
  */
-int blkfront_raw_new_ring(blkfront_t *bf);
+int blkfront_raw_new_ring(blkfront_t *bf, bool multi_ref);
 /* Queue 0's ring pages (contiguous) and their number. */
 void *blkfront_raw_ring_pages(blkfront_t *bf, unsigned int *nr_pages);
 /* The xenstore handle the device uses (for script reads of keys). */

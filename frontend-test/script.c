@@ -736,18 +736,20 @@ cmd_expect_none(struct sc *s, int argc, char **argv)
 }
 
 /*
- * ring-new [wait=MS]: the backend must have unmapped the ring (within MS,
- * default 0: now); responses still in it are collected (and checked, as
- * answers on that ring: "wait id=N ring=K" takes them); then a new ring
- * and event channel replace it and their keys are written, no state
- * change.  Later requests go on the new ring (ring number + 1).
+ * ring-new [wait=MS] [keys=single|multi]: the backend must have unmapped
+ * the ring (within MS, default 0: now); responses still in it are
+ * collected (and checked, as answers on that ring: "wait id=N ring=K"
+ * takes them); then a new ring and event channel replace it and their
+ * keys are written (multi: ring-page-order and ring-ref0.. even for one
+ * page), no state change.  Later requests go on the new ring (ring
+ * number + 1).
  */
 static int
 cmd_ring_new(struct sc *s, int argc, char **argv)
 {
 	unsigned int wait = 0;
-	int r = get_timeout(s, argc, argv, 1, &wait);
-	int i;
+	bool multi = false;
+	int i, r;
 
 	for (i = 1; i < argc; i++)
 		if (strncmp(argv[i], "wait=", 5) == 0) {
@@ -756,11 +758,11 @@ cmd_ring_new(struct sc *s, int argc, char **argv)
 			if (num(argv[i] + 5, &n))
 				return sc_syntax(s, "ring-new: bad wait=%s", argv[i] + 5);
 			wait = (unsigned int)n;
-		} else {
-			return sc_syntax(s, "ring-new [wait=MS]");
+		} else if (strcmp(argv[i], "keys=multi") == 0) {
+			multi = true;
+		} else if (strcmp(argv[i], "keys=single") != 0) {
+			return sc_syntax(s, "ring-new [wait=MS] [keys=single|multi]");
 		}
-	if (r)
-		return r;
 	r = blkfront_raw_end_ring_access(s->bf, wait);
 	if (r == -EBUSY)
 		return sc_fail(s, "ring-new: the backend still maps ring %u after %u ms",
@@ -771,7 +773,7 @@ cmd_ring_new(struct sc *s, int argc, char **argv)
 	r = collect(s, 0, false);
 	if (r)
 		return r;
-	r = blkfront_raw_new_ring(s->bf);
+	r = blkfront_raw_new_ring(s->bf, multi);
 	if (r)
 		return sc_fail(s, "ring-new: %s", strerror(-r));
 	s->ring = blkfront_raw_ring(s->bf);

@@ -3,6 +3,7 @@
 # tests/Makefile.am).  The cases C01-C15 are in backend.mk.
 
 HOSTILE_SH_TESTS = \
+	test-case-C16.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 EXTRA_DIST += $(HOSTILE_SH_TESTS)
