@@ -4,6 +4,7 @@
 
 HOSTILE_SH_TESTS = \
 	test-case-C16.sh \
+	test-case-C17.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 EXTRA_DIST += $(HOSTILE_SH_TESTS)
