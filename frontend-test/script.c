@@ -1071,6 +1071,14 @@ run_line(struct sc *s, char *line)
 		usleep((useconds_t)(ms * 1000));
 		return 0;
 	}
+	if (strcmp(argv[0], "usleep") == 0) {
+		uint64_t us;
+
+		if (argc != 2 || num(argv[1], &us) || us > 10000000)
+			return sc_syntax(s, "usleep US (at most 10 s)");
+		usleep((useconds_t)us);
+		return 0;
+	}
 	if (strcmp(argv[0], "echo") == 0) {
 		int i;
 
