@@ -30,7 +30,7 @@
 #include "xbus.h"
 #include "ft.h"
 
-#define SC_MAX_WORDS	64
+#define SC_MAX_WORDS	300	/* send: 256 seg= and the rest */
 #define SC_MAX_PENDING	4096
 #define SC_DEFAULT_WAIT	5000u
 

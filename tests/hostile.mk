@@ -7,6 +7,7 @@ HOSTILE_SH_TESTS = \
 	test-case-C17.sh \
 	test-case-C18.sh \
 	test-case-C19.sh \
+	test-case-C20.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 EXTRA_DIST += $(HOSTILE_SH_TESTS)
