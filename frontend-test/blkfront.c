@@ -1015,7 +1015,10 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 		char *kv = bf->fe_keys[i], *eq = strchr(kv, '=');
 
 		*eq = '\0';
-		r = xbus_printf(xs, t, bf->fe, kv, "%s", eq + 1);
+		if (!strcmp(eq + 1, "-"))
+			r = xbus_rm(xs, t, bf->fe, kv);	/* KEY=-: absent */
+		else
+			r = xbus_printf(xs, t, bf->fe, kv, "%s", eq + 1);
 		*eq = '=';
 	}
 	return r;

@@ -96,8 +96,8 @@ struct blkfront_config {
 	 * build's name (XEN_IO_PROTO_ABI_NATIVE). */
 	enum blkring_abi abi;
 	/* Tests: "KEY=VALUE" frontend keys written last in the handshake
-	 * transaction (may override ours, e.g. multi-queue-num-queues=0).
-	 * At most 16. */
+	 * transaction (may override ours, e.g. multi-queue-num-queues=0);
+	 * "KEY=-" removes KEY there instead.  At most 16. */
 	const char *const *fe_keys;
 	unsigned int nr_fe_keys;
 };

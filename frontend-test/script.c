@@ -236,6 +236,20 @@ pattern(const char *v, void *buf, size_t len)
 	return -1;
 }
 
+/* Is gref a page of a request still waiting for its response?  (A
+ * script may put one page in several requests; Linux never does.) */
+static bool
+gref_in_flight(const struct sc *s, grant_ref_t gref)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < s->nsent; i++)
+		for (k = 0; !s->sent[i].answered && k < s->sent[i].ngrefs; k++)
+			if (s->sent[i].grefs[k] == gref)
+				return true;
+	return false;
+}
+
 /*
  * A response is checked as hardened Linux blkfront checks one
  * (blkif_interrupt): it must answer a request sent on this ring and not
@@ -271,8 +285,9 @@ check_response(struct sc *s, const struct blkrsp *rsp)
 	for (i = 0; i < o->ngrefs; i++) {
 		void *page;
 
-		if (resolve_gref_page(s, o->grefs[i], &page) < 0)
-			continue;	/* not ours: nothing to end */
+		if (resolve_gref_page(s, o->grefs[i], &page) < 0 ||
+		    gref_in_flight(s, o->grefs[i]))
+			continue;	/* not ours, or another request's too */
 		if (xenops_end_access(s->x, page, 1) == -EBUSY)
 			return sc_fail(s, "response id=%" PRIu64 " (line %u): the backend still maps "
 				       "gref %u of the request (no persistent grants)", rsp->id,

@@ -8,6 +8,7 @@ HOSTILE_SH_TESTS = \
 	test-case-C18.sh \
 	test-case-C19.sh \
 	test-case-C20.sh \
+	test-case-C21.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 EXTRA_DIST += $(HOSTILE_SH_TESTS)
