@@ -11,6 +11,7 @@ HOSTILE_SH_TESTS = \
 	test-case-C21.sh \
 	test-case-C22.sh \
 	test-case-C22-persistent.sh \
+	test-case-C23.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 # Known wrong, fixed in the data plane (DESIGN-NOTES, blkbackd): a WRITE
