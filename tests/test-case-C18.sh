@@ -42,7 +42,7 @@ xs_wait $beA/state 4
 xs_wait "$(bk_be $B)/state" 4
 read -r fd0 thr0 rss0 <<< "$(bk_res)"
 
-as_domain $A "$abs_top_builddir/tests/xs-flood" $N "$feA/state=4" "$feA/junk=%u" \
+as_domain $A exec "$abs_top_builddir/tests/xs-flood" $N "$feA/state=4" "$feA/junk=%u" \
 	> "$BK_TMP/flood.out" 2>&1 &
 flood=$!
 cleanup_fn kill $flood

@@ -3,11 +3,12 @@
  * can, to play a guest that floods its backend's watches (case C18) or
  * flips a key during a handshake (C24).
  *
- *   xs-flood N PATH=VALUE...
+ *   xs-flood [-i US] N PATH=VALUE...
  *
  * Round i (0 .. N-1) writes each PATH=VALUE in order, one write per
  * message, no transaction; in VALUE, "%u" becomes i and "%2" becomes
- * i % 2.  N = 0 runs until killed.  The connection is libxenstore's
+ * i % 2.  N = 0 runs until killed.  -i: sleep US microseconds after
+ * each round.  The connection is libxenstore's
  * default, so XENSTORED_PATH picks the domain (tests/functions.sh
  * as_domain).  Prints the number of writes and seconds taken.  Exit 0,
  * or 1 when a write fails.
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <xenstore.h>
 
 static void
@@ -45,16 +47,21 @@ main(int argc, char **argv)
 {
 	struct xs_handle *xs;
 	struct timespec t0, t1;
-	unsigned long n, i, writes = 0;
+	unsigned long n, i, writes = 0, us = 0;
 	char val[256];
-	int k;
+	int k, first = 2;
 
+	if (argc > 2 && !strcmp(argv[1], "-i")) {
+		us = strtoul(argv[2], NULL, 0);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: xs-flood N PATH=VALUE...\n");
+		fprintf(stderr, "usage: xs-flood [-i US] N PATH=VALUE...\n");
 		return 2;
 	}
 	n = strtoul(argv[1], NULL, 0);
-	for (k = 2; k < argc; k++)
+	for (k = first; k < argc; k++)
 		if (!strchr(argv[k], '=')) {
 			fprintf(stderr, "xs-flood: %s: expected PATH=VALUE\n", argv[k]);
 			return 2;
@@ -79,6 +86,8 @@ main(int argc, char **argv)
 			*eq = '=';
 			writes++;
 		}
+		if (us)
+			usleep((useconds_t)us);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("xs-flood: %lu writes in %.2f s\n", writes,
