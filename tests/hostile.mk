@@ -13,6 +13,7 @@ HOSTILE_SH_TESTS = \
 	test-case-C22-persistent.sh \
 	test-case-C23.sh \
 	test-case-C24.sh \
+	test-case-C25.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 # Known wrong, fixed in the data plane (DESIGN-NOTES, blkbackd): a WRITE
