@@ -16,6 +16,7 @@ HOSTILE_SH_TESTS = \
 	test-case-C25.sh \
 	test-case-C26.sh \
 	test-case-C27.sh \
+	test-case-C28.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 # Known wrong, fixed in the data plane (DESIGN-NOTES, blkbackd): a WRITE
