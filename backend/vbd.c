@@ -175,10 +175,82 @@ bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 /* The store and its claim.                                           */
 /* ---------------------------------------------------------------- */
 
+/* /local/domain/<domid>/<key>: a malloc'd string or NULL. */
+static char *
+dom_read(struct bk_daemon *d, uint32_t domid, const char *key)
+{
+	char dir[48];
+
+	snprintf(dir, sizeof(dir), "/local/domain/%u", domid);
+	return xbus_read(d->xs, XBT_NULL, dir, key);
+}
+
+/* The vm path of the domain domid targets (a stub domain's), or NULL. */
+static char *
+target_vm(struct bk_daemon *d, uint32_t domid)
+{
+	char *t = dom_read(d, domid, "target"), *end, *vm = NULL;
+	unsigned long target;
+
+	if (!t)
+		return NULL;
+	errno = 0;
+	target = strtoul(t, &end, 10);
+	if (!errno && end != t && !*end && target <= UINT32_MAX)
+		vm = dom_read(d, (uint32_t)target, "vm");
+	free(t);
+	return vm;
+}
+
+static bool
+streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/*
+ * May dev share its backing with the vbd holding claim c?  Xen's block
+ * hotplug script (check_sharing, same_vm) lets two writers share a
+ * device when both frontends belong to the same VM: a localhost
+ * migration's source and target domains, which have the same
+ * /local/domain/N/vm path and never run at once.  Compared like the
+ * script: each domain's vm and its target's vm (a device model stub
+ * domain), any pair equal.  Unlike the script a missing vm path never
+ * matches (it pretended a vanished domain was the same VM).
+ */
+static bool
+same_vm(const struct bk_claim *c, void *arg)
+{
+	struct bk_dev *dev = arg;
+	struct bk_daemon *d = dev->d;
+	unsigned long other;
+	char *vm, *tvm, *ovm, *otvm, *end;
+	bool same;
+
+	errno = 0;
+	other = strtoul(c->owner, &end, 10);
+	if (errno || *end != '/' || other > UINT32_MAX)
+		return false;
+	vm = dom_read(d, dev->frontid, "vm");
+	tvm = target_vm(d, dev->frontid);
+	ovm = dom_read(d, (uint32_t)other, "vm");
+	otvm = target_vm(d, (uint32_t)other);
+	same = streq(vm, ovm) || streq(tvm, ovm) || streq(vm, otvm) || streq(tvm, otvm);
+	if (same)
+		log_info("vbd %s: shares \"%s\" with vbd %s: both frontends are VM %s",
+			 dev->name, c->id, c->owner, streq(vm, ovm) ? vm : ovm ? ovm : otvm);
+	free(vm);
+	free(tvm);
+	free(ovm);
+	free(otvm);
+	return same;
+}
+
 /*
  * Open the vbd's store (check_only: open the base, check it, close it
  * again, as Linux blkback opens the backing before InitWait).  A backing
- * another vbd serves is refused unless both are read-only; one that a
+ * another vbd serves is refused unless both are read-only or both
+ * frontends are the same VM (same_vm); one that a
  * draining vbd still writes is waited for (dev->backing_wait; retried
  * when that drain is over).  0, -EINPROGRESS while waiting, or -errno
  * after bk_vbd_fatal().
@@ -201,7 +273,7 @@ store_open(struct bk_dev *dev, bool check_only)
 	struct bk_store_why why;
 	int r;
 
-	r = bk_claim_check(&d->claims, &c->params, c->read_only, &holder);
+	r = bk_claim_check_shared(&d->claims, &c->params, c->read_only, same_vm, dev, &holder);
 	if (r == -EINPROGRESS) {
 		if (!dev->backing_wait)
 			log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
@@ -213,7 +285,8 @@ store_open(struct bk_dev *dev, bool check_only)
 	dev->backing_wait = false;
 	if (r == -EBUSY) {
 		bk_vbd_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
-			     "a backing is shared only when every vbd has mode=r",
+			     "a backing is shared only when every vbd has mode=r, "
+			     "or every frontend is the same VM (a migration)",
 			     c->params.arg, holder->owner,
 			     holder->read_only ? " (read-only)" : " read-write");
 		return r;

@@ -17,6 +17,7 @@ HOSTILE_SH_TESTS = \
 	test-case-C26.sh \
 	test-case-C27.sh \
 	test-case-C28.sh \
+	test-case-C29.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 # Known wrong, fixed in the data plane (DESIGN-NOTES, blkbackd): a WRITE
