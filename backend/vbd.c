@@ -50,6 +50,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -561,7 +562,11 @@ bk_vbd_free(struct bk_dev *dev, bool removed)
 	bk_negotiate_config_free(&dev->cfg);
 	if (removed)
 		log_info("vbd %s: removed", dev->name);
+	bk_xenbus_domain_unused(d, dev->frontid);
 	free(dev);
+	/* a queue thread's malloc arena keeps what it freed: give it back
+	 * (64 vbds come and go without the daemon keeping their memory) */
+	malloc_trim(0);
 }
 
 void

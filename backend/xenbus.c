@@ -177,10 +177,41 @@ static void
 handle_release_domain(struct bk_daemon *d)
 {
 	struct bk_dev *dev;
+	unsigned int i = 0;
 
 	for (dev = d->devs; dev; dev = dev->next)
 		if (xenops_domain_alive(d->xops, dev->frontid) == 0)
 			bk_vbd_domain_gone(dev);
+	/* domains whose vbds are all gone: asking is what lets xenops
+	 * forget a dead one (the sim transport keeps its memory files) */
+	while (i < d->nr_past_doms) {
+		if (xenops_domain_alive(d->xops, d->past_doms[i]) == 0)
+			d->past_doms[i] = d->past_doms[--d->nr_past_doms];
+		else
+			i++;
+	}
+}
+
+void
+bk_xenbus_domain_unused(struct bk_daemon *d, uint32_t domid)
+{
+	const struct bk_dev *dev;
+	unsigned int i;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		if (dev->frontid == domid)
+			return;
+	for (i = 0; i < d->nr_past_doms; i++)
+		if (d->past_doms[i] == domid)
+			return;
+	if (d->nr_past_doms == ARRAY_SIZE(d->past_doms)) {
+		/* the oldest is asked now, and forgotten either way */
+		xenops_domain_alive(d->xops, d->past_doms[0]);
+		memmove(d->past_doms, d->past_doms + 1,
+			sizeof(d->past_doms[0]) * (ARRAY_SIZE(d->past_doms) - 1));
+		d->nr_past_doms--;
+	}
+	d->past_doms[d->nr_past_doms++] = domid;
 }
 
 int

@@ -848,7 +848,7 @@ queue_setup_slots(blkfront_t *bf, struct ft_queue *q, unsigned int segs,
 {
 	unsigned int nslots = blkring_size(q->ring);
 	unsigned int per = segs + ind_pages, i;
-	unsigned int budget = FT_GRANT_BUDGET / bf->nq;
+	unsigned int budget = (bf->cfg.grant_budget ? bf->cfg.grant_budget : FT_GRANT_BUDGET) / bf->nq;
 
 	if (nslots * per > budget) {
 		unsigned int n = budget / per;

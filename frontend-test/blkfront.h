@@ -88,6 +88,10 @@ struct blkfront_config {
 	unsigned int timeout_ms;	/* handshake steps and each request;
 					 * 0 = 30000 */
 	FILE *guestlog;			/* guestlog.h records, or NULL */
+	/* Most grants the data pool of all queues may use (fewer slots
+	 * than ring entries are used below it); 0 = 4096.  A domain's
+	 * grant table is finite: many vbds on one guest need less each. */
+	unsigned int grant_budget;
 	/* The completion thread polls the rings for responses up to this
 	 * many microseconds before sleeping, adaptively (include/pollwin.h);
 	 * 0 = never.  Costs CPU; saves a cross-CPU wake-up per batch. */

@@ -1110,14 +1110,16 @@ run_line(struct sc *s, char *line)
 }
 
 static bool sc_no_close, sc_expect_no_connect;
+static unsigned int sc_grant_budget;
 
 static void
 script_usage(FILE *f)
 {
 	fprintf(f, "usage: blkfront-test script [device options] [--no-close]\n"
-		"                            [--expect-no-connect] FILE|-\n"
-		"  Connect (raw mode: no request checks, no completion thread) and run\n"
-		"  the steps of FILE; see SCRIPT FORMAT in blkfront-test(1).\n%s",
+		"                            [--expect-no-connect] [--grant-budget N] FILE|-\n"
+		"  Connect (raw mode: requests as written, responses checked, no\n"
+		"  completion thread) and run the steps of FILE; see SCRIPT FORMAT in\n"
+		"  blkfront-test(1).  --grant-budget: at most N data pool grants.\n%s",
 		FT_COMMON_HELP);
 }
 
@@ -1127,6 +1129,15 @@ script_opt(void *ctx, int opt, const char *arg)
 	switch (opt) {
 	case 'N': sc_no_close = true; return 1;
 	case 'X': sc_expect_no_connect = true; return 1;
+	case 'G': {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || v == 0 || v > 65536)
+			return -1;
+		sc_grant_budget = (unsigned int)v;
+		return 1;
+	}
 	}
 	return 0;
 }
@@ -1137,6 +1148,7 @@ ft_cmd_script(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "no-close", no_argument, NULL, 'N' },
 		{ "expect-no-connect", no_argument, NULL, 'X' },
+		{ "grant-budget", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ft_common c;
@@ -1157,6 +1169,7 @@ ft_cmd_script(int argc, char **argv)
 		return 2;
 	}
 	c.bcfg.flags |= BLKFRONT_RAW;
+	c.bcfg.grant_budget = sc_grant_budget;
 	bf = ft_common_open(&c);
 	if (sc_expect_no_connect) {
 		if (f != stdin)
