@@ -7,14 +7,17 @@
  *   frontend Initialised (3) / Connected (4): read the ring keys, open
  *             the store, start the queues, publish the features and
  *             Connected (4) in one transaction
- *   frontend Closing (5):  Closing, disconnect
+ *   frontend Closing (5):  Closing, and the ring is still served (a
+ *             guest with the disk open goes on until its last close)
  *   frontend Closed (6), frontend gone, its domain dead:
- *             disconnect, Closed (6) (Closing while the queues drain)
- *   frontend Initialising (1) while we are Connected: Closing,
+ *             disconnect, Closed (6) (Closing while the queues drain);
+ *             from InitWait only once the frontend was seen alive
+ *   frontend Initialising (1) while a ring is served: Closing,
  *             disconnect, then as below
  *   frontend Initialising (1) while we are Closed, or Closing not after
  *             an error: InitWait (reconnect); Initialised/Connected
  *             there: connect at once
+ * (DESIGN-NOTES.md has the whole table against Linux blkback's.)
  *   toolstack: online=0, or our state node set to Closing (5) by
  *             someone else (libxl writes both): Closing (5) at once;
  *             disconnect and Closed (6) once the frontend is Closed or
