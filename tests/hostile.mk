@@ -21,6 +21,7 @@ HOSTILE_SH_TESTS = \
 	test-case-C30.sh \
 	test-case-C31.sh \
 	test-backend-state-cells.sh \
+	test-backend-scale.sh \
 	$(NULL)
 TESTS += $(HOSTILE_SH_TESTS)
 # Known wrong, fixed in the data plane (DESIGN-NOTES, blkbackd): a WRITE
