@@ -590,7 +590,11 @@ req_data_in(struct bk_queue *q, struct bk_req *req)
 		status = bk_data_persistent(q, req);
 		if (status == 0)
 			return true;
-		if (status != -ENOSPC) {
+		/* Persistent grants are mapped writable, as Linux blkback maps
+		 * them; a WRITE's pages granted read-only cannot be, and are
+		 * copied instead (a bad gref then fails the copy: ERROR).  A
+		 * READ into them stays ERROR. */
+		if (status != -ENOSPC && !write) {
 			complete(q, req, BLKIF_RSP_ERROR, "cannot map the guest's grants");
 			return false;
 		}

@@ -38,8 +38,8 @@ bk_negotiate_config_free(struct bk_dev_config *c)
 }
 
 /*
- * Read the knob key: absent (*out = NULL) or one of the values in ok[]
- * (NULL-terminated).  0, or -EINVAL after bk_vbd_fatal(dev, key, "\"v\"
+ * Read the knob key: absent (*out = NULL: the default; also mode="") or
+ * one of the values in ok[] (NULL-terminated).  0, or -EINVAL after bk_vbd_fatal(dev, key, "\"v\"
  * is <what>").
  */
 static int
@@ -50,6 +50,13 @@ knob(struct bk_dev *dev, const char *key, const char *const *ok, const char *wha
 	unsigned int i;
 
 	*out = NULL;
+	if (v && !*v && !strcmp(key, "mode")) {
+		/* mode written empty is mode absent (the default, w), as
+		 * params empty is params absent (an error, below); the other
+		 * knobs are the toolstack's own and "" is a typo there */
+		free(v);
+		v = NULL;
+	}
 	if (!v)
 		return 0;
 	for (i = 0; ok[i]; i++)
@@ -131,6 +138,20 @@ out:
 /* Probe: what we offer.                                              */
 /* ---------------------------------------------------------------- */
 
+/* In transaction t: -ENOENT when our directory is gone (its state node):
+ * a transaction that writes keys must not bring it back (xl-remove, a
+ * domain destroyed meanwhile). */
+static int
+be_exists(struct xs_handle *xs, xs_transaction_t t, const char *be)
+{
+	char *state = xbus_read(xs, t, be, "state");
+
+	if (!state)
+		return -ENOENT;
+	free(state);
+	return 0;
+}
+
 static int
 probe_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
@@ -138,7 +159,9 @@ probe_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	const struct bk_options *o = &dev->d->opt;
 	int r;
 
-	r = xbus_printf(xs, t, dev->be, "max-ring-page-order", "%u", o->max_ring_order);
+	r = be_exists(xs, t, dev->be);
+	if (!r)
+		r = xbus_printf(xs, t, dev->be, "max-ring-page-order", "%u", o->max_ring_order);
 	if (!r)
 		r = xbus_printf(xs, t, dev->be, "multi-queue-max-queues", "%u", o->max_queues);
 	if (!r)
@@ -173,9 +196,16 @@ bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i
 		snprintf(buf, len, "%s/queue-%u", dev->fe, i);
 }
 
-/* Read one queue's ring-ref(s) and event-channel from dir. */
+/*
+ * Read one queue's ring-ref(s) and event-channel from dir.  The names
+ * follow Linux blkback's read_per_ring_refs: with a ring-page-order
+ * node (multi_ref, even "0") ring-ref0 .. ring-refN-1, without one the
+ * single "ring-ref"; the other spelling is never looked at, so keys an
+ * earlier frontend left behind cannot be taken for this one's.
+ */
 static int
-read_ring(struct bk_dev *dev, const char *dir, unsigned int order, struct bk_ring_config *rc)
+read_ring(struct bk_dev *dev, const char *dir, unsigned int order, bool multi_ref,
+	  struct bk_ring_config *rc)
 {
 	struct xs_handle *xs = dev->d->xs;
 	unsigned int i;
@@ -185,12 +215,11 @@ read_ring(struct bk_dev *dev, const char *dir, unsigned int order, struct bk_rin
 
 	rc->nr_pages = 1u << order;
 	for (i = 0; i < rc->nr_pages; i++) {
-		snprintf(key, sizeof(key), "ring-ref%u", i);
-		r = xbus_read_u64(xs, XBT_NULL, dir, key, UINT32_MAX, 0, &v);
-		if (r == -ENOENT && rc->nr_pages == 1) {
+		if (multi_ref)
+			snprintf(key, sizeof(key), "ring-ref%u", i);
+		else
 			snprintf(key, sizeof(key), "ring-ref");
-			r = xbus_read_u64(xs, XBT_NULL, dir, key, UINT32_MAX, 0, &v);
-		}
+		r = xbus_read_u64(xs, XBT_NULL, dir, key, UINT32_MAX, 0, &v);
 		if (r < 0) {
 			bk_vbd_fatal(dev, key, "%s in %s",
 				     r == -ENOENT ? "missing" : "not a grant ref", dir);
@@ -226,11 +255,14 @@ bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
 	const struct bk_options *o = &dev->d->opt;
 	struct xs_handle *xs = dev->d->xs;
 	unsigned int order, nq, i, v32;
+	bool multi_ref;
 	enum blkring_abi abi;
 	char *proto;
 	int r;
 
+	/* read once, for every queue (a frontend may change it meanwhile) */
 	r = xbus_read_uint(xs, XBT_NULL, dev->fe, "ring-page-order", 0, &order);
+	multi_ref = r != -ENOENT;
 	if (r == -EINVAL || order > o->max_ring_order) {
 		fatal_fe_number(dev, "ring-page-order", r == -EINVAL ? "not a number" : "too large",
 				"max-ring-page-order", o->max_ring_order);
@@ -254,7 +286,7 @@ bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
 		char dir[200];
 
 		bk_negotiate_queue_dir(dev, nq, i, dir, sizeof(dir));
-		if (read_ring(dev, dir, order, &rings[i]) < 0)
+		if (read_ring(dev, dir, order, multi_ref, &rings[i]) < 0)
 			return -EINVAL;
 		rings[i].abi = abi;
 	}
@@ -326,7 +358,9 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	const char *be = dev->be;
 	int r;
 
-	r = xbus_printf(xs, t, be, "feature-flush-cache", "%d", f->flush_cache);
+	r = be_exists(xs, t, be);
+	if (!r)
+		r = xbus_printf(xs, t, be, "feature-flush-cache", "%d", f->flush_cache);
 	if (!r)
 		r = xbus_printf(xs, t, be, "feature-barrier", "%d", f->barrier);
 	if (!r)
@@ -379,7 +413,7 @@ resize_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	char *state = xbus_read(xs, t, be, "state");
 	int r;
 
-	if (!state)	/* removed meanwhile: never bring it back */
+	if (!state)	/* removed meanwhile: never bring it back (be_exists) */
 		return -ENOENT;
 	r = xbus_printf(xs, t, be, "sectors", "%" PRIu64, a->sectors);
 	if (!r)

@@ -20,6 +20,12 @@
  *   delay-ms=N     every I/O takes N ms, 0..MEMORY_MAX_DELAY_MS (blocks
  *                  the queue thread), so a test can stop the daemon with
  *                  requests in flight
+ *   fail-sectors=A-B  a medium error: a READ or WRITE touching any
+ *                  512-byte sector A..B (inclusive) transfers the
+ *                  sectors before the first bad one, as a disk does,
+ *                  then fails with -EIO (case C20)
+ *   sector-size=N  the logical block size, 512 or 4096 (the size must
+ *                  be a multiple of it; case C31)
  * An unknown option, or a value that is not one of these, is refused
  * (-EINVAL, with the reason for the error node).  Several queues may
  * run at once; a mutex serialises the copies.
@@ -48,21 +54,39 @@ struct memory_store {
 	pthread_mutex_t lock;		/* the copies */
 	bool fail_flush, no_flush, no_fua, refuse_flush, refuse_discard;
 	unsigned int delay_ms;
+	uint64_t bad_first, bad_last;	/* fail-sectors, in bytes; last < first: none */
 };
 
 static const char *const memory_options[] = {
 	"fail-flush", "no-flush", "delay-ms", "fua", "no-discard",
-	"refuse-flush", "refuse-discard", NULL,
+	"refuse-flush", "refuse-discard", "fail-sectors", "sector-size", NULL,
 };
+
+/* "A-B", decimal sectors, A <= B.  0 or -1. */
+static int
+parse_range(const char *v, uint64_t *a, uint64_t *b)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)v[0]))
+		return -1;
+	errno = 0;
+	*a = strtoull(v, &end, 10);
+	if (errno || *end != '-' || !isdigit((unsigned char)end[1]))
+		return -1;
+	*b = strtoull(end + 1, &end, 10);
+	return errno || *end || *b < *a || *b >= UINT64_MAX >> 9 ? -1 : 0;
+}
 
 static int
 memory_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features *f)
 {
 	struct memory_store *s;
-	char buf[16], fbuf[16];
-	const char *opts, *fua, *delay;
+	char buf[16], fbuf[16], rbuf[48], zbuf[16];
+	const char *opts, *fua, *delay, *range, *ssize;
 	unsigned long delay_ms = 0;
-	uint64_t size;
+	unsigned int sector_size = 512;
+	uint64_t size, bad_a = 1, bad_b = 0;
 	char *end;
 	int rc;
 
@@ -86,6 +110,20 @@ memory_open(const struct bk_store_config *cfg, void **priv, struct bk_store_feat
 					     "in 0..%u", delay, MEMORY_MAX_DELAY_MS);
 		}
 	}
+	range = bk_opt_get(opts, "fail-sectors", rbuf, sizeof(rbuf));
+	if (range && parse_range(range, &bad_a, &bad_b) < 0)
+		return bk_store_fail(cfg, -EINVAL, "memory store",
+				     "fail-sectors=\"%s\" is not a sector range FIRST-LAST", range);
+	ssize = bk_opt_get(opts, "sector-size", zbuf, sizeof(zbuf));
+	if (ssize && strcmp(ssize, "512") && strcmp(ssize, "4096"))
+		return bk_store_fail(cfg, -EINVAL, "memory store",
+				     "sector-size=\"%s\" is not 512 or 4096", ssize);
+	if (ssize)
+		sector_size = (unsigned int)atoi(ssize);
+	if (size % sector_size)
+		return bk_store_fail(cfg, -EINVAL, "memory store",
+				     "size %llu is not a multiple of sector-size %u",
+				     (unsigned long long)size, sector_size);
 	fua = bk_opt_get(opts, "fua", fbuf, sizeof(fbuf));
 	if (fua && strcmp(fua, "none") && strcmp(fua, "emulated") && strcmp(fua, "native")) {
 		return bk_store_fail(cfg, -EINVAL, "memory store",
@@ -111,10 +149,12 @@ memory_open(const struct bk_store_config *cfg, void **priv, struct bk_store_feat
 	s->refuse_flush = bk_opt_has(opts, "refuse-flush");
 	s->refuse_discard = bk_opt_has(opts, "refuse-discard");
 	s->delay_ms = (unsigned int)delay_ms;
+	s->bad_first = range ? bad_a << 9 : 1;
+	s->bad_last = range ? (bad_b << 9) + 511 : 0;
 
 	memset(f, 0, sizeof(*f));
 	f->size = s->size;
-	f->sector_size = 512;
+	f->sector_size = sector_size;
 	f->physical_sector_size = 4096;
 	f->read_only = cfg->read_only;
 	f->can_flush = !s->no_flush;
@@ -143,14 +183,46 @@ memory_close(void *priv)
 	free(s);
 }
 
-/* The I/O itself, under s->lock.  store.c has checked it against the
- * features; what is refused here is the device modelled (a FLUSH or a
- * FUA it does not have, the refuse-* options). */
+/*
+ * fail-sectors: how many bytes of the transfer precede the bad range
+ * (the disk transfers those, then fails), or the whole length when it
+ * does not touch the range.
+ */
+static uint64_t
+good_prefix(const struct memory_store *s, const struct bk_io *io)
+{
+	if (s->bad_last < s->bad_first || io->offset > s->bad_last ||
+	    io->offset + io->len <= s->bad_first)
+		return io->len;
+	return io->offset >= s->bad_first ? 0 : s->bad_first - io->offset;
+}
+
+/* Copy between the iovecs and the disk at off, at most max bytes. */
 static void
-memory_do(struct memory_store *s, struct bk_io *io)
+memory_copy(struct memory_store *s, struct bk_io *io, bool to_disk, uint64_t max)
 {
 	uint64_t off = io->offset;
 	int i;
+
+	for (i = 0; i < io->iovcnt && max; i++) {
+		size_t n = io->iov[i].iov_len < max ? io->iov[i].iov_len : (size_t)max;
+
+		if (to_disk)
+			memcpy(s->data + off, io->iov[i].iov_base, n);
+		else
+			memcpy(io->iov[i].iov_base, s->data + off, n);
+		off += n;
+		max -= n;
+	}
+}
+
+/* The I/O itself, under s->lock.  store.c has checked it against the
+ * features; what is refused here is the device modelled (a FLUSH or a
+ * FUA it does not have, the refuse-* options, fail-sectors). */
+static void
+memory_do(struct memory_store *s, struct bk_io *io)
+{
+	uint64_t off = io->offset, good;
 
 	if (io->op != BK_IO_FLUSH &&
 	    (io->offset > s->size || io->len > s->size - io->offset)) {
@@ -160,11 +232,9 @@ memory_do(struct memory_store *s, struct bk_io *io)
 	switch (io->op) {
 	case BK_IO_READ:
 		io->host_action = "mem-read";
-		for (i = 0; i < io->iovcnt; i++) {
-			memcpy(io->iov[i].iov_base, s->data + off, io->iov[i].iov_len);
-			off += io->iov[i].iov_len;
-		}
-		io->result = io->len;
+		good = good_prefix(s, io);
+		memory_copy(s, io, false, good);
+		io->result = good == io->len ? (int64_t)io->len : -EIO;
 		break;
 	case BK_IO_WRITE:
 		io->host_action = (io->flags & BK_IO_FUA) ? "mem-write+fua" : "mem-write";
@@ -172,11 +242,9 @@ memory_do(struct memory_store *s, struct bk_io *io)
 			io->result = -EOPNOTSUPP;	/* the device modelled has none */
 			break;
 		}
-		for (i = 0; i < io->iovcnt; i++) {
-			memcpy(s->data + off, io->iov[i].iov_base, io->iov[i].iov_len);
-			off += io->iov[i].iov_len;
-		}
-		io->result = io->len;
+		good = good_prefix(s, io);
+		memory_copy(s, io, true, good);
+		io->result = good == io->len ? (int64_t)io->len : -EIO;
 		break;
 	case BK_IO_FLUSH:
 		io->host_action = "mem-flush";

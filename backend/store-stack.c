@@ -171,6 +171,14 @@ int
 bk_claim_check(const struct bk_claims *reg, const struct bk_params *p,
 	       bool read_only, const struct bk_claim **holder)
 {
+	return bk_claim_check_shared(reg, p, read_only, NULL, NULL, holder);
+}
+
+int
+bk_claim_check_shared(const struct bk_claims *reg, const struct bk_params *p, bool read_only,
+		      bool (*may_share)(const struct bk_claim *c, void *arg), void *arg,
+		      const struct bk_claim **holder)
+{
 	char id[sizeof(reg->head->id)];
 	const struct bk_claim *c, *draining = NULL;
 
@@ -179,7 +187,8 @@ bk_claim_check(const struct bk_claims *reg, const struct bk_params *p,
 	if (claim_id(p, id, sizeof(id)) < 0)
 		return 0;	/* the open says why */
 	for (c = reg->head; c; c = c->next) {
-		if (strcmp(c->id, id) || (c->read_only && read_only))
+		if (strcmp(c->id, id) || (c->read_only && read_only) ||
+		    (may_share && may_share(c, arg)))
 			continue;
 		if (!c->draining) {
 			/* a connected user: a refusal, whatever else drains */

@@ -7,14 +7,17 @@
  *   frontend Initialised (3) / Connected (4): read the ring keys, open
  *             the store, start the queues, publish the features and
  *             Connected (4) in one transaction
- *   frontend Closing (5):  Closing, disconnect
+ *   frontend Closing (5):  Closing, and the ring is still served (a
+ *             guest with the disk open goes on until its last close)
  *   frontend Closed (6), frontend gone, its domain dead:
- *             disconnect, Closed (6) (Closing while the queues drain)
- *   frontend Initialising (1) while we are Connected: Closing,
+ *             disconnect, Closed (6) (Closing while the queues drain);
+ *             from InitWait only once the frontend was seen alive
+ *   frontend Initialising (1) while a ring is served: Closing,
  *             disconnect, then as below
  *   frontend Initialising (1) while we are Closed, or Closing not after
  *             an error: InitWait (reconnect); Initialised/Connected
  *             there: connect at once
+ * (DESIGN-NOTES.md has the whole table against Linux blkback's.)
  *   toolstack: online=0, or our state node set to Closing (5) by
  *             someone else (libxl writes both): Closing (5) at once;
  *             disconnect and Closed (6) once the frontend is Closed or
@@ -50,6 +53,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,21 +123,54 @@ bk_vbd_set_state(struct bk_dev *dev, int state)
 	dev->state = state;
 }
 
+struct error_arg {
+	const char *be;
+	const char *msg;
+};
+
+static int
+error_node(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct error_arg *a = arg;
+	char *state = xbus_read(xs, t, a->be, "state");
+
+	if (!state)	/* removed: never bring the directory back */
+		return -ENOENT;
+	free(state);
+	return xbus_printf(xs, t, a->be, "error", "%s", a->msg);
+}
+
+/*
+ * Write <backend>/error = msg, only while the backend directory exists
+ * (its state node), in a transaction: as set_state, an error found
+ * after xl-remove (a connect that fails because the domain is gone)
+ * must not recreate the directory.
+ */
+static void
+write_error(struct bk_dev *dev, const char *msg)
+{
+	const struct error_arg a = { .be = dev->be, .msg = msg };
+	int r = xbus_transact(dev->d->xs, error_node, (void *)&a);
+
+	if (r == -ENOENT)
+		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s is gone: error not written", dev->name, dev->be);
+	else if (r < 0)
+		log_error("vbd %s: write %s/error: %s", dev->name, dev->be, strerror(-r));
+}
+
 void
 bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[256], node[320];
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (bk_vbd_log_ok(dev))	/* a flapping guest repeats its errors */
 		log_error("vbd %s: %s: %s", dev->name, key, msg);
-	r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "%s: %s", key, msg);
-	if (r < 0)
-		log_error("vbd %s: write %s/error: %s", dev->name, dev->be, strerror(-r));
+	snprintf(node, sizeof(node), "%s: %s", key, msg);
+	write_error(dev, node);
 	dev->fatal = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);
 }
@@ -142,10 +179,82 @@ bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 /* The store and its claim.                                           */
 /* ---------------------------------------------------------------- */
 
+/* /local/domain/<domid>/<key>: a malloc'd string or NULL. */
+static char *
+dom_read(struct bk_daemon *d, uint32_t domid, const char *key)
+{
+	char dir[48];
+
+	snprintf(dir, sizeof(dir), "/local/domain/%u", domid);
+	return xbus_read(d->xs, XBT_NULL, dir, key);
+}
+
+/* The vm path of the domain domid targets (a stub domain's), or NULL. */
+static char *
+target_vm(struct bk_daemon *d, uint32_t domid)
+{
+	char *t = dom_read(d, domid, "target"), *end, *vm = NULL;
+	unsigned long target;
+
+	if (!t)
+		return NULL;
+	errno = 0;
+	target = strtoul(t, &end, 10);
+	if (!errno && end != t && !*end && target <= UINT32_MAX)
+		vm = dom_read(d, (uint32_t)target, "vm");
+	free(t);
+	return vm;
+}
+
+static bool
+streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/*
+ * May dev share its backing with the vbd holding claim c?  Xen's block
+ * hotplug script (check_sharing, same_vm) lets two writers share a
+ * device when both frontends belong to the same VM: a localhost
+ * migration's source and target domains, which have the same
+ * /local/domain/N/vm path and never run at once.  Compared like the
+ * script: each domain's vm and its target's vm (a device model stub
+ * domain), any pair equal.  Unlike the script a missing vm path never
+ * matches (it pretended a vanished domain was the same VM).
+ */
+static bool
+same_vm(const struct bk_claim *c, void *arg)
+{
+	struct bk_dev *dev = arg;
+	struct bk_daemon *d = dev->d;
+	unsigned long other;
+	char *vm, *tvm, *ovm, *otvm, *end;
+	bool same;
+
+	errno = 0;
+	other = strtoul(c->owner, &end, 10);
+	if (errno || *end != '/' || other > UINT32_MAX)
+		return false;
+	vm = dom_read(d, dev->frontid, "vm");
+	tvm = target_vm(d, dev->frontid);
+	ovm = dom_read(d, (uint32_t)other, "vm");
+	otvm = target_vm(d, (uint32_t)other);
+	same = streq(vm, ovm) || streq(tvm, ovm) || streq(vm, otvm) || streq(tvm, otvm);
+	if (same)
+		log_info("vbd %s: shares \"%s\" with vbd %s: both frontends are VM %s",
+			 dev->name, c->id, c->owner, streq(vm, ovm) ? vm : ovm ? ovm : otvm);
+	free(vm);
+	free(tvm);
+	free(ovm);
+	free(otvm);
+	return same;
+}
+
 /*
  * Open the vbd's store (check_only: open the base, check it, close it
  * again, as Linux blkback opens the backing before InitWait).  A backing
- * another vbd serves is refused unless both are read-only; one that a
+ * another vbd serves is refused unless both are read-only or both
+ * frontends are the same VM (same_vm); one that a
  * draining vbd still writes is waited for (dev->backing_wait; retried
  * when that drain is over).  0, -EINPROGRESS while waiting, or -errno
  * after bk_vbd_fatal().
@@ -168,7 +277,7 @@ store_open(struct bk_dev *dev, bool check_only)
 	struct bk_store_why why;
 	int r;
 
-	r = bk_claim_check(&d->claims, &c->params, c->read_only, &holder);
+	r = bk_claim_check_shared(&d->claims, &c->params, c->read_only, same_vm, dev, &holder);
 	if (r == -EINPROGRESS) {
 		if (!dev->backing_wait)
 			log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
@@ -180,7 +289,8 @@ store_open(struct bk_dev *dev, bool check_only)
 	dev->backing_wait = false;
 	if (r == -EBUSY) {
 		bk_vbd_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
-			     "a backing is shared only when every vbd has mode=r",
+			     "a backing is shared only when every vbd has mode=r, "
+			     "or every frontend is the same VM (a migration)",
 			     c->params.arg, holder->owner,
 			     holder->read_only ? " (read-only)" : " read-write");
 		return r;
@@ -227,6 +337,10 @@ bk_vbd_disconnect_finish(struct bk_dev *dev)
 	dev->nr_queues = 0;
 	bk_stack_close(dev->store);
 	dev->store = NULL;
+	/* a vbd may wait for this backing (backing_wait): look again once
+	 * the control thread is done with this event (xenbus.c) */
+	if (dev->claim && dev->claim->draining)
+		dev->d->rescan_waiters = true;
 	bk_claim_release(&dev->d->claims, dev->claim);
 	dev->claim = NULL;
 	if (dev->published && bk_vbd_log_ok(dev))
@@ -451,7 +565,11 @@ bk_vbd_free(struct bk_dev *dev, bool removed)
 	bk_negotiate_config_free(&dev->cfg);
 	if (removed)
 		log_info("vbd %s: removed", dev->name);
+	bk_xenbus_domain_unused(d, dev->frontid);
 	free(dev);
+	/* a queue thread's malloc arena keeps what it freed: give it back
+	 * (64 vbds come and go without the daemon keeping their memory) */
+	malloc_trim(0);
 }
 
 void
@@ -629,11 +747,13 @@ frontend_changed(struct bk_dev *dev, unsigned long fe_state)
 {
 	switch (fe_state) {
 	case XenbusStateInitialising:
-		/* A frontend that starts over while we are Connected: its
-		 * Closing was overwritten before we read it (5 then 1 in quick
-		 * succession), or it restarted without closing.  Close our
-		 * side first; the probe follows once the queues have drained. */
-		if (dev->state == XenbusStateConnected) {
+		/* A frontend that starts over while its ring is still served:
+		 * its Closing and Closed were overwritten before we read them
+		 * (5, 6, 1 in quick succession), it restarted without closing,
+		 * or it went Closing (we serve on, as Linux) and then
+		 * Initialising.  Close our side first; the probe follows once
+		 * the queues have drained. */
+		if (dev->phase == DEV_CONNECTED) {
 			bk_vbd_set_state(dev, XenbusStateClosing);
 			if (!bk_vbd_disconnect(dev)) {
 				dev->then_update = true;
@@ -656,23 +776,33 @@ frontend_changed(struct bk_dev *dev, unsigned long fe_state)
 			connect(dev, false);
 		break;
 	case XenbusStateClosing:
-		/* Closing at once (Linux blkback); Closed waits for the drain
-		 * and the frontend's Closed */
-		if (dev->state != XenbusStateClosed)
-			bk_vbd_set_state(dev, XenbusStateClosing);
-		if (!bk_vbd_disconnect(dev))
-			dev->then_update = true;
+		/*
+		 * Closing at once, from any state (Linux blkback), and the ring
+		 * is still served: a guest that still has the disk open stays
+		 * Closing and goes on with its I/O until its last close (Linux
+		 * blkfront_closing, "Device in use; refusing to close").  The
+		 * queues stop at the frontend's Closed.
+		 */
+		bk_vbd_set_state(dev, XenbusStateClosing);
+		/* on its way out: a vbd wanting its backing waits for the
+		 * release rather than being refused (store_open) */
+		if (dev->claim)
+			dev->claim->draining = true;
 		break;
 	case XenbusStateClosed:
 	case XenbusStateUnknown:
 	default:
 		/*
-		 * A frontend that is Closed when we (re)probe has not started
-		 * yet (blkbackd restarted, or the guest closed earlier): keep
-		 * waiting in InitWait for it, as Linux blkfront reconnects from
-		 * Closed when it sees InitWait.
+		 * Closed from any state (Linux blkback), InitWait included
+		 * once this frontend has been seen alive: it went Closed while
+		 * we waited for it (it reconnects by writing Initialising, and
+		 * we go back to InitWait then).  A frontend that has only ever
+		 * been Closed, Unknown or absent since we serve the vbd has
+		 * not started (blkbackd restarted, or the guest closed
+		 * earlier): keep waiting in InitWait for it.
 		 */
-		if (dev->state == XenbusStateInitWait)
+		if (dev->state == XenbusStateInitWait &&
+		    (fe_state != XenbusStateClosed || !dev->fe_live))
 			break;
 		if (!bk_vbd_disconnect(dev)) {
 			/* Closing while the queues drain; then Closed, or
@@ -755,6 +885,8 @@ bk_vbd_update(struct bk_dev *dev)
 		return;		/* a bad value: reported by fe_state_read */
 	} else {
 		dev->fe_seen = true;
+		if (fe_state != XenbusStateClosed && fe_state != XenbusStateUnknown)
+			dev->fe_live = true;
 	}
 	bk_dbg(BK_DBG_XENBUS, "vbd %s: backend %s, frontend %s", dev->name,
 	       xbus_state_name(dev->state), xbus_state_name(fe_state));
@@ -856,7 +988,7 @@ bk_vbd_reports(struct bk_dev *dev)
 
 	for (i = 0; i < dev->nr_queues; i++) {
 		struct bk_report rep;
-		int r;
+		char node[320];
 
 		if (!bk_dataplane_reports(dev->queues[i], &rep))
 			continue;
@@ -871,11 +1003,8 @@ bk_vbd_reports(struct bk_dev *dev)
 			if (!dev->failed)
 				log_error("vbd %s: %s", dev->name, rep.msg);
 			dev->failed = true;
-			r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "failed: %s",
-					rep.msg);
-			if (r < 0)
-				log_error("vbd %s: write %s/error: %s", dev->name, dev->be,
-					  strerror(-r));
+			snprintf(node, sizeof(node), "failed: %s", rep.msg);
+			write_error(dev, node);
 		}
 	}
 	if (dev->phase == DEV_CONNECTED && queues_stopped(dev, false)) {

@@ -65,6 +65,10 @@ struct bk_daemon {
 	int report_efd;			/* queue threads -> control thread */
 	struct bk_dev *devs;
 	struct bk_claims claims;	/* who serves which backing */
+	bool rescan_waiters;		/* a draining claim was released */
+	/* domains that had vbds here and have none now (xenbus.c) */
+	uint32_t past_doms[64];
+	unsigned int nr_past_doms;
 	/* xenbus.c: the last few non-numeric directory names under
 	 * vbd_root it has logged, so each is logged once, not per event */
 	char bad_dirs[4][64];
@@ -96,6 +100,8 @@ struct bk_dev {
 	char fe[160];			/* frontend directory ("" until read) */
 	char fe_state[176];		/* watched */
 	bool fe_watched, fe_seen;
+	bool fe_live;			/* seen in 1..5 since we serve the vbd */
+	bool fe_event;			/* xenbus.c: a watch event this batch */
 	/* the frontend state value outside 1..6 last reported ("" none):
 	 * reported once per value, not per watch event */
 	char fe_bad[24];
@@ -155,6 +161,9 @@ struct bk_dev *bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id);
 void bk_xenbus_check_sizes(struct bk_daemon *d);
 /* SIGUSR2 (blkcrash): power-cut every vbd's store, no drain. */
 void bk_xenbus_power_cut(struct bk_daemon *d);
+/* The last vbd of domain domid is gone: when the domain dies, xenops is
+ * asked about it once more, so that it forgets it (its memory files). */
+void bk_xenbus_domain_unused(struct bk_daemon *d, uint32_t domid);
 
 /* Create/update/remove vbd F/D from what its directory holds now. */
 void bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id);

@@ -177,10 +177,41 @@ static void
 handle_release_domain(struct bk_daemon *d)
 {
 	struct bk_dev *dev;
+	unsigned int i = 0;
 
 	for (dev = d->devs; dev; dev = dev->next)
 		if (xenops_domain_alive(d->xops, dev->frontid) == 0)
 			bk_vbd_domain_gone(dev);
+	/* domains whose vbds are all gone: asking is what lets xenops
+	 * forget a dead one (the sim transport keeps its memory files) */
+	while (i < d->nr_past_doms) {
+		if (xenops_domain_alive(d->xops, d->past_doms[i]) == 0)
+			d->past_doms[i] = d->past_doms[--d->nr_past_doms];
+		else
+			i++;
+	}
+}
+
+void
+bk_xenbus_domain_unused(struct bk_daemon *d, uint32_t domid)
+{
+	const struct bk_dev *dev;
+	unsigned int i;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		if (dev->frontid == domid)
+			return;
+	for (i = 0; i < d->nr_past_doms; i++)
+		if (d->past_doms[i] == domid)
+			return;
+	if (d->nr_past_doms == ARRAY_SIZE(d->past_doms)) {
+		/* the oldest is asked now, and forgotten either way */
+		xenops_domain_alive(d->xops, d->past_doms[0]);
+		memmove(d->past_doms, d->past_doms + 1,
+			sizeof(d->past_doms[0]) * (ARRAY_SIZE(d->past_doms) - 1));
+		d->nr_past_doms--;
+	}
+	d->past_doms[d->nr_past_doms++] = domid;
 }
 
 int
@@ -198,32 +229,90 @@ bk_xenbus_init(struct bk_daemon *d)
 	return 0;
 }
 
+/* A claim some vbd may be waiting for was released: those vbds look
+ * again (bk_vbd_drain_done does the same after a drain). */
+static void
+rescan_waiters(struct bk_daemon *d)
+{
+	struct bk_dev *dev, *next;
+
+	while (d->rescan_waiters) {
+		d->rescan_waiters = false;
+		for (dev = d->devs; dev; dev = next) {
+			next = dev->next;
+			if (dev->backing_wait)
+				bk_xenbus_scan_device(d, dev->frontid, dev->devid);
+		}
+	}
+}
+
+/* Events taken per call: the rest waits for the next poll round. */
+#define WATCH_BATCH	4096
+/* Distinct backend paths remembered per batch; beyond, rescan all. */
+#define WATCH_PATHS	32
+
+/*
+ * Every pending event is taken first and only then acted on, once per
+ * vbd: each action re-reads the states (bk_vbd_update reconciles), so
+ * the events of one batch coalesce.  A guest that writes its state node
+ * 100 000 times costs one update per batch, not three xenstore round
+ * trips per write, and the watch queue (libxenstore's, in our memory;
+ * xenstored's, which drops a connection that stops reading) never
+ * backs up.  The backend directory's events are deduplicated by path,
+ * the frontends' mark their vbd, @releaseDomain is one flag.
+ */
 void
 bk_xenbus_handle_watches(struct bk_daemon *d)
 {
+	char paths[WATCH_PATHS][200];
+	unsigned int npaths = 0, n = 0, i;
+	bool rescan = false, release = false;
+	struct bk_dev *dev, *next;
 	char **w;
 
-	while ((w = xs_check_watch(d->xs)) != NULL) {
+	while (n < WATCH_BATCH && (w = xs_check_watch(d->xs)) != NULL) {
 		const char *path = w[XS_WATCH_PATH], *token = w[XS_WATCH_TOKEN];
 
+		n++;
 		bk_dbg(BK_DBG_XENBUS, "watch %s %s", token, path);
 		if (!strcmp(token, "vbd")) {
-			handle_vbd_event(d, path);
-		} else if (!strcmp(token, "fe")) {
-			struct bk_dev *dev, *next;
+			bool seen = false;
 
-			for (dev = d->devs; dev; dev = next) {
-				next = dev->next;
+			for (i = 0; i < npaths && !seen; i++)
+				seen = !strcmp(paths[i], path);
+			if (!seen && npaths < WATCH_PATHS && strlen(path) < sizeof(paths[0]))
+				snprintf(paths[npaths++], sizeof(paths[0]), "%s", path);
+			else if (!seen)
+				rescan = true;
+		} else if (!strcmp(token, "fe")) {
+			for (dev = d->devs; dev; dev = dev->next)
 				if (!strcmp(dev->fe_state, path))
-					bk_vbd_update(dev);
-			}
+					dev->fe_event = true;
 		} else if (!strcmp(token, "release")) {
-			handle_release_domain(d);
+			release = true;
 		}
 		free(w);
 	}
-	if (errno != EAGAIN)
+	if (n < WATCH_BATCH && errno != EAGAIN)
 		log_error("xenstore: reading watches: %m");
+
+	/* in the order they came in, as far as it matters: the backend
+	 * directory (vbds appear and go), the frontends, dying domains */
+	if (rescan)
+		scan_frontend(d, true, 0);
+	else
+		for (i = 0; i < npaths; i++)
+			handle_vbd_event(d, paths[i]);
+	for (dev = d->devs; dev; dev = next) {
+		next = dev->next;
+		if (dev->fe_event) {
+			dev->fe_event = false;
+			bk_vbd_update(dev);
+		}
+	}
+	if (release)
+		handle_release_domain(d);
+	rescan_waiters(d);
 }
 
 void
@@ -245,6 +334,7 @@ bk_xenbus_handle_reports(struct bk_daemon *d)
 			next = d->devs;
 		}
 	}
+	rescan_waiters(d);
 }
 
 void

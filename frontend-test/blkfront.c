@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <xen/io/protocols.h>
 #include <xen/io/xenbus.h>
@@ -46,6 +47,9 @@ struct ft_slot {
 	grant_ref_t *data_refs;
 	void *ind;			/* indirect pages (or NULL) */
 	grant_ref_t *ind_refs;
+	/* Without persistent grants (bf->per_request): the pages granted
+	 * for the request on the ring, access ended at its response. */
+	unsigned int ndata, nind;
 };
 
 struct ft_queue {
@@ -97,6 +101,11 @@ struct blkfront {
 
 	bool broken;			/* atomic */
 	bool notify_failed;		/* atomic: logged once */
+	/* No persistent grants negotiated: a request's pages are granted
+	 * at submit and access to them is ended at its response (Linux
+	 * blkfront; a backend still mapping one then breaks the device). */
+	bool per_request;
+	bool close_fault;		/* the backend was Closed and still mapped */
 	pthread_mutex_t stats_lock;
 	struct blkfront_stats stats;
 
@@ -350,6 +359,31 @@ complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
 }
 
 /*
+ * Without persistent grants, end access to the pages of slot s's request
+ * (data, then indirect) at its response, as Linux blkfront's
+ * blkif_completion does (gnttab_try_end_foreign_access): a backend must
+ * have unmapped them before the response was visible.  0, or -EBUSY
+ * (nothing ended: the slot is never reused, see fail_all).
+ */
+static int
+end_access(blkfront_t *bf, struct ft_slot *s)
+{
+	int r = 0;
+
+	if (s->ndata)
+		r = xenops_end_access(bf->x, s->data, s->ndata);
+	if (!r && s->nind) {
+		r = xenops_end_access(bf->x, s->ind, s->nind);
+		if (r < 0 && s->ndata)
+			xenops_grant_again(bf->x, s->data, s->ndata);
+	}
+	if (r < 0)
+		return r;
+	s->ndata = s->nind = 0;
+	return 0;
+}
+
+/*
  * Drain queue q's responses; first take the event channel's pending
  * event when its fd polled readable (evtchn: the completion thread only).
  * Returns how many requests completed, or -EPROTO after breaking the
@@ -402,6 +436,13 @@ drain_queue(blkfront_t *bf, struct ft_queue *q, bool evtchn)
 			snprintf(why, sizeof(why),
 				 "queue %u: response has wrong operation (%u instead of %u) for id %#" PRIx64,
 				 q->idx, rsp.operation, s->op, rsp.id);
+			break;
+		}
+		if (bf->per_request && end_access(bf, s) < 0) {
+			snprintf(why, sizeof(why),
+				 "queue %u: the backend still maps a grant of %s id %#" PRIx64
+				 " at its response (no persistent grants negotiated)",
+				 q->idx, opname(s->op), rsp.id);
 			break;
 		}
 		s->busy = false;
@@ -683,6 +724,31 @@ completion_thread(void *opaque)
 /* rings                                                              */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The backend is Closed: it must not map any page of ours any more, the
+ * ring's included (Linux blkback unmaps everything before it writes
+ * Closed).  Checked once, before teardown waits for stragglers: a
+ * backend that still maps a page is a fault, logged, and makes
+ * blkfront_close() fail.
+ */
+static void
+check_unmapped(blkfront_t *bf, struct ft_queue *q)
+{
+	const char *what = NULL;
+	unsigned int i;
+
+	for (i = 0; q->slots && i < q->nr_slots && !what; i++)
+		if (xenops_end_access(bf->x, q->slots[i].data, q->pages_per_slot) == -EBUSY)
+			what = "data page";
+	if (!what && q->sring && xenops_end_access(bf->x, q->sring, q->nr_ring_pages) == -EBUSY)
+		what = "ring page";
+	if (!what)
+		return;
+	log_error("vbd %s: queue %u: backend %s is Closed but still maps a %s of ours",
+		  bf->fe, q->idx, bf->be, what);
+	bf->close_fault = true;
+}
+
 static void
 queue_teardown(blkfront_t *bf, struct ft_queue *q)
 {
@@ -782,7 +848,7 @@ queue_setup_slots(blkfront_t *bf, struct ft_queue *q, unsigned int segs,
 {
 	unsigned int nslots = blkring_size(q->ring);
 	unsigned int per = segs + ind_pages, i;
-	unsigned int budget = FT_GRANT_BUDGET / bf->nq;
+	unsigned int budget = (bf->cfg.grant_budget ? bf->cfg.grant_budget : FT_GRANT_BUDGET) / bf->nq;
 
 	if (nslots * per > budget) {
 		unsigned int n = budget / per;
@@ -810,6 +876,9 @@ queue_setup_slots(blkfront_t *bf, struct ft_queue *q, unsigned int segs,
 		if (!base)
 			return -errno;
 		q->nr_slots = i + 1;	/* what teardown must unshare */
+		/* granted per request from now on (nobody can map them yet) */
+		if (bf->per_request && xenops_end_access(bf->x, base, per) < 0)
+			return -EIO;
 		s->data = base;
 		s->data_refs = &q->pool_refs[i * per];
 		s->ind = ind_pages ? base + (size_t)segs * XEN_PAGE_SIZE : NULL;
@@ -946,7 +1015,10 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 		char *kv = bf->fe_keys[i], *eq = strchr(kv, '=');
 
 		*eq = '\0';
-		r = xbus_printf(xs, t, bf->fe, kv, "%s", eq + 1);
+		if (!strcmp(eq + 1, "-"))
+			r = xbus_rm(xs, t, bf->fe, kv);	/* KEY=-: absent */
+		else
+			r = xbus_printf(xs, t, bf->fe, kv, "%s", eq + 1);
 		*eq = '=';
 	}
 	return r;
@@ -1091,15 +1163,65 @@ disconnect(blkfront_t *bf, bool handshake)
 			     bf->cfg.timeout_ms, &st) < 0)
 		log_error("vbd %s: backend %s did not close within %u ms (state %s)",
 			  bf->fe, bf->be, bf->cfg.timeout_ms, xbus_state_name(st));
-	if (switch_state(bf, XenbusStateClosed) == 0 &&
-	    xbus_wait(bf->xs, bf->be, "state", xbus_eq, XenbusStateClosed,
-			     bf->cfg.timeout_ms, &st) < 0)
-		log_error("vbd %s: backend %s not Closed within %u ms (state %s)",
-			  bf->fe, bf->be, bf->cfg.timeout_ms, xbus_state_name(st));
+	if (switch_state(bf, XenbusStateClosed) == 0) {
+		if (xbus_wait(bf->xs, bf->be, "state", xbus_eq, XenbusStateClosed,
+			      bf->cfg.timeout_ms, &st) < 0)
+			log_error("vbd %s: backend %s not Closed within %u ms (state %s)",
+				  bf->fe, bf->be, bf->cfg.timeout_ms, xbus_state_name(st));
+		else
+			for (i = 0; i < bf->nq; i++)
+				check_unmapped(bf, &bf->q[i]);
+	}
 teardown:
 	for (i = 0; i < bf->nq; i++)
 		queue_teardown(bf, &bf->q[i]);
 	bf->nq = 0;
+}
+
+/* Write our state, then wait (bounded) for the backend's. */
+static void
+reset_step(blkfront_t *bf, unsigned int ours, unsigned int theirs)
+{
+	unsigned int st;
+
+	if (switch_state(bf, ours) == 0 &&
+	    xbus_wait(bf->xs, bf->be, "state", xbus_eq, theirs, bf->cfg.timeout_ms, &st) < 0)
+		log_error("vbd %s: reset: backend %s is %s, not %s, after %u ms; going on",
+			  bf->fe, bf->be, xbus_state_name(st), xbus_state_name(theirs),
+			  bf->cfg.timeout_ms);
+}
+
+/*
+ * Linux xenbus_reset_frontend (xenbus_probe_frontend.c): a frontend that
+ * finds itself Connected or Closed at start belongs to an earlier
+ * instance; the backend may still serve that instance's ring.  From the
+ * backend's state on: Connected -> we write Closing and wait for its
+ * Closing; Closing -> Closed, wait for Closed; Closed -> Initialising
+ * (connect_rings then waits for InitWait).  Every old grant stays
+ * untouched; this instance makes new ones.
+ */
+static void
+reset_backend(blkfront_t *bf)
+{
+	unsigned int be;
+
+	if (xbus_read_uint(bf->xs, XBT_NULL, bf->be, "state", 0, &be) < 0)
+		return;
+	switch (be) {
+	case XenbusStateConnected:
+		log_info("vbd %s: backend %s is Connected to an earlier instance: resetting it",
+			 bf->fe, bf->be);
+		reset_step(bf, XenbusStateClosing, XenbusStateClosing);
+		/* fallthrough */
+	case XenbusStateClosing:
+		reset_step(bf, XenbusStateClosed, XenbusStateClosed);
+		/* fallthrough */
+	case XenbusStateClosed:
+		switch_state(bf, XenbusStateInitialising);
+		break;
+	default:
+		break;
+	}
 }
 
 static int
@@ -1112,7 +1234,11 @@ connect_rings(blkfront_t *bf)
 
 	__atomic_store_n(&bf->broken, false, __ATOMIC_RELEASE);
 
-	/* A leftover Closed from an earlier session: ask for a reconnect. */
+	/* An earlier instance (a bootloader, a killed blkfront-test) left
+	 * the vbd Connected or Closed: walk the backend back to InitWait. */
+	xbus_read_uint(bf->xs, XBT_NULL, bf->fe, "state", 0, &st);
+	if (st == XenbusStateConnected || st == XenbusStateClosed)
+		reset_backend(bf);
 	xbus_read_uint(bf->xs, XBT_NULL, bf->fe, "state", 0, &st);
 	if (st != XenbusStateInitialising && (r = switch_state(bf, XenbusStateInitialising)))
 		return r;
@@ -1164,6 +1290,7 @@ connect_rings(blkfront_t *bf)
 	if (r)
 		goto fail;
 	gather_features(bf);
+	bf->per_request = !in->feature_persistent && !(bf->cfg.flags & BLKFRONT_RAW);
 	bf->nr_ind_pages = in->max_indirect_segments ?
 		(in->max_indirect_segments + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
 		BLKRING_SEGS_PER_INDIRECT_PAGE : 0;
@@ -1303,14 +1430,16 @@ fail:
 	return NULL;
 }
 
-void
+int
 blkfront_close(blkfront_t *bf)
 {
 	unsigned int i;
+	int r;
 
 	if (!bf)
-		return;
+		return 0;
 	disconnect(bf, true);
+	r = bf->close_fault ? -EPROTO : 0;
 	unpublish(bf);
 	xs_close(bf->xsw);
 	xs_close(bf->xs);
@@ -1322,6 +1451,7 @@ blkfront_close(blkfront_t *bf)
 	pthread_mutex_destroy(&bf->stats_lock);
 	pthread_mutex_destroy(&bf->log_lock);
 	free(bf);
+	return r;
 }
 
 int
@@ -1394,6 +1524,36 @@ check_req(blkfront_t *bf, const struct blkfront_req *req)
 	return 0;
 }
 
+/*
+ * Wait (q->lock held, dropped meanwhile) until a slot of q may be free.
+ * The completion thread empties the rings unless callers reap for
+ * themselves (blkfront_poll_begin): then nobody else would, and a
+ * caller that keeps more requests in flight than the ring has slots
+ * (io's 1 MiB blocks at depth 4 on a 32-slot ring) would wait here for
+ * ever; it reaps itself instead (blkfront_wait: responses already there,
+ * else sleep on the event channels).  Bounded waits either way, so a
+ * change of who reaps meanwhile is seen.
+ */
+static void
+wait_slot(blkfront_t *bf, struct ft_queue *q)
+{
+	struct timespec ts;
+
+	if (__atomic_load_n(&bf->pollers, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_unlock(&q->lock);
+		blkfront_wait(bf, 10);
+		pthread_mutex_lock(&q->lock);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 10000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&q->slot_free, &q->lock, &ts);
+}
+
 int
 blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 {
@@ -1415,7 +1575,7 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 
 	pthread_mutex_lock(&q->lock);
 	while (q->nfree == 0 && !blkfront_broken(bf))
-		pthread_cond_wait(&q->slot_free, &q->lock);
+		wait_slot(bf, q);
 	if (blkfront_broken(bf)) {
 		pthread_mutex_unlock(&q->lock);
 		return -EIO;
@@ -1466,6 +1626,15 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 		}
 		if (req->op != BLKFRONT_READ && req->len)
 			memcpy(s->data, req->buf, req->len);
+		if (bf->per_request && nseg) {
+			/* after the data: the grant publishes it */
+			s->ndata = nseg;
+			s->nind = nseg > BLKIF_MAX_SEGMENTS_PER_REQUEST ?
+				  wire->nr_indirect_pages : 0;
+			xenops_grant_again(bf->x, s->data, s->ndata);
+			if (s->nind)
+				xenops_grant_again(bf->x, s->ind, s->nind);
+		}
 	}
 	glog_marks(bf, &s->covers, &s->issued_after);
 
@@ -1657,6 +1826,111 @@ blkfront_raw_page(blkfront_t *bf, unsigned int i, grant_ref_t *gref)
 		*gref = q->pool_refs[i];
 	return (char *)q->slots[i / q->pages_per_slot].data +
 		(size_t)(i % q->pages_per_slot) * XEN_PAGE_SIZE;
+}
+
+int
+blkfront_raw_end_ring_access(blkfront_t *bf, unsigned int timeout_ms)
+{
+	struct ft_queue *q = &bf->q[0];
+	uint64_t deadline = ft_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int r;
+
+	while ((r = xenops_end_access(bf->x, q->sring, q->nr_ring_pages)) == -EBUSY &&
+	       ft_now_ns() < deadline)
+		usleep(5000);
+	return r;
+}
+
+struct new_ring_arg {
+	blkfront_t *bf;
+	bool multi_ref;
+};
+
+static int
+new_ring_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct new_ring_arg *a = arg;
+	blkfront_t *bf = a->bf;
+	struct ft_queue *q = &bf->q[0];
+	unsigned int i, order = 0;
+	char dir[160], key[24];
+	int r = 0;
+
+	if (bf->nq == 1)
+		snprintf(dir, sizeof(dir), "%s", bf->fe);
+	else
+		snprintf(dir, sizeof(dir), "%s/queue-0", bf->fe);
+	if (!a->multi_ref && q->nr_ring_pages == 1) {
+		/* Linux blkfront's one-page spelling: no ring-page-order */
+		xbus_rm(xs, t, bf->fe, "ring-page-order");
+		for (i = 0; i < BLKRING_MAX_PAGES; i++) {
+			snprintf(key, sizeof(key), "ring-ref%u", i);
+			xbus_rm(xs, t, dir, key);
+		}
+		return write_ring_nodes(bf, t, dir, q);
+	}
+	while ((1u << order) < q->nr_ring_pages)
+		order++;
+	xbus_rm(xs, t, dir, "ring-ref");
+	r = xbus_printf(xs, t, bf->fe, "ring-page-order", "%u", order);
+	for (i = 0; i < q->nr_ring_pages && !r; i++) {
+		snprintf(key, sizeof(key), "ring-ref%u", i);
+		r = xbus_printf(xs, t, dir, key, "%u", q->ring_refs[i]);
+	}
+	if (!r)
+		r = xbus_printf(xs, t, dir, "event-channel", "%d", q->port);
+	return r;
+}
+
+int
+blkfront_raw_new_ring(blkfront_t *bf, bool multi_ref)
+{
+	struct new_ring_arg a = { .bf = bf, .multi_ref = multi_ref };
+	struct ft_queue *q = &bf->q[0];
+	blkring_t *ring;
+	xenops_evtchn_t *e;
+	grant_ref_t refs[BLKRING_MAX_PAGES];
+	void *sring;
+	int port, r;
+
+	sring = xenops_share_pages(bf->x, bf->info.backend_domid, q->nr_ring_pages, true, refs);
+	if (!sring)
+		return -errno;
+	ring = blkring_front_attach(sring, q->nr_ring_pages, bf->abi);
+	e = ring ? xenops_evtchn_open(bf->x) : NULL;
+	port = e ? xenops_evtchn_bind_unbound(e, bf->info.backend_domid) : -errno;
+	if (port < 0) {
+		r = port;
+		if (e)
+			xenops_evtchn_close(e);
+		if (ring)
+			blkring_free(ring);
+		xenops_unshare_pages(bf->x, sring, q->nr_ring_pages);
+		return r;
+	}
+	/* the old ring: its event channel closed, its pages freed (or
+	 * leaked when the backend still maps them: said once) */
+	xenops_evtchn_close(q->evtchn);
+	blkring_free(q->ring);
+	r = xenops_unshare_pages(bf->x, q->sring, q->nr_ring_pages);
+	if (r < 0)
+		log_error("vbd %s: the old ring is still mapped by the backend: leaked", bf->fe);
+	q->sring = sring;
+	q->ring = ring;
+	q->evtchn = e;
+	q->port = port;
+	memcpy(q->ring_refs, refs, sizeof(refs[0]) * q->nr_ring_pages);
+	r = xbus_transact(bf->xs, new_ring_keys, &a);
+	if (r < 0)
+		log_error("vbd %s: writing the new ring's keys: %s", bf->fe, strerror(-r));
+	return r;
+}
+
+void *
+blkfront_raw_ring_pages(blkfront_t *bf, unsigned int *nr_pages)
+{
+	*nr_pages = bf->q[0].nr_ring_pages;
+	return bf->q[0].sring;
 }
 
 int

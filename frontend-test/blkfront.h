@@ -88,6 +88,10 @@ struct blkfront_config {
 	unsigned int timeout_ms;	/* handshake steps and each request;
 					 * 0 = 30000 */
 	FILE *guestlog;			/* guestlog.h records, or NULL */
+	/* Most grants the data pool of all queues may use (fewer slots
+	 * than ring entries are used below it); 0 = 4096.  A domain's
+	 * grant table is finite: many vbds on one guest need less each. */
+	unsigned int grant_budget;
 	/* The completion thread polls the rings for responses up to this
 	 * many microseconds before sleeping, adaptively (include/pollwin.h);
 	 * 0 = never.  Costs CPU; saves a cross-CPU wake-up per batch. */
@@ -96,8 +100,8 @@ struct blkfront_config {
 	 * build's name (XEN_IO_PROTO_ABI_NATIVE). */
 	enum blkring_abi abi;
 	/* Tests: "KEY=VALUE" frontend keys written last in the handshake
-	 * transaction (may override ours, e.g. multi-queue-num-queues=0).
-	 * At most 16. */
+	 * transaction (may override ours, e.g. multi-queue-num-queues=0);
+	 * "KEY=-" removes KEY there instead.  At most 16. */
 	const char *const *fe_keys;
 	unsigned int nr_fe_keys;
 };
@@ -148,8 +152,10 @@ blkfront_t *blkfront_open(const struct blkfront_config *cfg);
  * Fail outstanding requests, Closing -> wait backend -> Closed, unbind,
  * unshare (waiting up to the timeout for the backend to unmap), free.
  * NULL is a no-op.  Call with no other thread inside the library.
+ * Returns 0, or -EPROTO when the backend said Closed while it still
+ * mapped a page of ours (ring or data; logged).
  */
-void blkfront_close(blkfront_t *bf);
+int blkfront_close(blkfront_t *bf);
 
 /*
  * Clean reconnect: close the rings as blkfront_close() does but keep the
@@ -293,6 +299,25 @@ int blkfront_raw_notify(blkfront_t *bf);
  */
 int blkfront_raw_get_response(blkfront_t *bf, struct blkrsp *rsp,
 			      unsigned int timeout_ms);
+/*
+ * End access to queue 0's ring pages, waiting up to timeout_ms while the
+ * backend still maps them (the pages stay ours and readable: responses
+ * still in the ring can be collected).  0, or -EBUSY when still mapped.
+ */
+int blkfront_raw_end_ring_access(blkfront_t *bf, unsigned int timeout_ms);
+/*
+ * A new ring and event channel for queue 0 (same size), their keys
+ * (ring-ref(s), event-channel) written in one transaction, no state
+ * change; the old ring's event channel is closed and its pages freed.
+ * What a frontend does between Initialising and Initialised when it
+ * reconnects.  A one-page ring is "ring-ref" without ring-page-order
+ * (Linux blkfront), unless multi_ref: then ring-page-order and
+ * ring-ref0.. as for bigger rings (the other spelling's keys are
+ * removed).  0 or -errno.
+ */
+int blkfront_raw_new_ring(blkfront_t *bf, bool multi_ref);
+/* Queue 0's ring pages (contiguous) and their number. */
+void *blkfront_raw_ring_pages(blkfront_t *bf, unsigned int *nr_pages);
 /* The xenstore handle the device uses (for script reads of keys). */
 struct xs_handle *blkfront_xs(blkfront_t *bf);
 

@@ -30,7 +30,7 @@
 #include "xbus.h"
 #include "ft.h"
 
-#define SC_MAX_WORDS	64
+#define SC_MAX_WORDS	300	/* send: 256 seg= and the rest */
 #define SC_MAX_PENDING	4096
 #define SC_DEFAULT_WAIT	5000u
 
@@ -44,6 +44,20 @@ struct sc_sent {
 	uint64_t id;
 	uint8_t op;
 	unsigned int line;
+	unsigned int ring;		/* s->ring_gen when it was sent */
+	bool answered;			/* its response is in got[] */
+	grant_ref_t *grefs;		/* its data and indirect grants */
+	unsigned int ngrefs;
+};
+
+struct sc_got {
+	struct blkrsp rsp;
+	unsigned int ring;
+};
+
+struct sc_snap {
+	void *page;
+	unsigned char *copy;
 };
 
 struct sc {
@@ -55,8 +69,12 @@ struct sc {
 	uint64_t next_id;
 	struct sc_sent sent[SC_MAX_PENDING];
 	unsigned int nsent;
-	struct blkrsp got[SC_MAX_PENDING];
+	struct sc_got got[SC_MAX_PENDING];
 	unsigned int ngot;
+	unsigned int ring_gen;		/* ring-new steps so far */
+	bool closed;			/* "close" ran: nothing more */
+	struct sc_snap *snap;		/* "snapshot": pages and their copies */
+	unsigned int nsnap;
 	struct sc_grant grants[32];
 	unsigned int ngrants;
 	unsigned int steps;
@@ -218,6 +236,67 @@ pattern(const char *v, void *buf, size_t len)
 	return -1;
 }
 
+/* Is gref a page of a request still waiting for its response?  (A
+ * script may put one page in several requests; Linux never does.) */
+static bool
+gref_in_flight(const struct sc *s, grant_ref_t gref)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < s->nsent; i++)
+		for (k = 0; !s->sent[i].answered && k < s->sent[i].ngrefs; k++)
+			if (s->sent[i].grefs[k] == gref)
+				return true;
+	return false;
+}
+
+/*
+ * A response is checked as hardened Linux blkfront checks one
+ * (blkif_interrupt): it must answer a request sent on this ring and not
+ * answered yet, with that request's operation (an INDIRECT's
+ * indirect_op); and without persistent grants the backend must have
+ * unmapped every grant of the request by now (blkif_completion's
+ * gnttab_try_end_foreign_access; we end access and grant again, as the
+ * pool pages stay ours for the next request).  Anything else fails the
+ * script.
+ */
+static int
+check_response(struct sc *s, const struct blkrsp *rsp)
+{
+	struct sc_sent *o = NULL;
+	unsigned int i;
+
+	for (i = 0; i < s->nsent; i++)
+		if (s->sent[i].id == rsp->id && s->sent[i].ring == s->ring_gen &&
+		    !s->sent[i].answered) {
+			o = &s->sent[i];
+			break;
+		}
+	if (!o)
+		return sc_fail(s, "response id=%" PRIu64 " op=%u status=%s on ring %u: no such "
+			       "request outstanding (never sent on this ring, or answered already)",
+			       rsp->id, rsp->operation, status_name(rsp->status), s->ring_gen);
+	if (rsp->operation != o->op)
+		return sc_fail(s, "response id=%" PRIu64 " has operation %u, its request (line %u) "
+			       "%u", rsp->id, rsp->operation, o->line, o->op);
+	o->answered = true;
+	if (blkfront_info(s->bf)->feature_persistent)
+		return 0;
+	for (i = 0; i < o->ngrefs; i++) {
+		void *page;
+
+		if (resolve_gref_page(s, o->grefs[i], &page) < 0 ||
+		    gref_in_flight(s, o->grefs[i]))
+			continue;	/* not ours, or another request's too */
+		if (xenops_end_access(s->x, page, 1) == -EBUSY)
+			return sc_fail(s, "response id=%" PRIu64 " (line %u): the backend still maps "
+				       "gref %u of the request (no persistent grants)", rsp->id,
+				       o->line, o->grefs[i]);
+		xenops_grant_again(s->x, page, 1);
+	}
+	return 0;
+}
+
 /* Move responses off the ring into s->got until timeout or want_id seen. */
 static int
 collect(struct sc *s, unsigned int timeout_ms, bool stop_at_first)
@@ -234,52 +313,57 @@ collect(struct sc *s, unsigned int timeout_ms, bool stop_at_first)
 				       strerror(-r));
 		if (r == 0)
 			return 0;
-		s->got[s->ngot++] = rsp;
 		if (log_verbose)
 			fprintf(stderr, "%s:%u: response id=%#" PRIx64 " op=%u status=%s\n",
 				s->file, s->line, rsp.id, rsp.operation, status_name(rsp.status));
+		r = check_response(s, &rsp);
+		if (r)
+			return r;
+		s->got[s->ngot].rsp = rsp;
+		s->got[s->ngot++].ring = s->ring_gen;
 		if (stop_at_first)
 			return 0;
 		timeout_ms = 0;
 	}
 }
 
+/* Take a collected response to id (on ring ring, or any when < 0);
+ * forget its request. */
 static int
-take(struct sc *s, uint64_t id, struct blkrsp *out)
+take(struct sc *s, uint64_t id, int ring, struct blkrsp *out)
 {
-	unsigned int i;
+	unsigned int i, g;
 
 	for (i = 0; i < s->ngot; i++)
-		if (s->got[i].id == id) {
-			*out = s->got[i];
+		if (s->got[i].rsp.id == id && (ring < 0 || s->got[i].ring == (unsigned int)ring)) {
+			*out = s->got[i].rsp;
+			g = s->got[i].ring;
 			s->got[i] = s->got[--s->ngot];
+			for (i = 0; i < s->nsent; i++)
+				if (s->sent[i].id == id && s->sent[i].ring == g && s->sent[i].answered) {
+					free(s->sent[i].grefs);
+					/* keep the order: wait-all goes oldest first */
+					memmove(&s->sent[i], &s->sent[i + 1],
+						(s->nsent - i - 1) * sizeof(s->sent[0]));
+					s->nsent--;
+					break;
+				}
 			return 1;
 		}
 	return 0;
 }
 
-static void
-forget_sent(struct sc *s, uint64_t id)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->nsent; i++)
-		if (s->sent[i].id == id) {
-			s->sent[i] = s->sent[--s->nsent];
-			return;
-		}
-}
-
-/* Wait for the response to id; check status (want_st unless NULL). */
+/* Wait for the response to id (on ring, or any when < 0); check status
+ * (want_st unless NULL). */
 static int
-wait_id(struct sc *s, uint64_t id, const int *want_st, const uint8_t *want_op,
+wait_id(struct sc *s, uint64_t id, int ring, const int *want_st, const uint8_t *want_op,
 	unsigned int timeout_ms)
 {
 	uint64_t deadline = ft_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct blkrsp rsp;
 	int r;
 
-	while (!take(s, id, &rsp)) {
+	while (!take(s, id, ring, &rsp)) {
 		uint64_t now = ft_now_ns();
 
 		if (now >= deadline)
@@ -289,7 +373,6 @@ wait_id(struct sc *s, uint64_t id, const int *want_st, const uint8_t *want_op,
 		if (r)
 			return r;
 	}
-	forget_sent(s, id);
 	if (want_st && rsp.status != *want_st)
 		return sc_fail(s, "id %" PRIu64 ": expected status=%s, got %s", id,
 			       status_name(*want_st), status_name(rsp.status));
@@ -450,9 +533,27 @@ badval:
 			req->seg[i] = segs[i];
 	}
 
-	if (blkring_front_free_slots(s->ring) == 0) {
-		r = sc_fail(s, "ring full: wait for responses first");
+	if (s->nsent == SC_MAX_PENDING) {
+		r = sc_fail(s, "too many outstanding requests");
 		goto out;
+	}
+	if (blkring_front_free_slots(s->ring) == 0) {
+		/* more in flight than the ring has slots: as a real frontend,
+		 * push what is queued and wait for a response to free one */
+		uint64_t deadline = ft_now_ns() + (uint64_t)timeout * 1000000ull;
+
+		blkring_front_push_requests(s->ring);
+		r = sc_notify(s);
+		while (!r && blkring_front_free_slots(s->ring) == 0) {
+			if (ft_now_ns() >= deadline) {
+				r = sc_fail(s, "ring full, and no response freed a slot within %u ms",
+					    timeout);
+				break;
+			}
+			r = collect(s, 10, true);
+		}
+		if (r)
+			goto out;
 	}
 	r = blkring_front_put_request(s->ring, req);
 	if (r) {
@@ -460,13 +561,25 @@ badval:
 		goto out;
 	}
 	s->nput++;
-	if (s->nsent == SC_MAX_PENDING) {
-		r = sc_fail(s, "too many outstanding requests");
-		goto out;
+	{
+		struct sc_sent *o = &s->sent[s->nsent];
+		unsigned int k;
+
+		memset(o, 0, sizeof(*o));
+		o->id = req->id;
+		o->op = req->op;
+		o->line = s->line;
+		o->ring = s->ring_gen;
+		o->grefs = calloc(nseg + nigref + 1, sizeof(*o->grefs));
+		if (!o->grefs) {
+			r = sc_fail(s, "out of memory");
+			goto out;
+		}
+		for (k = 0; k < nseg; k++)
+			o->grefs[o->ngrefs++] = segs[k].gref;
+		for (k = 0; req->operation == BLKIF_OP_INDIRECT && k < nigref; k++)
+			o->grefs[o->ngrefs++] = igrefs[k];
 	}
-	s->sent[s->nsent].id = req->id;
-	s->sent[s->nsent].op = req->op;
-	s->sent[s->nsent].line = s->line;
 	s->nsent++;
 	if (req->id == s->next_id)
 		s->next_id++;
@@ -478,10 +591,10 @@ badval:
 	}
 	if (have_expect && expect_none) {
 		r = collect(s, timeout, false);
-		if (!r && take(s, req->id, &(struct blkrsp){ 0 }))
+		if (!r && take(s, req->id, (int)s->ring_gen, &(struct blkrsp){ 0 }))
 			r = sc_fail(s, "id %" PRIu64 ": expected no response, got one", req->id);
 	} else if (have_expect) {
-		r = wait_id(s, req->id, &want_st, &req->op, timeout);
+		r = wait_id(s, req->id, (int)s->ring_gen, &want_st, &req->op, timeout);
 	}
 out:
 	free(req);
@@ -552,7 +665,7 @@ cmd_wait(struct sc *s, int argc, char **argv)
 {
 	uint64_t id = 0, n;
 	bool have_id = false, have_st = false, have_op = false;
-	int st = 0, i, r;
+	int st = 0, i, r, ring = -1;
 	uint8_t op = 0;
 	unsigned int timeout = SC_DEFAULT_WAIT;
 
@@ -578,13 +691,17 @@ cmd_wait(struct sc *s, int argc, char **argv)
 			if (num(v, &n))
 				return sc_syntax(s, "wait: bad timeout %s", v);
 			timeout = (unsigned int)n;
+		} else if (strncmp(argv[i], "ring=", 5) == 0) {
+			if (num(v, &n) || n > s->ring_gen)
+				return sc_syntax(s, "wait: bad ring %s", v);
+			ring = (int)n;
 		} else {
 			return sc_syntax(s, "wait: unknown key %s", argv[i]);
 		}
 	}
 	if (!have_id)
 		return sc_syntax(s, "wait: id= is required");
-	r = wait_id(s, id, have_st ? &st : NULL, have_op ? &op : NULL, timeout);
+	r = wait_id(s, id, ring, have_st ? &st : NULL, have_op ? &op : NULL, timeout);
 	return r;
 }
 
@@ -608,7 +725,7 @@ cmd_wait_all(struct sc *s, int argc, char **argv)
 	while (!r && s->nsent) {
 		struct sc_sent sent = s->sent[0];
 
-		r = wait_id(s, sent.id, have_st ? &st : NULL, &sent.op, timeout);
+		r = wait_id(s, sent.id, (int)sent.ring, have_st ? &st : NULL, &sent.op, timeout);
 		if (r)
 			fprintf(stderr, "%s:%u: (request sent at line %u)\n", s->file, s->line,
 				sent.line);
@@ -629,7 +746,126 @@ cmd_expect_none(struct sc *s, int argc, char **argv)
 		return r;
 	if (s->ngot)
 		return sc_fail(s, "expected no response, got %u (first: id %" PRIu64 " status %s)",
-			       s->ngot, s->got[0].id, status_name(s->got[0].status));
+			       s->ngot, s->got[0].rsp.id, status_name(s->got[0].rsp.status));
+	return 0;
+}
+
+/*
+ * ring-new [wait=MS] [keys=single|multi]: the backend must have unmapped
+ * the ring (within MS, default 0: now); responses still in it are
+ * collected (and checked, as answers on that ring: "wait id=N ring=K"
+ * takes them); then a new ring and event channel replace it and their
+ * keys are written (multi: ring-page-order and ring-ref0.. even for one
+ * page), no state change.  Later requests go on the new ring (ring
+ * number + 1).
+ */
+static int
+cmd_ring_new(struct sc *s, int argc, char **argv)
+{
+	unsigned int wait = 0;
+	bool multi = false;
+	int i, r;
+
+	for (i = 1; i < argc; i++)
+		if (strncmp(argv[i], "wait=", 5) == 0) {
+			uint64_t n;
+
+			if (num(argv[i] + 5, &n))
+				return sc_syntax(s, "ring-new: bad wait=%s", argv[i] + 5);
+			wait = (unsigned int)n;
+		} else if (strcmp(argv[i], "keys=multi") == 0) {
+			multi = true;
+		} else if (strcmp(argv[i], "keys=single") != 0) {
+			return sc_syntax(s, "ring-new [wait=MS] [keys=single|multi]");
+		}
+	r = blkfront_raw_end_ring_access(s->bf, wait);
+	if (r == -EBUSY)
+		return sc_fail(s, "ring-new: the backend still maps ring %u after %u ms",
+			       s->ring_gen, wait);
+	if (r)
+		return sc_fail(s, "ring-new: ending access to ring %u: %s", s->ring_gen,
+			       strerror(-r));
+	r = collect(s, 0, false);
+	if (r)
+		return r;
+	r = blkfront_raw_new_ring(s->bf, multi);
+	if (r)
+		return sc_fail(s, "ring-new: %s", strerror(-r));
+	s->ring = blkfront_raw_ring(s->bf);
+	s->ring_gen++;
+	s->nput = 0;
+	return 0;
+}
+
+/* Every page a snapshot covers: the ring's, the pool's, the named grants'. */
+static unsigned int
+snap_pages(struct sc *s, void **pages, unsigned int max)
+{
+	unsigned int n = 0, i, nring;
+	char *ring = blkfront_raw_ring_pages(s->bf, &nring);
+
+	for (i = 0; i < nring && n < max; i++)
+		pages[n++] = ring + (size_t)i * XEN_PAGE_SIZE;
+	for (i = 0; i < blkfront_raw_nr_pages(s->bf) && n < max; i++)
+		pages[n++] = blkfront_raw_page(s->bf, i, NULL);
+	for (i = 0; i < s->ngrants && n < max; i++)
+		pages[n++] = s->grants[i].page;
+	return n;
+}
+
+/* snapshot: remember the content of every page we have granted. */
+static int
+cmd_snapshot(struct sc *s)
+{
+	unsigned int max = BLKRING_MAX_PAGES + blkfront_raw_nr_pages(s->bf) + s->ngrants, i;
+	void **pages = calloc(max, sizeof(*pages));
+
+	if (!pages)
+		return sc_fail(s, "out of memory");
+	for (i = 0; i < s->nsnap; i++)
+		free(s->snap[i].copy);
+	free(s->snap);
+	s->nsnap = snap_pages(s, pages, max);
+	s->snap = calloc(s->nsnap, sizeof(*s->snap));
+	for (i = 0; s->snap && i < s->nsnap; i++) {
+		s->snap[i].page = pages[i];
+		s->snap[i].copy = malloc(XEN_PAGE_SIZE);
+		if (!s->snap[i].copy)
+			break;
+		memcpy(s->snap[i].copy, pages[i], XEN_PAGE_SIZE);
+	}
+	free(pages);
+	if (!s->snap || i < s->nsnap)
+		return sc_fail(s, "out of memory");
+	return 0;
+}
+
+/*
+ * untouched: since "snapshot", no page we granted changed, and the
+ * backend maps none of them now (an earlier instance's ring and pages,
+ * once a new one has connected, must be left alone).
+ */
+static int
+cmd_untouched(struct sc *s)
+{
+	unsigned int i;
+
+	if (!s->snap)
+		return sc_syntax(s, "untouched: no snapshot before");
+	for (i = 0; i < s->nsnap; i++) {
+		void *p = s->snap[i].page;
+		int r;
+
+		if (memcmp(p, s->snap[i].copy, XEN_PAGE_SIZE))
+			return sc_fail(s, "untouched: page %u of the snapshot (%s) was written", i,
+				       i < BLKRING_MAX_PAGES ? "ring or pool" : "pool");
+		r = xenops_end_access(s->x, p, 1);
+		if (r == -EBUSY)
+			return sc_fail(s, "untouched: page %u of the snapshot is mapped by the "
+				       "backend", i);
+		if (r == 0)
+			xenops_grant_again(s->x, p, 1);
+	}
 	return 0;
 }
 
@@ -803,6 +1039,8 @@ run_line(struct sc *s, char *line)
 	}
 	if (argc == 0)
 		return 0;
+	if (s->closed)
+		return sc_syntax(s, "nothing may follow close");
 	s->steps++;
 	if (strcmp(argv[0], "send") == 0)
 		return cmd_send(s, argc, argv);
@@ -820,6 +1058,18 @@ run_line(struct sc *s, char *line)
 		return cmd_expect_none(s, argc, argv);
 	if (strcmp(argv[0], "req-prod") == 0)
 		return cmd_req_prod(s, argc, argv);
+	if (strcmp(argv[0], "ring-new") == 0)
+		return cmd_ring_new(s, argc, argv);
+	if (strcmp(argv[0], "snapshot") == 0)
+		return argc == 1 ? cmd_snapshot(s) : sc_syntax(s, "snapshot takes no argument");
+	if (strcmp(argv[0], "untouched") == 0)
+		return argc == 1 ? cmd_untouched(s) : sc_syntax(s, "untouched takes no argument");
+	if (strcmp(argv[0], "close") == 0) {
+		if (argc != 1)
+			return sc_syntax(s, "close takes no argument");
+		s->closed = true;
+		return 0;
+	}
 	if (strcmp(argv[0], "fill") == 0 || strcmp(argv[0], "check") == 0 ||
 	    strcmp(argv[0], "dump") == 0)
 		return cmd_page(s, argc, argv);
@@ -834,6 +1084,14 @@ run_line(struct sc *s, char *line)
 		if (argc != 2 || num(argv[1], &ms))
 			return sc_syntax(s, "sleep MS");
 		usleep((useconds_t)(ms * 1000));
+		return 0;
+	}
+	if (strcmp(argv[0], "usleep") == 0) {
+		uint64_t us;
+
+		if (argc != 2 || num(argv[1], &us) || us > 10000000)
+			return sc_syntax(s, "usleep US (at most 10 s)");
+		usleep((useconds_t)us);
 		return 0;
 	}
 	if (strcmp(argv[0], "echo") == 0) {
@@ -852,14 +1110,16 @@ run_line(struct sc *s, char *line)
 }
 
 static bool sc_no_close, sc_expect_no_connect;
+static unsigned int sc_grant_budget;
 
 static void
 script_usage(FILE *f)
 {
 	fprintf(f, "usage: blkfront-test script [device options] [--no-close]\n"
-		"                            [--expect-no-connect] FILE|-\n"
-		"  Connect (raw mode: no request checks, no completion thread) and run\n"
-		"  the steps of FILE; see SCRIPT FORMAT in blkfront-test(1).\n%s",
+		"                            [--expect-no-connect] [--grant-budget N] FILE|-\n"
+		"  Connect (raw mode: requests as written, responses checked, no\n"
+		"  completion thread) and run the steps of FILE; see SCRIPT FORMAT in\n"
+		"  blkfront-test(1).  --grant-budget: at most N data pool grants.\n%s",
 		FT_COMMON_HELP);
 }
 
@@ -869,6 +1129,15 @@ script_opt(void *ctx, int opt, const char *arg)
 	switch (opt) {
 	case 'N': sc_no_close = true; return 1;
 	case 'X': sc_expect_no_connect = true; return 1;
+	case 'G': {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || v == 0 || v > 65536)
+			return -1;
+		sc_grant_budget = (unsigned int)v;
+		return 1;
+	}
 	}
 	return 0;
 }
@@ -879,6 +1148,7 @@ ft_cmd_script(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "no-close", no_argument, NULL, 'N' },
 		{ "expect-no-connect", no_argument, NULL, 'X' },
+		{ "grant-budget", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ft_common c;
@@ -899,6 +1169,7 @@ ft_cmd_script(int argc, char **argv)
 		return 2;
 	}
 	c.bcfg.flags |= BLKFRONT_RAW;
+	c.bcfg.grant_budget = sc_grant_budget;
 	bf = ft_common_open(&c);
 	if (sc_expect_no_connect) {
 		if (f != stdin)
@@ -935,14 +1206,30 @@ ft_cmd_script(int argc, char **argv)
 	}
 	if (f != stdin)
 		fclose(f);
-	if (!r)
+	if (!r && !s->closed)
 		printf("script %s: %u steps ok\n", s->file, s->steps);
 	fflush(stdout);
-	if (sc_no_close)
+	if (sc_no_close && !s->closed)
 		_exit(r);
 	for (i = 0; i < (int)s->ngrants; i++)
 		if (xenops_unshare_pages(c.x, s->grants[i].page, 1) < 0)
 			log_error("script: ending access to grant %s failed", s->grants[i].name);
+	/* "close": the close protocol is a step that must pass too */
+	if (s->closed && !r) {
+		if (blkfront_close(bf) < 0) {
+			fprintf(stderr, "%s:%u: close: the backend was Closed and still mapped "
+				"a page of ours\n", s->file, s->line);
+			r = 1;
+		} else {
+			printf("script %s: %u steps ok\n", s->file, s->steps);
+		}
+		bf = NULL;
+	}
+	for (i = 0; i < (int)s->nsent; i++)
+		free(s->sent[i].grefs);
+	for (i = 0; i < (int)s->nsnap; i++)
+		free(s->snap[i].copy);
+	free(s->snap);
 	free(s);
 	ft_common_close(&c, bf);
 	return r;

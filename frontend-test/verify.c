@@ -78,6 +78,9 @@ struct vfy {
 	uint64_t writes_acked, reads_checked, flushes, since_flush;
 	char failure[256];
 	bool failed;
+	/* each read's and write's latency, for the summary's p99 */
+	uint64_t *lat;
+	uint64_t nlat, caplat;
 };
 
 static uint64_t
@@ -186,6 +189,20 @@ op_done(struct blkfront_req *req)
 	char why[200];
 
 	pthread_mutex_lock(&v->lock);
+	if (!req->result && req->op != BLKFRONT_FLUSH_DISKCACHE &&
+	    req->op != BLKFRONT_WRITE_BARRIER) {
+		if (v->nlat == v->caplat) {
+			uint64_t cap = v->caplat ? v->caplat * 2 : 4096;
+			uint64_t *l = realloc(v->lat, cap * sizeof(*l));
+
+			if (l) {
+				v->lat = l;
+				v->caplat = cap;
+			}
+		}
+		if (v->nlat < v->caplat)
+			v->lat[v->nlat++] = req->latency_ns;
+	}
 	if (req->result) {
 		snprintf(why, sizeof(why), "%s at sector %" PRIu64 " failed: %s (status %d)",
 			 req->op == BLKFRONT_READ ? "read" : req->op == BLKFRONT_WRITE ? "write" :
@@ -265,6 +282,24 @@ rnd(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The 99th percentile of the reads' and writes' latencies, in us. */
+static double
+p99_us(struct vfy *v)
+{
+	if (!v->nlat)
+		return 0;
+	qsort(v->lat, v->nlat, sizeof(*v->lat), cmp_u64);
+	return (double)v->lat[(v->nlat - 1) * 99 / 100] / 1e3;
 }
 
 static void
@@ -520,14 +555,16 @@ ft_cmd_verify(int argc, char **argv)
 			fprintf(stderr, "verify: FAILED: %s\n", v.failure);
 		else
 			printf("verify: ok: %" PRIu64 " writes acknowledged, %" PRIu64
-			       " reads checked, %" PRIu64 " flushes, %" PRIu64 " blocks of %u bytes\n",
-			       v.writes_acked, v.reads_checked, v.flushes, v.nblocks, v.bs);
+			       " reads checked, %" PRIu64 " flushes, %" PRIu64 " blocks of %u bytes;"
+			       " p99 %.1f us\n", v.writes_acked, v.reads_checked, v.flushes,
+			       v.nblocks, v.bs, p99_us(&v));
 	}
 out_free:
 	for (i = 0; v.ops && i < v.depth; i++)
 		free(v.ops[i].buf);
 	free(v.ops);
 	free(v.blk);
+	free(v.lat);
 	pthread_mutex_destroy(&v.lock);
 	pthread_cond_destroy(&v.cond);
 out_close:

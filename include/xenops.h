@@ -210,6 +210,21 @@ void *xenops_share_pages(xenops_t *x, uint32_t domid, unsigned int count,
 			 bool writable, grant_ref_t *refs_out);
 
 /*
+ * End access to count pages of a set from xenops_share_pages(), starting
+ * at addr (any page of the set), and keep them and their grant refs:
+ * Linux gnttab_try_end_foreign_access() on each, as a frontend without
+ * persistent grants does when a request completes.  Returns -EBUSY (and
+ * changes nothing) if the other side still has any of them mapped,
+ * -EINVAL if the range is not inside one set.  Ending access to a page
+ * whose access is ended already is fine.  xenops_grant_again() grants
+ * the same pages again, with the same refs, domain and access.
+ * XENOPS_XEN: gntalloc can neither end access without freeing nor tell
+ * whether the peer maps a page, so both return 0 and change nothing.
+ */
+int xenops_end_access(xenops_t *x, void *addr, unsigned int count);
+int xenops_grant_again(xenops_t *x, void *addr, unsigned int count);
+
+/*
  * End access to pages from xenops_share_pages() and free them.
  * Returns -EBUSY (and changes nothing) if the other side still has any
  * of them mapped, as gnttab_end_foreign_access_ref() refuses on Xen.

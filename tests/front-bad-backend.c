@@ -11,6 +11,12 @@
  *   --fault overflow     moves rsp_prod far past the requests
  *   --fault wrong-op     answers with another operation
  *   --fault silent       never answers (a hung backend: timeout -> EIO)
+ *   --fault still-mapped maps a request's data grants and answers it
+ *                        without unmapping them (it offers no persistent
+ *                        grants, so the frontend ends access at each
+ *                        response: Linux blkfront, XSA-396)
+ *   --fault closed-mapped answers correctly, then writes Closed while it
+ *                        still maps the ring (unmapped 1 s later)
  *
  * --refuse flush|barrier|discard answers that operation EOPNOTSUPP
  * (while advertising it), to check Linux blkfront's withdrawal rules; the
@@ -112,6 +118,8 @@ main(int argc, char **argv)
 	unsigned int good = 0;
 	uint64_t last_id = 0;
 	bool faulted = false, wedged = false;
+	void *kept = NULL;	/* still-mapped: the grants never unmapped */
+	unsigned int nkept = 0;
 	int c, lport, rc = 1;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -276,6 +284,17 @@ again:
 					id = last_id;	/* answer an answered request again */
 				else if (!strcmp(fault, "silent"))
 					continue;
+				else if (!strcmp(fault, "still-mapped") && req->nr_segments &&
+					 req->nr_segments <= BLKIF_MAX_SEGMENTS_PER_REQUEST) {
+					grant_ref_t g[BLKIF_MAX_SEGMENTS_PER_REQUEST];
+
+					for (i = 0; i < req->nr_segments; i++)
+						g[i] = req->seg[i].gref;
+					kept = xenops_map_grefs(x, domid, req->nr_segments, g, false);
+					nkept = req->nr_segments;
+				} else if (!strcmp(fault, "still-mapped")) {
+					faulted = false;	/* the next one with data */
+				}
 				else if (!strcmp(fault, "overflow"))
 					continue;	/* after the push, below */
 			}
@@ -307,7 +326,13 @@ again:
 	wr("state", "%d", XenbusStateClosing);
 	xenops_evtchn_close(ev);
 	blkring_free(ring);
+	if (!strcmp(fault, "closed-mapped")) {
+		wr("state", "%d", XenbusStateClosed);
+		usleep(1000000);
+	}
 	xenops_unmap(x, sring, 1);
+	if (kept)
+		xenops_unmap(x, kept, nkept);
 out:
 	wr("state", "%d", XenbusStateClosed);
 	xs_close(xs);

@@ -14,6 +14,7 @@ FRONT_TESTS = \
 	test-front-eopnotsupp.sh \
 	test-front-discard.sh \
 	test-readme.sh \
+	test-front-ringfull.sh \
 	$(NULL)
 TESTS += $(FRONT_TESTS)
 EXTRA_DIST += front-lib.sh $(FRONT_TESTS)

@@ -317,3 +317,58 @@ no_host_io() {
 		fail "request $1 reached the host"
 	fi
 }
+
+# ---- hostile-case helpers (test-case-C16.sh ...) ----
+
+# be_states DOM [DEVID]: the states blkbackd wrote for a vbd, in order,
+# as numbers on one line ("2 4 5 6"), from its log's "A -> B" lines.
+be_states() {
+	grep -oE "vbd $1/${2:-51712}: [A-Za-z?]+ -> [A-Za-z]+" "$BACKEND_LOG" |
+		sed -E 's/.* -> //; s/^Initialising$/1/; s/^InitWait$/2/; s/^Initialised$/3/;
+			s/^Connected$/4/; s/^Closing$/5/; s/^Closed$/6/' | tr '\n' ' ' | sed 's/ $//'
+}
+
+# be_states_are DOM WANT...: fail unless be_states DOM is exactly WANT.
+be_states_are() {
+	local dom=$1 got
+	shift
+	got=$(be_states "$dom")
+	[ "$got" = "$*" ] || fail "vbd $dom: backend states \"$got\", expected \"$*\""
+}
+
+# bk_pid: blkbackd's pid.   bk_res [PID]: "FDS THREADS RSS_KIB" of it.
+bk_pid() { cat "$BACKEND_PIDFILE"; }
+bk_res() {
+	local pid=${1:-$(bk_pid)}
+	echo "$(ls /proc/$pid/fd | wc -l) $(ls /proc/$pid/task | wc -l)" \
+		"$(awk '/^VmRSS:/ { print $2 }' /proc/$pid/status)"
+}
+
+# res_back FDS0 THREADS0 RSS0 [RSS_SLACK_KIB] [SECS]: wait until
+# blkbackd's fds and threads are back to exactly the baseline and its
+# RSS within the slack (default 1024 KiB) of it; fail otherwise.
+_res_ok() {
+	local now
+	read -r -a now <<< "$(bk_res)"
+	[ "${now[0]}" = "$1" ] && [ "${now[1]}" = "$2" ] &&
+		[ $(( now[2] - $3 )) -le "$4" ] && [ $(( $3 - now[2] )) -le "$4" ]
+}
+res_back() {
+	local fds=$1 thr=$2 rss=$3 slack=${4:-1024} secs=${5:-5}
+	wait_for "$secs" _res_ok "$fds" "$thr" "$rss" "$slack" ||
+		{ ls -l /proc/$(bk_pid)/fd; fail "blkbackd resources \"$(bk_res)\", baseline \"$fds $thr $rss\" (RSS +-$slack KiB)"; }
+}
+
+# dom_maps DOM: how many of blkbackd's mappings and fds are domain
+# DOM's memory (xensim's memfds): 0 once nothing of DOM is held.
+dom_maps() {
+	local pid
+	pid=$(bk_pid)
+	echo $(( $(grep -c "xensim-dom$1-" /proc/$pid/maps || true) +
+		 $(ls -l /proc/$pid/fd | grep -c "xensim-dom$1-" || true) ))
+}
+
+# cpu_ticks [PID]: utime + stime of blkbackd, in clock ticks.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/${1:-$(bk_pid)}/stat"
+}

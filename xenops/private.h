@@ -27,6 +27,8 @@ struct xenops_ops {
 	void *(*share_pages)(xenops_t *x, uint32_t domid, unsigned int count,
 			     bool writable, grant_ref_t *refs_out);
 	int (*unshare_pages)(xenops_t *x, void *addr, unsigned int count);
+	int (*end_access)(xenops_t *x, void *addr, unsigned int count);
+	int (*grant_again)(xenops_t *x, void *addr, unsigned int count);
 
 	/* Fill e->priv and e->fd; 0 or -errno. */
 	int (*evtchn_open)(xenops_evtchn_t *e);

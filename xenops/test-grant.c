@@ -197,6 +197,61 @@ test_unshare_busy(void)
 	return 0;
 }
 
+/*
+ * End access per request (a frontend without persistent grants): refused
+ * while the backend maps any page of the range, then changes nothing;
+ * an ended page cannot be mapped until it is granted again.
+ */
+static int
+test_end_access(void)
+{
+	grant_ref_t refs[4], ro;
+	uint8_t *g, *gro, *p;
+
+	g = xenops_share_pages(guest, 0, 4, true, refs);
+	T_CHECK(g, "share: %m");
+	t_fill(g, 4 * PG, 5);
+	p = xenops_map_grefs(dom0, guest_id, 1, &refs[2], false);
+	T_CHECK(p, "map: %m");
+	T_CHECK(xenops_end_access(guest, g + PG, 3) == -EBUSY, "end access while mapped");
+	T_CHECK(xenops_end_access(guest, g + PG, 4) == -EINVAL, "range past the set");
+	T_CHECK(xenops_end_access(guest, g + 1, 1) == -EINVAL, "not a page address");
+	T_CHECK(xenops_unmap(dom0, p, 1) == 0, "unmap");
+	/* refused, so page 1 is still granted */
+	p = xenops_map_grefs(dom0, guest_id, 1, &refs[1], true);
+	T_CHECK(p, "page 1 still granted: %m");
+	T_CHECK(xenops_unmap(dom0, p, 1) == 0, "unmap");
+	T_CHECK(xenops_end_access(guest, g + PG, 3) == 0, "end access");
+	T_CHECK(xenops_end_access(guest, g + PG, 3) == 0, "end access twice");
+	T_CHECK(!xenops_map_grefs(dom0, guest_id, 1, &refs[1], false) && errno == EINVAL,
+		"map of an ended grant");
+	p = xenops_map_grefs(dom0, guest_id, 1, &refs[0], true);
+	T_CHECK(p, "page 0 untouched: %m");
+	T_CHECK(xenops_end_access(guest, g, 1) == -EBUSY, "page 0 mapped");
+	/* granting a page that is still granted (and mapped) changes nothing */
+	T_CHECK(xenops_grant_again(guest, g, 4) == 0, "grant again");
+	T_CHECK(xenops_end_access(guest, g, 1) == -EBUSY, "page 0 still mapped");
+	T_CHECK(xenops_unmap(dom0, p, 1) == 0, "unmap");
+	p = xenops_map_grefs(dom0, guest_id, 4, refs, true);
+	T_CHECK(p, "all granted again: %m");
+	T_CHECK(t_check(p, 4 * PG, 5) == 0, "content");
+	T_CHECK(xenops_unmap(dom0, p, 4) == 0, "unmap");
+	T_CHECK(xenops_end_access(guest, g, 4) == 0, "end access");
+	T_CHECK(xenops_unshare_pages(guest, g, 4) == 0, "unshare ended pages");
+	/* a read-only grant comes back read-only */
+	gro = xenops_share_pages(guest, 0, 1, false, &ro);
+	T_CHECK(gro, "share ro: %m");
+	T_CHECK(xenops_end_access(guest, gro, 1) == 0, "end access ro");
+	T_CHECK(xenops_grant_again(guest, gro, 1) == 0, "grant again ro");
+	T_CHECK(!xenops_map_grefs(dom0, guest_id, 1, &ro, true) && errno == EPERM,
+		"ro grant mapped writable");
+	p = xenops_map_grefs(dom0, guest_id, 1, &ro, false);
+	T_CHECK(p, "ro map: %m");
+	T_CHECK(xenops_unmap(dom0, p, 1) == 0, "unmap");
+	T_CHECK(xenops_unshare_pages(guest, gro, 1) == 0, "unshare");
+	return 0;
+}
+
 /* One bad ref in a batch of 8: nothing stays mapped or flagged in use. */
 static int
 test_batch_all_or_nothing(void)
@@ -443,6 +498,7 @@ main(int argc, char **argv)
 	fails += t_run("readonly", test_readonly);
 	fails += t_run("bad_ref", test_bad_ref);
 	fails += t_run("unshare_busy", test_unshare_busy);
+	fails += t_run("end_access", test_end_access);
 	fails += t_run("batch_all_or_nothing", test_batch_all_or_nothing);
 	fails += t_run("copy", test_copy);
 	fails += t_run("concurrent_pins", test_concurrent_pins);

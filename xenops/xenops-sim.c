@@ -74,6 +74,7 @@ struct sim_map {
 struct sim_share {
 	void *addr;
 	unsigned int count;
+	uint32_t word;			/* the grant entries' (domid << 16) | flags */
 	struct sim_share *next;
 	grant_ref_t *refs;
 	uint32_t *frames;
@@ -887,6 +888,7 @@ sim_share_pages(xenops_t *x, uint32_t domid, unsigned int count,
 			PROT_READ | PROT_WRITE);
 	if (rc < 0)
 		goto fail;
+	s->word = (domid << 16) | GTF_permit_access | (writable ? 0 : GTF_readonly);
 	for (unsigned int i = 0; i < count; i++) {
 		grant_entry_v1_t *e = &g->table[s->refs[i]];
 		uint32_t flags = GTF_permit_access | (writable ? 0 : GTF_readonly);
@@ -940,6 +942,95 @@ gnt_end_access(grant_entry_v1_t *e, uint32_t *old)
 	} while (!__atomic_compare_exchange_n(word, &v, 0, false,
 					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
+	return 0;
+}
+
+/* The share holding [addr, addr + count pages), and addr's index in it
+ * (sim->lock held). */
+static struct sim_share *
+share_find(struct sim *sim, void *addr, unsigned int count, unsigned int *first)
+{
+	struct sim_share *s;
+
+	for (s = sim->shares; s; s = s->next) {
+		char *base = s->addr;
+		size_t off;
+
+		if ((char *)addr < base ||
+		    (char *)addr >= base + (size_t)s->count * HV_PAGE_SIZE)
+			continue;
+		off = (size_t)((char *)addr - base);
+		if (off % HV_PAGE_SIZE || off / HV_PAGE_SIZE + count > s->count)
+			return NULL;
+		*first = (unsigned int)(off / HV_PAGE_SIZE);
+		return s;
+	}
+	return NULL;
+}
+
+static int
+sim_end_access(xenops_t *x, void *addr, unsigned int count)
+{
+	struct sim *sim = to_sim(x);
+	struct hv_gnt *g = sim->self->gnt;
+	struct sim_share *s;
+	unsigned int first, ended;
+	uint32_t *old;
+	int rc = 0;
+
+	old = malloc(sizeof(*old) * count);
+	if (!old)
+		return -ENOMEM;
+	pthread_mutex_lock(&sim->lock);
+	s = share_find(sim, addr, count, &first);
+	if (!s) {
+		pthread_mutex_unlock(&sim->lock);
+		free(old);
+		return -EINVAL;
+	}
+	for (ended = 0; ended < count; ended++) {
+		rc = gnt_end_access(&g->table[s->refs[first + ended]], &old[ended]);
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0)
+		/* change nothing (as sim_unshare_pages) */
+		while (ended--)
+			smp_store_release(gnt_word(&g->table[s->refs[first + ended]]),
+					  old[ended]);
+	pthread_mutex_unlock(&sim->lock);
+	free(old);
+	return rc;
+}
+
+static int
+sim_grant_again(xenops_t *x, void *addr, unsigned int count)
+{
+	struct sim *sim = to_sim(x);
+	struct hv_gnt *g = sim->self->gnt;
+	struct sim_share *s;
+	unsigned int first, i;
+
+	pthread_mutex_lock(&sim->lock);
+	s = share_find(sim, addr, count, &first);
+	if (!s) {
+		pthread_mutex_unlock(&sim->lock);
+		return -EINVAL;
+	}
+	for (i = 0; i < count; i++) {
+		uint32_t *word = gnt_word(&g->table[s->refs[first + i]]);
+		uint32_t v = smp_load_acquire(word);
+
+		/* An entry still granted (and maybe mapped: its flags are the
+		 * mapper's) stays as it is.  The release pairs with the
+		 * mapper's smp_load_acquire in gnt_set_status: our writes to
+		 * the page come before the grant. */
+		while (!(v & GTF_permit_access) &&
+		       !__atomic_compare_exchange_n(word, &v, s->word, false,
+						    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			;
+	}
+	pthread_mutex_unlock(&sim->lock);
 	return 0;
 }
 
@@ -1435,6 +1526,8 @@ const struct xenops_ops xenops_sim_ops = {
 	.grant_copy = sim_grant_copy,
 	.share_pages = sim_share_pages,
 	.unshare_pages = sim_unshare_pages,
+	.end_access = sim_end_access,
+	.grant_again = sim_grant_again,
 	.evtchn_open = sim_evtchn_open,
 	.evtchn_close = sim_evtchn_close,
 	.evtchn_bind_interdomain = sim_evtchn_bind_interdomain,

@@ -297,6 +297,16 @@ xen_unshare_pages(xenops_t *x, void *addr, unsigned int count)
 	return 0;
 }
 
+/* gntalloc has no "end access but keep the page": see xenops.h. */
+static int
+xen_end_access(xenops_t *x, void *addr, unsigned int count)
+{
+	(void)x;
+	(void)addr;
+	(void)count;
+	return 0;
+}
+
 static xenevtchn_handle *
 to_xce(xenops_evtchn_t *e)
 {
@@ -410,6 +420,8 @@ const struct xenops_ops xenops_xen_ops = {
 	.grant_copy = xen_grant_copy,
 	.share_pages = xen_share_pages,
 	.unshare_pages = xen_unshare_pages,
+	.end_access = xen_end_access,
+	.grant_again = xen_end_access,
 	.evtchn_open = xen_evtchn_open,
 	.evtchn_close = xen_evtchn_close,
 	.evtchn_bind_interdomain = xen_evtchn_bind_interdomain,

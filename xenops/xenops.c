@@ -166,6 +166,22 @@ xenops_unshare_pages(xenops_t *x, void *addr, unsigned int count)
 	return x->ops->unshare_pages(x, addr, count);
 }
 
+int
+xenops_end_access(xenops_t *x, void *addr, unsigned int count)
+{
+	if (!addr || count == 0 || count > XENOPS_MAX_MAP_BATCH)
+		return -EINVAL;
+	return x->ops->end_access(x, addr, count);
+}
+
+int
+xenops_grant_again(xenops_t *x, void *addr, unsigned int count)
+{
+	if (!addr || count == 0 || count > XENOPS_MAX_MAP_BATCH)
+		return -EINVAL;
+	return x->ops->grant_again(x, addr, count);
+}
+
 xenops_evtchn_t *
 xenops_evtchn_open(xenops_t *x)
 {

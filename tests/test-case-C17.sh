@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# C17: racing states.  A Connected frontend writes 5, 6, 1, 3 and 4 in
+# random order with no waits, 200 rounds (BK_C17_ROUNDS), including 4
+# then 6 right after the backend's 4, and 3 then 6 before it.  After each
+# round the backend's state must match the frontend's last within 2 s
+# (5 -> 5, 6 -> 6, 1 -> 2, 3 or 4 with its valid keys -> 4), and on 4
+# byte-exact I/O works on the same ring.  blkbackd lives through it, and
+# its fds and threads are back to the baseline, its RSS within 1 MiB.
+# Then, Connected, the frontend announces 3 again with a new ring-ref
+# and event-channel: blkbackd ignores it (Linux blkback: Connected
+# stays), maps no second ring, and the old ring still works.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+start_sim_backend
+ROUNDS=${BK_C17_ROUNDS:-200}
+seed=${BK_SEED:-$RANDOM}
+echo "C17: $ROUNDS rounds, seed $seed (BK_SEED=$seed to replay)"
+RANDOM=$seed
+new_disk 4M
+new_guest
+fe=/local/domain/$DOM/device/vbd/51712 be=$(bk_be $DOM)
+add_disk $DOM "$params"
+
+# wait for the script to reach step NAME (failing at once if it failed
+# before); let it go on
+_at() { _xs_eq "$fe/at" "$1" || ! kill -0 $front 2>/dev/null; }
+at() {
+	wait_for "${2:-30}" _at "$1" && _xs_eq "$fe/at" "$1" ||
+		{ cat "$BK_TMP/s.out"; fail "the script did not reach \"$1\""; }
+}
+go() { xenstore-write "$fe/go" "$1"; }
+
+io() { # round: a write and a read back, on the current ring
+	echo "fill p1 seed:$((1000 + $1))"
+	echo "send op=write sector=$(( ($1 % 64) * 8 )) seg=p1 expect=OKAY timeout=2000"
+	echo "send op=read sector=$(( ($1 % 64) * 8 )) seg=p2 expect=OKAY timeout=2000"
+	echo "check p2 seed:$((1000 + $1))"
+}
+want_of() { case $1 in 1) echo 2 ;; 3|4) echo 4 ;; *) echo "$1" ;; esac; }
+{
+	io 0
+	echo "xs-write fe at base"
+	echo "xs-expect fe go base timeout=30000"
+	states=(5 6 1 3 4)
+	for (( r = 1; r <= ROUNDS; r++ )); do
+		case $(( RANDOM % 8 )) in
+		0)	# 4, and 6 right after the backend's 4
+			echo "xs-write fe state 4"
+			echo "xs-expect be state 4 timeout=2000"
+			echo "xs-write fe state 6"
+			last=6 ;;
+		1)	# 3 and 6 before the backend's 4
+			echo "xs-write fe state 3"
+			echo "xs-write fe state 6"
+			last=6 ;;
+		*)
+			n=$(( RANDOM % 5 + 1 ))
+			for (( i = 0; i < n; i++ )); do
+				last=${states[RANDOM % 5]}
+				echo "xs-write fe state $last"
+			done ;;
+		esac
+		echo "xs-expect be state $(want_of $last) timeout=2000"
+		[ "$(want_of $last)" = 4 ] && io $r
+	done
+	echo "xs-write fe state 4"
+	echo "xs-expect be state 4 timeout=2000"
+	io 9999
+	echo "xs-write fe at end"
+	echo "xs-expect fe go end timeout=30000"
+	# a second announce while Connected, with other ring keys
+	echo "xs-write fe ring-ref 7777"
+	echo "xs-write fe event-channel 99"
+	echo "xs-write fe state 3"
+	echo "sleep 500"
+	echo "xs-expect be state 4"
+	io 10000
+	echo "xs-write fe at again"
+	echo "xs-expect fe go again timeout=30000"
+} > "$BK_TMP/s"
+
+pid=$(bk_pid)
+blkfront-test script --domid $DOM --max-indirect 16 "$BK_TMP/s" > "$BK_TMP/s.out" 2>&1 &
+front=$!
+cleanup_fn kill $front
+at base
+read -r fd0 thr0 rss0 <<< "$(bk_res)"
+maps0=$(dom_maps $DOM)
+echo "baseline, Connected: fds $fd0 threads $thr0 rss $rss0 KiB, $maps0 maps/fds of the guest"
+go base
+at end $(( ROUNDS * 4 + 60 ))
+kill -0 "$pid" || fail "blkbackd died"
+res_back $fd0 $thr0 $rss0 1024
+[ "$(dom_maps $DOM)" = "$maps0" ] || fail "guest mappings $(dom_maps $DOM), baseline $maps0"
+go end
+at again
+xs_absent $be/error
+[ "$(dom_maps $DOM)" = "$maps0" ] ||
+	fail "a re-announce while Connected changed the guest's mappings: $(dom_maps $DOM), was $maps0"
+res_back $fd0 $thr0 $rss0 1024
+go again
+wait $front || { cat "$BK_TMP/s.out"; fail "the racing frontend's script failed"; }
+grep -q "vbd $DOM/51712: .*Connected (" "$BACKEND_LOG" || fail "never connected"
+echo "$(grep -c "vbd $DOM/51712: .*-> Connected (" "$BACKEND_LOG") connections"
+stop_backend
+exit 0
