@@ -31,7 +31,7 @@
 #include "ctl.h"
 #include "log.h"
 #include "pgrant.h"
-#include "vbd.h"
+#include "run.h"
 #include "xbus.h"
 
 /* real Xen: one backend daemon per domain */
@@ -44,122 +44,9 @@
 #define BLKBACKD_STATE_DIR "/run/blkbackd"
 #endif
 
-enum {
-	OPT_TRANSPORT = 256,
-	OPT_SIM_DIR,
-	OPT_TRACE,
-	OPT_STATS,
-	OPT_UNSAFE_IGNORE_FLUSH,
-	OPT_MAX_QUEUES,
-	OPT_MAX_RING_ORDER,
-	OPT_MAX_INDIRECT,
-	OPT_MAP_THRESHOLD,
-	OPT_POLL_MAX_US,
-	OPT_FEATURE_PERSISTENT,
-	OPT_STATE_DIR,
-	OPT_TEST_CRASH_AT,
-	OPT_MAX_PGRANTS,
-	OPT_RECORD,
-	OPT_CACHE,
-	OPT_LOG_FILE,
-	OPT_CLOSE_ON_EXIT,
-	OPT_CTL_SOCKET,
-	OPT_SIZE_CHECK,
-};
 /* Set in the environment of the program an upgrade execs. */
 #define UPGRADED_ENV "BLKBACKD_UPGRADED"
 
-static const struct option long_options[] = {
-	{ "foreground", no_argument, NULL, 'f' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "pidfile", required_argument, NULL, 'P' },
-	{ "transport", required_argument, NULL, OPT_TRANSPORT },
-	{ "sim-dir", required_argument, NULL, OPT_SIM_DIR },
-	{ "trace", required_argument, NULL, OPT_TRACE },
-	{ "stats", optional_argument, NULL, OPT_STATS },
-	{ "debug-mask", required_argument, NULL, 'D' },
-	{ "unsafe-ignore-flush", no_argument, NULL, OPT_UNSAFE_IGNORE_FLUSH },
-	{ "max-queues", required_argument, NULL, OPT_MAX_QUEUES },
-	{ "max-ring-page-order", required_argument, NULL, OPT_MAX_RING_ORDER },
-	{ "max-indirect-segments", required_argument, NULL, OPT_MAX_INDIRECT },
-	{ "map-threshold", required_argument, NULL, OPT_MAP_THRESHOLD },
-	{ "poll-max-us", required_argument, NULL, OPT_POLL_MAX_US },
-	{ "feature-persistent", required_argument, NULL, OPT_FEATURE_PERSISTENT },
-	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-	{ "test-crash-at", required_argument, NULL, OPT_TEST_CRASH_AT },
-	{ "max-persistent-grants", required_argument, NULL, OPT_MAX_PGRANTS },
-	{ "record", required_argument, NULL, OPT_RECORD },
-	{ "cache", required_argument, NULL, OPT_CACHE },
-	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
-	{ "close-on-exit", no_argument, NULL, OPT_CLOSE_ON_EXIT },
-	{ "ctl-socket", required_argument, NULL, OPT_CTL_SOCKET },
-	{ "size-check-interval", required_argument, NULL, OPT_SIZE_CHECK },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static void
-usage(FILE *fp)
-{
-	fprintf(fp,
-"Usage: blkbackd [OPTION]...\n"
-"Serve Xen paravirtual block devices (blkif) from files, block devices or RAM.\n"
-"\n"
-"  -f, --foreground             do not daemonize; log to stderr\n"
-"  -v, --verbose                more log messages\n"
-"  -P, --pidfile=FILE           write the pid to FILE once ready\n"
-"      --log-file=FILE          log to FILE (reopened on SIGHUP) instead of syslog/stderr\n"
-"      --close-on-exit          SIGTERM/SIGINT close every device (default: leave them\n"
-"                               attached for the next blkbackd)\n"
-"      --ctl-socket=PATH        blkbackd-ctl's socket (default " BLKBACKD_CTL_SOCKET ";\n"
-"                               sim: beside the xenstore socket)\n"
-"      --size-check-interval=SECS  read the backings' sizes every SECS seconds and\n"
-"                               tell the guests of a change (default 2; 0 = only on\n"
-"                               SIGHUP and blkbackd-ctl resize)\n"
-"      --transport=xen|sim      real Xen (default when /dev/xen exists) or xensim\n"
-"      --sim-dir=DIR            xensim's directory (default $XENSIM_DIR)\n"
-"      --trace=FILE             one line per protocol event (blkbackd.8 TRACE FORMAT)\n"
-"      --stats[=SECS]           log per-vbd counters every SECS seconds (default 10)\n"
-"  -D, --debug-mask=MASK        debug categories: ring,xenbus,io,grant,evtchn,all or a number\n"
-"      --max-queues=N           multi-queue-max-queues to offer (default 4)\n"
-"      --max-ring-page-order=N  max-ring-page-order to offer, 0..4 (default 4)\n"
-"      --max-indirect-segments=N  feature-max-indirect-segments, 0 (off)..256 (default 256)\n"
-"      --feature-persistent=0|1 offer persistent grants (default 1)\n"
-"      --max-persistent-grants=N  grants a queue keeps mapped, 1..32768 (default 1056)\n"
-"      --map-threshold=BYTES    map (zero-copy) requests of at least BYTES; 0 = always copy\n"
-"                               (default 65536)\n"
-"      --poll-max-us=N          poll ring and completions up to N us before sleeping,\n"
-"                               adaptively; 0 = never poll (default 50)\n"
-"      --state-dir=DIR          the queues' recovery records, for a restart or an\n"
-"                               upgrade the guests never notice (default /run/blkbackd;\n"
-"                               sim: beside xensim's xenstore socket)\n"
-"      --record=FILE            blkcrash: record every host write/flush to FILE\n"
-"      --cache=volatile         blkcrash: model a volatile disk cache (power cut on SIGUSR2)\n"
-"      --unsafe-ignore-flush    TEST ONLY: acknowledge flushes/barriers without flushing\n"
-"      --test-crash-at=POINT:N  TEST ONLY: SIGKILL a queue thread the Nth time it reaches\n"
-"                               POINT (taken, responded, recorded, pushed)\n"
-"  -h, --help                   this help\n"
-"  -V, --version                print the version\n"
-"\n"
-"Signals: SIGTERM/SIGINT drain every device and exit 0 (the guests keep their\n"
-"devices unless --close-on-exit); SIGHUP reopens the log and trace files and\n"
-"checks the backings' sizes; SIGUSR1 logs statistics.\n");
-}
-
-static int
-parse_uint(const char *s, unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 static int
 write_pidfile(const char *path)
@@ -183,6 +70,30 @@ write_pidfile(const char *path)
 }
 
 /*
+ * A per-instance file's path: beside the xenstore socket under the
+ * simulator ("XENSTORED_PATH.blkbackd-DOMID" + ext), dflt on real Xen.
+ * malloc'd, or NULL (logged) when out of memory.
+ */
+static char *
+instance_path(enum xenops_transport t, unsigned int self, const char *ext,
+	      const char *dflt)
+{
+	const char *xsp = getenv("XENSTORED_PATH");
+	char *path;
+	int n;
+
+	if (t == XENOPS_SIM && xsp)
+		n = asprintf(&path, "%s.blkbackd-%u%s", xsp, self, ext);
+	else
+		n = asprintf(&path, "%s", dflt);
+	if (n < 0) {
+		log_error("out of memory");
+		return NULL;
+	}
+	return path;
+}
+
+/*
  * One blkbackd per xenstore: a second one would probe the same devices,
  * reset their state and tear down what the first serves.  The lock is an
  * flock() on a file beside the xenstore socket (sim: in xensim's
@@ -191,40 +102,18 @@ write_pidfile(const char *path)
  * the owner's pid for the message.  Returns the locked fd (kept open for
  * the daemon's life) or -1 after logging.
  */
-/*
- * A per-instance file's path: beside the xenstore socket under the
- * simulator ("XENSTORED_PATH.blkbackd-DOMID" + ext), dflt on real Xen.
- * 0, or -1 when too long.
- */
-static int
-instance_path(enum xenops_transport t, unsigned int self, const char *ext,
-	      const char *dflt, char *path, size_t len)
-{
-	const char *xsp = getenv("XENSTORED_PATH");
-	int n;
-
-	if (t == XENOPS_SIM && xsp) {
-		n = snprintf(path, len, "%s.blkbackd-%u%s", xsp, self, ext);
-	} else {
-		n = snprintf(path, len, "%s", dflt);
-	}
-	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
 static int
 take_instance_lock(enum xenops_transport t, unsigned int self)
 {
-	char path[PATH_MAX], buf[32];
+	char *path = instance_path(t, self, ".lock", BLKBACKD_LOCK_FILE), buf[32];
 	int fd, n;
 
-	if (instance_path(t, self, ".lock", BLKBACKD_LOCK_FILE, path,
-			  sizeof(path)) < 0) {
-		log_error("instance lock: path too long");
+	if (!path)
 		return -1;
-	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		log_error("instance lock %s: %m", path);
+		free(path);
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -241,47 +130,14 @@ take_instance_lock(enum xenops_transport t, unsigned int self)
 		else
 			log_error("instance lock %s: flock: %m", path);
 		close(fd);
+		free(path);
 		return -1;
 	}
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
 		log_info("instance lock %s: cannot record our pid: %m", path);
+	free(path);
 	return fd;
-}
-
-/*
- * --record=FILE is opened (truncated) only when a device connects: say
- * now, at start, when its directory cannot hold it.  0, or -1 after
- * logging.
- */
-static int
-check_record_dir(const char *file)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(file, '/');
-	struct stat st;
-
-	if (!*file || (slash && !slash[1])) {
-		log_error("--record=%s: not a file name", file);
-		return -1;
-	}
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == file ? 1 : (int)(slash - file), file);
-	if (stat(dir, &st) < 0) {
-		log_error("--record=%s: directory %s: %m", file, dir);
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		log_error("--record=%s: %s is not a directory", file, dir);
-		return -1;
-	}
-	if (access(dir, W_OK | X_OK) < 0) {
-		log_error("--record=%s: directory %s is not writable: %m", file, dir);
-		return -1;
-	}
-	return 0;
 }
 
 /*
@@ -305,284 +161,6 @@ xs_alive(struct xs_handle *xs)
 	return errno == ENOENT || errno == EACCES || errno == EPERM;
 }
 
-/* Everything main() sets up, for its helpers below. */
-struct run {
-	struct bk_daemon d;
-	char **argv;			/* as given: an upgrade execs it again */
-	bool foreground;
-	bool upgraded;			/* exec'ed by an upgrade: detached already */
-	/* absolute (the daemon works from /): malloc'd, or NULL */
-	char *pidfile, *trace_path, *log_file, *ctl_path, *record_path;
-	unsigned int stats_secs;
-	unsigned int size_check_secs;	/* --size-check-interval; 0: never */
-	sigset_t sigs;			/* blocked in every thread; read from sfd */
-	char state_dir[PATH_MAX];	/* --state-dir's default */
-	bool poll_set;			/* --poll-max-us was given */
-	int sfd, tfd, size_tfd, lockfd;
-	int ready_fd;			/* detached: the waiting parent's pipe, or -1 */
-	struct bk_ctl *ctl;
-	/* how the loop ended */
-	bool close_devs;		/* write Closed for every vbd */
-	bool upgrade;			/* exec bk_ctl_upgrade_path() */
-};
-
-/* path made absolute against the working directory, malloc'd; NULL
- * (logged) when out of memory or the directory is unknown. */
-static char *
-abs_path(const char *opt, const char *path)
-{
-	char cwd[PATH_MAX], *p;
-
-	if (path[0] == '/')
-		p = strdup(path);
-	else if (!getcwd(cwd, sizeof(cwd)))
-		p = NULL;
-	else if (asprintf(&p, "%s/%s", cwd, path) < 0)
-		p = NULL;
-	if (!p)
-		log_error("%s=%s: cannot make it an absolute path: %m", opt, path);
-	return p;
-}
-
-/*
- * The command line into r.  0 to go on, 1 to exit 0 at once (--help,
- * --version), -1 to exit 1 (after a message).
- */
-static int
-parse_options(int argc, char **argv, struct run *r)
-{
-	struct bk_options *o = &r->d.opt;
-	bool transport_set = false;
-	int c;
-
-	while ((c = getopt_long(argc, argv, "fvP:D:hV", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			r->foreground = true;
-			break;
-		case 'v':
-			log_verbose = true;
-			break;
-		case 'P':
-			free(r->pidfile);
-			r->pidfile = abs_path("--pidfile", optarg);
-			if (!r->pidfile)
-				return -1;
-			break;
-		case 'D':
-			if (log_parse_debug_mask(optarg, &log_debug_mask) < 0) {
-				log_error("--debug-mask: cannot parse \"%s\"", optarg);
-				return -1;
-			}
-			break;
-		case OPT_TRANSPORT:
-			if (xenops_transport_parse(optarg, &o->transport) < 0) {
-				log_error("--transport: \"%s\" is neither xen nor sim", optarg);
-				return -1;
-			}
-			transport_set = true;
-			break;
-		case OPT_SIM_DIR:
-			o->sim_dir = optarg;
-			break;
-		case OPT_TRACE:
-			free(r->trace_path);
-			r->trace_path = abs_path("--trace", optarg);
-			if (!r->trace_path)
-				return -1;
-			break;
-		case OPT_LOG_FILE:
-			free(r->log_file);
-			r->log_file = abs_path("--log-file", optarg);
-			if (!r->log_file)
-				return -1;
-			break;
-		case OPT_CTL_SOCKET:
-			free(r->ctl_path);
-			r->ctl_path = abs_path("--ctl-socket", optarg);
-			if (!r->ctl_path)
-				return -1;
-			break;
-		case OPT_SIZE_CHECK:
-			if (parse_uint(optarg, 86400, &r->size_check_secs) < 0) {
-				log_error("--size-check-interval: \"%s\" is not 0..86400", optarg);
-				return -1;
-			}
-			break;
-		case OPT_CLOSE_ON_EXIT:
-			o->close_on_exit = true;
-			break;
-		case OPT_STATS:
-			r->stats_secs = 10;
-			if (optarg && (parse_uint(optarg, 86400, &r->stats_secs) < 0 ||
-				       !r->stats_secs)) {
-				log_error("--stats: \"%s\" is not a number of seconds (1..86400)", optarg);
-				return -1;
-			}
-			break;
-		case OPT_UNSAFE_IGNORE_FLUSH:
-			o->ignore_flush = true;
-			break;
-		case OPT_MAX_QUEUES:
-			if (parse_uint(optarg, BK_MAX_QUEUES, &o->max_queues) < 0 || !o->max_queues) {
-				log_error("--max-queues: \"%s\" is not in 1..%u", optarg, BK_MAX_QUEUES);
-				return -1;
-			}
-			break;
-		case OPT_MAX_RING_ORDER:
-			if (parse_uint(optarg, BLKRING_MAX_PAGE_ORDER, &o->max_ring_order) < 0) {
-				log_error("--max-ring-page-order: \"%s\" is not in 0..%u", optarg,
-					  BLKRING_MAX_PAGE_ORDER);
-				return -1;
-			}
-			break;
-		case OPT_MAX_INDIRECT:
-			if (parse_uint(optarg, BLKRING_MAX_INDIRECT_SEGMENTS, &o->max_indirect) < 0) {
-				log_error("--max-indirect-segments: \"%s\" is not in 0..%u", optarg,
-					  BLKRING_MAX_INDIRECT_SEGMENTS);
-				return -1;
-			}
-			break;
-		case OPT_MAP_THRESHOLD:
-			if (bk_parse_size(optarg, &o->map_threshold) < 0) {
-				log_error("--map-threshold: \"%s\" is not a size in bytes", optarg);
-				return -1;
-			}
-			break;
-		case OPT_POLL_MAX_US:
-			r->poll_set = true;
-			if (parse_uint(optarg, 1000000, &o->poll_max_us) < 0) {
-				log_error("--poll-max-us: \"%s\" is not 0..1000000", optarg);
-				return -1;
-			}
-			break;
-		case OPT_FEATURE_PERSISTENT:
-			if (strcmp(optarg, "0") && strcmp(optarg, "1")) {
-				log_error("--feature-persistent: \"%s\" is neither 0 nor 1", optarg);
-				return -1;
-			}
-			o->feature_persistent = optarg[0] == '1';
-			break;
-		case OPT_MAX_PGRANTS:
-			if (parse_uint(optarg, 32768, &o->max_pgrants) < 0 || !o->max_pgrants) {
-				log_error("--max-persistent-grants: \"%s\" is not in 1..32768", optarg);
-				return -1;
-			}
-			break;
-		case OPT_STATE_DIR:
-			o->state_dir = optarg;
-			break;
-		case OPT_TEST_CRASH_AT: {
-			char name[16];
-			int n = 0;
-
-			if (sscanf(optarg, "%15[a-z]:%n", name, &n) != 1 || !n ||
-			    !(o->crash_point = bk_crash_point_parse(name)) ||
-			    parse_uint(optarg + n, 1000000000, &o->crash_after) < 0 || !o->crash_after) {
-				log_error("--test-crash-at: \"%s\" is not POINT:N with POINT one of "
-					  "taken, responded, recorded, pushed and N >= 1", optarg);
-				return -1;
-			}
-			break;
-		}
-		case OPT_RECORD:
-			free(r->record_path);
-			r->record_path = abs_path("--record", optarg);
-			if (!r->record_path)
-				return -1;
-			o->record_path = r->record_path;
-			break;
-		case OPT_CACHE:
-			if (strcmp(optarg, "volatile")) {
-				log_error("--cache: only \"volatile\" is known (per-device write "
-					  "caching is the xenstore key \"cache\")");
-				return -1;
-			}
-			o->volatile_cache = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'V':
-			printf("blkbackd %s\n", PACKAGE_VERSION);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		log_error("unexpected argument \"%s\"", argv[optind]);
-		usage(stderr);
-		return -1;
-	}
-	if (!transport_set && xenops_transport_default(&o->transport) < 0) {
-		log_error("no Xen here (/dev/xen/evtchn missing); use --transport=sim with a "
-			  "running xensim");
-		return -1;
-	}
-	if (o->record_path && check_record_dir(o->record_path) < 0)
-		return -1;
-	if (o->ignore_flush)
-		log_error("WARNING: --unsafe-ignore-flush: flushes and barriers are "
-			  "ACKNOWLEDGED WITHOUT FLUSHING; guest data WILL be lost on a "
-			  "power cut.  Test mode for blkcrash only.");
-	return 0;
-}
-
-/* Nanoseconds one clock_gettime(CLOCK_MONOTONIC) (fine) or one
- * trivial system call takes here, the least of 5 rounds of 16. */
-static uint64_t
-cost_ns(bool syscall_cost)
-{
-	uint64_t best = UINT64_MAX;
-	int round, i;
-
-	for (round = 0; round < 5; round++) {
-		struct timespec a, b, t;
-		uint64_t ns;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		for (i = 0; i < 16; i++) {
-			if (syscall_cost)
-				syscall(SYS_getppid);
-			else
-				clock_gettime(CLOCK_MONOTONIC, &t);
-		}
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		ns = ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)b.tv_nsec -
-		      (uint64_t)a.tv_nsec) / 16;
-		if (ns < best)
-			best = ns;
-	}
-	return best;
-}
-
-/*
- * What a system call and a look at the clock cost on this machine,
- * decided once.  In a PV domain a system call traps to the hypervisor,
- * and CLOCK_MONOTONIC is one too where Xen cannot offer a stable TSC to
- * the vDSO (measured under emulation: ~60 us each, against ~0.1 us on
- * hardware): then the queues never poll (the window is timed by that
- * clock), submit a ring pass's I/O in one io_submit, and time the
- * latency histogram with CLOCK_MONOTONIC_COARSE.
- */
-static void
-machine_costs(struct bk_options *o, bool poll_set)
-{
-	uint64_t clock_ns = cost_ns(false), sys_ns = cost_ns(true);
-
-	o->lat_clock = clock_ns > 1000 ? CLOCK_MONOTONIC_COARSE : CLOCK_MONOTONIC;
-	o->batch_submit = sys_ns > 2000;
-	if (clock_ns > 1000 && o->poll_max_us && !poll_set)
-		o->poll_max_us = 0;
-	if (clock_ns > 1000 || sys_ns > 2000)
-		log_info("a system call costs %.1f us here, a look at the clock %.1f us: "
-			 "queues %s, one io_submit per %s", sys_ns / 1e3, clock_ns / 1e3,
-			 o->poll_max_us ? "poll before they sleep" : "do not poll",
-			 o->batch_submit ? "pass over the ring" : "request");
-}
-
 /*
  * The recovery records' directory (--state-dir, or the default: under
  * the simulator, beside the xenstore socket like the instance lock, so
@@ -593,15 +171,13 @@ static int
 state_dir_setup(struct run *r)
 {
 	struct bk_options *o = &r->d.opt;
-	const char *xsp = getenv("XENSTORED_PATH");
 	struct stat st;
 
 	if (!o->state_dir) {
-		if (o->transport == XENOPS_SIM && xsp)
-			snprintf(r->state_dir, sizeof(r->state_dir), "%s.blkbackd-%u.state", xsp,
-				 r->d.self);
-		else
-			snprintf(r->state_dir, sizeof(r->state_dir), "%s", BLKBACKD_STATE_DIR);
+		r->state_dir = instance_path(o->transport, r->d.self, ".state",
+					     BLKBACKD_STATE_DIR);
+		if (!r->state_dir)
+			return -1;
 		o->state_dir = r->state_dir;
 	}
 	if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST) {
@@ -719,7 +295,6 @@ setup(struct run *r)
 		.it_interval = { .tv_sec = r->size_check_secs },
 		.it_value = { .tv_sec = r->size_check_secs },
 	};
-	char ctl_path[PATH_MAX];
 	const char *xsp;
 
 	if (!r->foreground) {
@@ -783,14 +358,10 @@ setup(struct run *r)
 		log_error("timerfd: %m");
 		return -1;
 	}
-	if (r->ctl_path)
-		snprintf(ctl_path, sizeof(ctl_path), "%s", r->ctl_path);
-	else if (instance_path(d->opt.transport, d->self, ".ctl",
-			       BLKBACKD_CTL_SOCKET, ctl_path, sizeof(ctl_path)) < 0) {
-		log_error("control socket: path too long (give --ctl-socket)");
+	if (!r->ctl_path &&
+	    !(r->ctl_path = instance_path(d->opt.transport, d->self, ".ctl", BLKBACKD_CTL_SOCKET)))
 		return -1;
-	}
-	if (bk_ctl_open(d, ctl_path, &r->ctl) < 0)
+	if (bk_ctl_open(d, r->ctl_path, &r->ctl) < 0)
 		return -1;
 	if (bk_xenbus_init(d) < 0)
 		return -1;
@@ -960,6 +531,7 @@ teardown(struct run *r, int rc)
 	free(r->trace_path);
 	free(r->log_file);
 	free(r->ctl_path);
+	free(r->state_dir);
 	free(r->record_path);
 }
 
