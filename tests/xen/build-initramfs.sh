@@ -167,6 +167,10 @@ if [ -x "$BLKBACKD" ]; then
 	copy_bin "$R" "$BLKBACKD"
 	mkdir -p "$R/usr/local/sbin"
 	mv "$R$BLKBACKD" "$R/usr/local/sbin/blkbackd"
+	if [ -x "$(dirname "$BLKBACKD")/blkbackd-ctl" ]; then
+		copy_bin "$R" "$(dirname "$BLKBACKD")/blkbackd-ctl"
+		mv "$R$(dirname "$BLKBACKD")/blkbackd-ctl" "$R/usr/local/sbin/blkbackd-ctl"
+	fi
 	if [ -x "$U/usr/local/bin/blkfront-test" ]; then
 		touch "$R/etc/xt-has-blkfront-test"
 	fi

@@ -9,7 +9,7 @@
 #
 # Environment (set by tests/xen.mk): srcdir (this directory), XDIR (where
 # results go), top_srcdir, top_builddir, CC; TIMEOUT (QEMU, seconds,
-# default 840); PHASES (default bb,pg,bar,cmp,blkbench; blkbench is a second,
+# default 840); PHASES (default bb,pg,rs,bar,cmp,blkbench; blkbench is a second,
 # short boot: blkbench --platform xen-nested on a tiny matrix).
 # Exit: 0 all passed, 1 something failed, 77 skipped (reason printed and
 # recorded as XDIR/check-xen.trs SKIP).
@@ -19,7 +19,7 @@ top_srcdir=${top_srcdir:-$srcdir/../..}
 top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
-PHASES=${PHASES:-bb,pg,bar,cmp,blkbench}
+PHASES=${PHASES:-bb,pg,rs,bar,cmp,blkbench}
 export TIMEOUT=${TIMEOUT:-840}
 
 mkdir -p "$XDIR" "$B"
@@ -87,6 +87,10 @@ case ",$PHASES," in *,pg,*) EXPECTED="$EXPECTED
 	pg-on-sigterm pg-off-daemon-start
 	pg-01-xl-create pg-01-offers domu-pg-01-xvda-size domu-pg-01-xvda-persistent domu-pg-01-xvda-pattern
 	pg-off-sigterm" ;;
+esac
+case ",$PHASES," in *,rs,*) EXPECTED="$EXPECTED
+	rs-daemon-start rs-xl-create rs-connect rs-sigkill-restarts rs-upgrade rs-resize
+	domu-rs-xvda-survive rs-sigterm" ;;
 esac
 case ",$PHASES," in *,bar,*) EXPECTED="$EXPECTED
 	bar-daemon-start bar-xl-create bar-connect bar-features domu-bar-xvda-size domu-bar-xvda-ext4
@@ -187,6 +191,13 @@ if [ -n "$bench" ]; then
 		}' > "$XDIR/bench.txt"
 	echo "check-xen: domU benchmark (TCG: only the ratios mean something):"
 	cat "$XDIR/bench.txt"
+fi
+
+# ---- the pauses a guest saw while blkbackd restarted (phase rs) ----
+sed -n 's/.*@@PAUSE \([a-z-]*\) \([0-9.]*\).*/\1 \2/p' "$SERIAL" > "$XDIR/pause.txt"
+if [ -s "$XDIR/pause.txt" ]; then
+	echo "check-xen: the guest's pause while blkbackd restarted or upgraded (seconds):"
+	cat "$XDIR/pause.txt"
 fi
 
 # ---- blkbench --platform xen-nested: one dom0 and one domU cell ----

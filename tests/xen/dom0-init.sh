@@ -45,7 +45,7 @@ G=/gnu
 
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 PHASES=$(arg xt.phases)
-: ${PHASES:=bb,pg,bar,cmp}
+: ${PHASES:=bb,pg,rs,bar,cmp}
 mark() { echo "@@M $(cut -d' ' -f1 /proc/uptime) $*"; }
 start() { echo "@@S $1"; }
 result() { local n=$1 r=$2; shift 2; echo "@@T $n $r $*"; }
@@ -480,6 +480,99 @@ phase_bar() {
 	check bar-sigterm bb_stop
 }
 
+# ---------------- phase rs: restarts, an upgrade, a resize ----------------
+# A guest verifies its disks (raw patterns on xvda, bonnie++ and md5'd
+# files on ext4 on xvdb) while blkbackd is SIGKILLed and started again
+# RS_KILLS times at odd instants and upgraded live once; then xvda's
+# backing grows and the guest stops when it sees the new size.  The guest
+# must never notice: no xenstore state change, no I/O error, data and
+# fsck clean.  The pause (kill to "taken over", per restart; the upgrade
+# command's duration) is printed for BENCHMARKS.md.
+RS_KILLS=${RS_KILLS:-20}
+BBCTL=/usr/local/sbin/blkbackd-ctl
+rs_took_over() { # N SECONDS: the log shows N "taken over" lines
+	local i=0
+	while [ $i -lt $(($2 * 20)) ]; do
+		[ "$(grep -c 'taken over, Connected as it was' /tmp/blkbackd.log)" -ge "$1" ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+rs_states() { # DOMID...: every vbd of the guest Connected on both sides
+	local be=/local/domain/0/backend/vbd/$1 d
+	for d in 51712 51728; do
+		[ "$(xenstore-read $be/$d/state)" = 4 ] && [ "$(xenstore-read /local/domain/$1/device/vbd/$d/state)" = 4 ] ||
+			{ say "vbd $d: backend $(xenstore-read $be/$d/state 2>&1), frontend $(xenstore-read /local/domain/$1/device/vbd/$d/state 2>&1)"; return 1; }
+	done
+}
+rs_kills() { # DOMID: the restarts; 0 when every one was taken over
+	local k n0 t0 t1 pid pauses=
+	n0=$(grep -c 'taken over, Connected as it was' /tmp/blkbackd.log)
+	for k in $(seq 1 $RS_KILLS); do
+		# odd instants: 0.3 to 2.2 s apart
+		sleep "$(awk -v k=$k 'BEGIN { srand(k); printf "%.2f", 0.3 + rand() * 1.9 }')"
+		pid=$(cat $BB_PID)
+		t0=$(now)
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		bb_start || return 1
+		# each vbd (2) is taken over
+		rs_took_over $((n0 + 2 * k)) 60 || { say "restart $k: not taken over in 60 s"; return 1; }
+		t1=$(now)
+		pauses="$pauses $(echo "$t1 $t0" | awk '{ printf "%.2f", $1 - $2 }')"
+		rs_states $1 || { say "restart $k: a vbd left Connected"; return 1; }
+	done
+	echo "$pauses" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ a[NR] = $1 } END {
+		printf "@@PAUSE restart-pause-median-s %s\n@@PAUSE restart-pause-max-s %s\n", a[int((NR + 1) / 2)], a[NR] }'
+	say "restart pauses (kill to taken over, s):$pauses"
+}
+rs_upgrade() { # DOMID
+	local pid t0 t1
+	pid=$(cat $BB_PID)
+	t0=$(now)
+	$BBCTL upgrade || return 1
+	t1=$(now)
+	echo "@@PAUSE upgrade-s $(echo "$t1 $t0" | awk '{ printf "%.2f", $1 - $2 }')"
+	[ "$(cat $BB_PID)" = "$pid" ] && kill -0 "$pid" || { say "not the same process after the upgrade"; return 1; }
+	rs_states $1
+}
+phase_rs() {
+	local dom a=/tmp/rs-a.img b=/tmp/rs-b.img grown
+	mkimg $a 64M
+	mkimg $b 256M
+	grown=$(( (64 + 32) * 2048 ))
+	local debug=$BB_DEBUG
+	BB_DEBUG=-v	# no trace: a write per request would stretch every pause
+	check rs-daemon-start bb_start || { BB_DEBUG=$debug; return; }
+	mkcfg domu-rs "survive:xvda:xvdb" "xvda:$(sectors_of $a),xvdagrown:$grown" \
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$a" \
+		"vdev=xvdb, format=raw, access=rw, script=block-blkbackd, target=$b"
+	if check rs-xl-create xl_create domu-rs; then
+		dom=$(xl domid domu-rs)
+		check rs-connect backend_connected $dom 51712 &&
+			wait_guest domu-rs '@@U SURVIVE-RUNNING' 300 &&
+			sleep 5 &&	# bonnie++ under way
+			check rs-sigkill-restarts rs_kills $dom &&
+			check rs-upgrade rs_upgrade $dom &&
+			rs_resize $dom $a $grown
+		xl destroy domu-rs 2>/dev/null
+	fi
+	check rs-sigterm bb_stop
+	BB_DEBUG=$debug
+}
+rs_resize() { # DOMID BACKING SECTORS
+	start rs-resize
+	truncate -s $(($3 * 512)) $2
+	if wait_guest domu-rs '@@U SURVIVE-DONE' 120 &&
+	   [ "$(xenstore-read /local/domain/0/backend/vbd/$1/51712/sectors)" = $3 ]; then
+		result rs-resize PASS
+	else
+		result rs-resize FAIL "sectors $(xenstore-read /local/domain/0/backend/vbd/$1/51712/sectors 2>&1), expected $3"
+	fi
+	wait_guest domu-rs '@@U DOMU-DONE' 120
+}
+
 # ---------------- phase cmp: kernel blkback and QEMU qdisk ----------------
 phase_cmp() {
 	local a=/tmp/kb.img b=/tmp/qd.img
@@ -828,7 +921,7 @@ health_stop() {
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
-	bb|pg|bar|cmd|bench)
+	bb|pg|bar|rs|cmd|bench)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
 			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"

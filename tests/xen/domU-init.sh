@@ -32,6 +32,13 @@
 #     persist:D:0|1     blkfront's own word on D (its kernel log line
 #                       "persistent grants: enabled;|disabled;") is the one
 #                       expected: what it negotiated with the backend
+#     survive:D:F       while dom0 kills, restarts and upgrades blkbackd:
+#                       4 MiB random patterns written O_DIRECT + fsync to D
+#                       and read back, and bonnie++ plus fsync'd,
+#                       md5-checked files on ext4 on F, until D grows
+#                       (dom0's online resize, to the xt.sz value for
+#                       "Dgrown"); then no I/O error in the kernel log,
+#                       e2fsck -fn clean on F, the rounds each loop made
 #     rpc               bench-xen: run the commands dom0 writes to this
 #                       guest's console, one a line (do_rpc below)
 #     idle              stay up (dom0 destroys the guest)
@@ -170,6 +177,75 @@ do_attach() {
 	while [ -b /dev/$1 ] && [ $i -lt 180 ]; do sleep 0.5; i=$((i + 1)); done
 	[ ! -b /dev/$1 ] || die "/dev/$1 still present 90 s after the detach request"
 	say "/dev/$1 gone after $((i / 2)) s"
+}
+
+# survive_raw DISK: patterns written and read back until /tmp/stop;
+# a mismatch leaves /tmp/fail-raw
+survive_raw() {
+	local k=0 off
+	while [ ! -e /tmp/stop ]; do
+		off=$((k % 8 * 4))
+		$G/dd if=/dev/urandom of=/tmp/sp bs=1M count=4 2>/dev/null || { echo "urandom" > /tmp/fail-raw; return; }
+		$G/dd if=/tmp/sp of=/dev/$1 bs=1M seek=$off oflag=direct conv=fsync 2>/tmp/sr.err ||
+			{ cat /tmp/sr.err > /tmp/fail-raw; return; }
+		$G/dd if=/dev/$1 of=/tmp/sb bs=1M skip=$off count=4 iflag=direct 2>/tmp/sr.err ||
+			{ cat /tmp/sr.err > /tmp/fail-raw; return; }
+		$G/cmp /tmp/sp /tmp/sb > /tmp/sr.err 2>&1 || { cat /tmp/sr.err > /tmp/fail-raw; return; }
+		k=$((k + 1))
+		echo $k > /tmp/rounds-raw
+	done
+}
+# survive_fs DIR: bonnie++, then 2 MiB files written with fsync and all
+# of them read back by md5 (caches dropped), until /tmp/stop; a failure
+# leaves /tmp/fail-fs
+survive_fs() {
+	local k=0 f
+	bonnie "$1" 16 > /tmp/sf.out 2>&1 || { cat /tmp/sf.out > /tmp/fail-fs; return; }
+	while [ ! -e /tmp/stop ]; do
+		f=$1/f.$((k % 16))
+		$G/dd if=/dev/urandom of=$f bs=64k count=32 conv=fsync 2>/dev/null || { echo "write $f" > /tmp/fail-fs; return; }
+		$G/md5sum $f > $f.md5
+		$G/sync $f.md5
+		echo 3 > /proc/sys/vm/drop_caches
+		for f in "$1"/f.*[0-9]; do
+			$G/md5sum -c --quiet $f.md5 > /tmp/sf.out 2>&1 || { cat /tmp/sf.out > /tmp/fail-fs; return; }
+		done
+		k=$((k + 1))
+		echo $k > /tmp/rounds-fs
+	done
+}
+do_survive() {
+	local d=$1 f=$2 size0 size want i=0 fail=
+	want=$(expected_size ${d}grown)
+	wait_dev $d 30 && wait_dev $f 30 || die "/dev/$d or /dev/$f did not appear"
+	size0=$(cat /sys/block/$d/size)
+	$G/mke2fs -q -F -t ext4 /dev/$f || die "mke2fs failed"
+	mount -t ext4 /dev/$f /mnt || die "mount ext4 failed"
+	rm -f /tmp/stop /tmp/fail-raw /tmp/fail-fs /tmp/rounds-raw /tmp/rounds-fs
+	survive_raw $d & local raw=$!
+	survive_fs /mnt & local fs=$!
+	mark SURVIVE-RUNNING $d $size0
+	# until dom0's resize reaches the guest (at most 15 minutes)
+	while [ "$(cat /sys/block/$d/size)" = "$size0" ] && [ $i -lt 1800 ]; do
+		[ -e /tmp/fail-raw ] || [ -e /tmp/fail-fs ] && break
+		sleep 0.5; i=$((i + 1))
+	done
+	touch /tmp/stop
+	wait $raw $fs
+	size=$(cat /sys/block/$d/size)
+	say "rounds: raw $(cat /tmp/rounds-raw 2>/dev/null || echo 0), fs $(cat /tmp/rounds-fs 2>/dev/null || echo 0); size $size0 -> $size (expected $want)"
+	[ -e /tmp/fail-raw ] && { say "raw loop failed: $(cat /tmp/fail-raw)"; fail=1; }
+	[ -e /tmp/fail-fs ] && { say "fs loop failed: $(cat /tmp/fail-fs)"; fail=1; }
+	[ -s /tmp/rounds-raw ] && [ -s /tmp/rounds-fs ] || { say "a loop made no round"; fail=1; }
+	[ "$size" = "$want" ] || { say "/dev/$d did not grow to $want sectors"; fail=1; }
+	umount /mnt || { say "umount failed"; fail=1; }
+	$G/e2fsck -fn /dev/$f > /tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; say "e2fsck -n found problems"; fail=1; }
+	if dmesg | grep -iE 'I/O error|blk_update_request|Buffer I/O|EXT4-fs error|blkfront.*(error|bad)'; then
+		say "the kernel logged I/O errors"; fail=1
+	fi
+	dmesg | grep -iE 'xvd|blkfront' | tail -n 5
+	mark SURVIVE-DONE
+	[ -z "$fail" ]
 }
 
 # dd_rate DD-ARGS...: run GNU dd, print MB/s (decimal) from its summary line
@@ -396,6 +472,7 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
 	queues) step $d-queues do_queues $d ;;
 	persist) step $d-persistent do_persist $d $l ;;
+	survive) step $d-survive do_survive $d $l ;;
 	rpc) do_rpc ;;
 	idle) mark IDLE; while :; do sleep 3600; done ;;
 	*) echo "@@U unknown step $item" ;;
