@@ -20,7 +20,7 @@
 #include "qstate.h"
 
 #define QS_MAGIC	0x53514b42u	/* "BKQS" */
-#define QS_VERSION	1u
+#define QS_VERSION	2u	/* 2: slots 8-byte aligned */
 
 /* A request as blkring_back_get_request() copied it: its direct
  * segments (an indirect request's come from its pages again). */
@@ -43,12 +43,14 @@ struct qs_slot {
 	struct qs_req req;
 };
 
+/* 8-byte aligned, so that the slots after it are too (their 64-bit
+ * fields are read and written in place) */
 struct qs_hdr {
 	uint32_t magic, version;
 	struct bk_qstate_id id;
 	uint32_t req_cons;	/* written after the slot it covers */
 	uint32_t pad;
-};
+} __attribute__((aligned(8)));
 
 struct bk_qstate {
 	char *path;
