@@ -512,6 +512,10 @@ rs_kills() { # DOMID: the restarts; 0 when every one was taken over
 	for k in $(seq 1 $RS_KILLS); do
 		# odd instants: 0.3 to 2.2 s apart
 		sleep "$(awk -v k=$k 'BEGIN { srand(k); printf "%.2f", 0.3 + rand() * 1.9 }')"
+		if grep -q '@@T domu-rs-xvda-survive ' $GUESTLOG/guest-domu-rs.log; then
+			say "restart $k: the guest's step has ended already"
+			return 1
+		fi
 		pid=$(cat $BB_PID)
 		t0=$(now)
 		kill -KILL "$pid"

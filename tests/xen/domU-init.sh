@@ -201,14 +201,16 @@ survive_raw() {
 survive_fs() {
 	local k=0 f
 	bonnie "$1" 16 > /tmp/sf.out 2>&1 || { cat /tmp/sf.out > /tmp/fail-fs; return; }
+	mkdir -p "$1/data" "$1/sum"
 	while [ ! -e /tmp/stop ]; do
-		f=$1/f.$((k % 16))
-		$G/dd if=/dev/urandom of=$f bs=64k count=32 conv=fsync 2>/dev/null || { echo "write $f" > /tmp/fail-fs; return; }
-		$G/md5sum $f > $f.md5
-		$G/sync $f.md5
+		f=$((k % 16))
+		$G/dd if=/dev/urandom of="$1/data/$f" bs=64k count=32 conv=fsync 2>/dev/null ||
+			{ echo "write $1/data/$f" > /tmp/fail-fs; return; }
+		$G/md5sum "$1/data/$f" > "$1/sum/$f"
+		$G/sync "$1/sum/$f"
 		echo 3 > /proc/sys/vm/drop_caches
-		for f in "$1"/f.*[0-9]; do
-			$G/md5sum -c --quiet $f.md5 > /tmp/sf.out 2>&1 || { cat /tmp/sf.out > /tmp/fail-fs; return; }
+		for f in "$1"/sum/*; do
+			$G/md5sum -c --quiet "$f" > /tmp/sf.out 2>&1 || { cat /tmp/sf.out > /tmp/fail-fs; return; }
 		done
 		k=$((k + 1))
 		echo $k > /tmp/rounds-fs
