@@ -1661,9 +1661,17 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 	}
 	if (blkring_front_push_requests(q->ring)) {
 		r = xenops_evtchn_notify(q->evtchn, (uint32_t)q->port);
-		if (r)
-			if (!__atomic_exchange_n(&bf->notify_failed, true, __ATOMIC_RELAXED))
+		/* -ENOTCONN: the backend's end is closed (a backend restarting:
+		 * its successor binds the port again and reads the ring).  Xen
+		 * drops such a notify silently and Linux blkfront never knows;
+		 * we say so once, as information.  Anything else is an error. */
+		if (r && !__atomic_exchange_n(&bf->notify_failed, true, __ATOMIC_RELAXED)) {
+			if (r == -ENOTCONN)
+				log_info("vbd %s: queue %u: notify: the backend's end is closed; "
+					 "the request waits for the backend", bf->fe, q->idx);
+			else
 				log_error("vbd %s: queue %u: notify: %s", bf->fe, q->idx, strerror(-r));
+		}
 	}
 	pthread_mutex_unlock(&q->lock);
 	return 0;

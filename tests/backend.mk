@@ -56,6 +56,7 @@ BACKEND_SH_TESTS = \
 	test-backend-withdraw.sh \
 	test-backend-takeover.sh \
 	test-backend-crash-soak.sh \
+	test-backend-crash-bonnie.sh \
 	test-backend-ioerr-log.sh \
 	test-backend-writethrough.sh \
 	test-backend-stop-keep.sh \

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# bonnie++ on ext4 over the FUSE export (a loop device on the guest's
+# disk) while blkbackd is SIGKILLed and started again 20 times: the
+# filesystem's writes, reads and flushes wait through every restart and
+# never fail.  Ends with bonnie++ done, 0 I/O errors at the export,
+# e2fsck -fn clean, every kill a takeover and no state change the guest
+# could see.
+. ./functions.sh
+. "$abs_top_srcdir/tests/front-lib.sh"
+requires_fuse_loop
+requires which bonnie++
+KILLS=${BK_BONNIE_KILLS:-20}
+front_sim
+start_backend
+img=$FT/disk.img
+truncate -s 256M "$img"
+blkfront-test xl-add --domid $DOM --params "$img" >/dev/null || fail "xl-add"
+start_export "$FT/mnt" --domid $DOM --queues 2 --timeout 20000 --stats "$FT/stats"
+attach_loop "$FT/mnt/disk"
+mkfs.ext4 -q -F -E nodiscard "$LOOPDEV" || fail "mkfs.ext4"
+mkdir -p "$FT/fs"
+mount -t ext4 "$LOOPDEV" "$FT/fs" || fail "mount"
+umount_at_exit "$FT/fs"
+mkdir "$FT/fs/bonnie"
+# bonnie++ over and over until the kills are done (one run may be shorter)
+( while [ ! -e "$FT/stop" ]; do
+	bonnie++ -d "$FT/fs/bonnie" -s 64 -r 32 -n 1 -u root -q -m blkfront >>"$FT/bonnie.csv" 2>"$FT/bonnie.err" ||
+		{ cat "$FT/bonnie.err"; echo failed > "$FT/bonnie.failed"; exit 1; }
+  done ) &
+bpid=$!
+cleanup_fn kill $bpid
+n=0
+serving() { [ "$(grep -cE "vbd $DOM/51712: (InitWait -> Connected|taken over)" "$BACKEND_LOG")" -gt $n ]; }
+while [ $n -lt "$KILLS" ]; do
+	wait_for 30 serving || fail "no daemon serves the vbd after $n kills"
+	sleep "$(printf '0.%03d' $((RANDOM % 500)))"
+	[ ! -e "$FT/bonnie.failed" ] || fail "bonnie++ failed after $n kills"
+	pid=$(cat "$BACKEND_PIDFILE")
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	_backend_running=
+	start_backend
+	n=$((n + 1))
+done
+wait_for 30 serving || fail "no daemon serves the vbd after the last kill"
+touch "$FT/stop"
+wait $bpid || fail "bonnie++ failed: $(cat "$FT/bonnie.err" 2>/dev/null)"
+grep -c ',blkfront,' "$FT/bonnie.csv" | grep -qv '^0$' || fail "no bonnie++ run completed"
+echo "bonnie++ runs: $(grep -c ',blkfront,' "$FT/bonnie.csv")"
+umount "$FT/fs" || fail "umount"
+losetup -d "$LOOPDEV" || fail "losetup -d"
+# The export closes the vbd.  xensim cannot yet release the grant pins
+# of a SIGKILLed process (on real Xen the kernel's gntdev unmaps them
+# when the process dies; DESIGN-NOTES "Known gaps"), so the strict
+# frontend finds the dead daemons' persistent mappings at Closed, says
+# so, and leaks those pages (and the rings): those messages and no other
+# error.
+_export_running=
+kill -TERM "$EXPORT_PID"
+wait_for 60 sh -c "! kill -0 $EXPORT_PID 2>/dev/null" || fail "the export did not exit"
+wait "$EXPORT_PID" 2>/dev/null || true
+! mountpoint -q "$FT/mnt" || fail "$FT/mnt is still mounted"
+grep 'error' "$FT/export.log" | grep -Ev 'is Closed but still maps a data page of ours|cannot end access to (slot [0-9]+.s [0-9]+ pages|the ring): Device or resource busy \(leaked\)|close with grants still mapped or shared' |
+	grep . && fail "the export logged other errors"
+cat "$FT/stats"
+grep -qx "errors=0" "$FT/stats" || fail "the export saw I/O errors"
+taken=$(grep -c "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG")
+[ "$taken" = "$KILLS" ] || fail "$taken takeovers for $KILLS kills"
+[ "$(log_lines | grep -E "vbd $DOM/51712: .* -> " | sed 's/ (.*//')" = \
+  "$(printf '%s\n' "blkbackd: vbd $DOM/51712: ? -> InitWait" \
+		   "blkbackd: vbd $DOM/51712: InitWait -> Connected" \
+		   "blkbackd: vbd $DOM/51712: Connected -> Closing" \
+		   "blkbackd: vbd $DOM/51712: Closing -> Closed")" ] ||
+	fail "a state change the guest could see: $(grep -E -- ' -> ' "$BACKEND_LOG")"
+blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove"
+e2fsck -fn "$img" >"$FT/fsck" 2>&1 || { cat "$FT/fsck"; fail "e2fsck -fn is not clean"; }
+stop_backend
+exit 0
