@@ -568,8 +568,10 @@ phase_rs() {
 rs_resize() { # DOMID BACKING SECTORS
 	start rs-resize
 	truncate -s $(($3 * 512)) $2
-	if wait_guest domu-rs '@@U SURVIVE-DONE' 120 &&
-	   [ "$(xenstore-read /local/domain/0/backend/vbd/$1/51712/sectors)" = $3 ]; then
+	# blkbackd rewrites sectors (within its 2 s size check); the guest
+	# then sees it and ends its step (domu-rs-xvda-survive checks the size)
+	if xs_wait /local/domain/0/backend/vbd/$1/51712/sectors $3 30 &&
+	   wait_guest domu-rs '@@U SURVIVE-DONE' 120; then
 		result rs-resize PASS
 	else
 		result rs-resize FAIL "sectors $(xenstore-read /local/domain/0/backend/vbd/$1/51712/sectors 2>&1), expected $3"
