@@ -57,6 +57,7 @@ BACKEND_SH_TESTS = \
 	test-backend-takeover.sh \
 	test-backend-crash-soak.sh \
 	test-backend-crash-bonnie.sh \
+	test-backend-crash-slow.sh \
 	test-backend-ioerr-log.sh \
 	test-backend-writethrough.sh \
 	test-backend-stop-keep.sh \
