@@ -20,7 +20,9 @@
 #include "qstate.h"
 
 #define QS_MAGIC	0x53514b42u	/* "BKQS" */
-#define QS_VERSION	1u
+/* 2: the slots start 8-byte aligned (version 1 put them right after a
+ * 108-byte header: misaligned uint64_t accesses, which UBSan aborts) */
+#define QS_VERSION	2u
 
 /* A request as blkring_back_get_request() copied it: its direct
  * segments (an indirect request's come from its pages again). */
@@ -50,6 +52,11 @@ struct qs_hdr {
 	uint32_t pad;
 };
 
+/* Where the slots start: past the header, aligned for struct qs_slot. */
+#define QS_SLOTS_OFF \
+	((sizeof(struct qs_hdr) + _Alignof(struct qs_slot) - 1) / \
+	 _Alignof(struct qs_slot) * _Alignof(struct qs_slot))
+
 struct bk_qstate {
 	char *path;
 	int fd;
@@ -65,7 +72,7 @@ struct bk_qstate {
 static size_t
 file_len(uint32_t ring_size)
 {
-	size_t n = sizeof(struct qs_hdr) + (size_t)ring_size * sizeof(struct qs_slot);
+	size_t n = QS_SLOTS_OFF + (size_t)ring_size * sizeof(struct qs_slot);
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
 	return (n + pg - 1) / pg * pg;
@@ -96,7 +103,7 @@ qs_map(const char *path, int fd, uint32_t ring_size)
 	}
 	qs->fd = fd;
 	qs->hdr = p;
-	qs->slots = (struct qs_slot *)(qs->hdr + 1);
+	qs->slots = (struct qs_slot *)((char *)p + QS_SLOTS_OFF);
 	qs->size = ring_size;
 	return qs;
 }
