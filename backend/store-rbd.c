@@ -24,7 +24,9 @@
  *   fua            writeback: EMULATED (write, then rbd_aio_flush;
  *                  librbd has no per-write FUA); else NATIVE (every
  *                  write is durable on completion)
- *   discard        read-write: rbd_aio_discard (no secure discard)
+ *   discard        read-write: rbd_aio_discard (no secure discard), with
+ *                  rbd_skip_partial_discard=false unless the arg says
+ *                  otherwise: the discarded range reads as zeroes
  * A writable open of an image with the exclusive-lock feature takes the
  * lock explicitly (rbd_lock_acquire), so that librbd does not hand it
  * over when another client asks: a second writer, on this host or any
@@ -45,13 +47,16 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <rados/librados.h>
 #include <rbd/librbd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "barrier.h"
@@ -85,7 +90,17 @@ struct rbd_store {
 	uint64_t watch;
 	const int *notify_efd;
 	struct bk_store_features f;
+	/* a writer holding the lock: its owner string as librbd names it,
+	 * and the record of it in the state directory ("" none) */
+	char owner[128];
+	char owner_path[PATH_MAX];
+	struct rbd_store *next_live;	/* live_owners */
 };
+
+/* This process's writers holding their image's lock: a recorded owner
+ * that is not among them was a previous blkbackd's. */
+static pthread_mutex_t live_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct rbd_store *live_owners;
 
 /* One request handed to librbd. */
 struct rbd_slot {
@@ -206,6 +221,13 @@ cluster_create(const struct rbd_spec *sp, bool writethrough, rados_t *out,
 	rc = rados_conf_set(cl, "client_mount_timeout", RBD_MOUNT_TIMEOUT);
 	if (rc < 0)
 		goto err;
+	/* a DISCARD reads back as zeroes, as on files: librbd's default
+	 * skips the parts of a discard smaller than
+	 * rbd_discard_granularity_bytes (the data stays); the admin's
+	 * options below may say otherwise */
+	rc = rados_conf_set(cl, "rbd_skip_partial_discard", "false");
+	if (rc < 0)
+		goto err;
 	opts = strdup(sp->opts);
 	if (!opts) {
 		rc = -ENOMEM;
@@ -323,14 +345,108 @@ rbd_watch_cb(void *arg)
 	}
 }
 
-/* The exclusive lock for a writer, held until close.  0, or -EBUSY
- * with the reason in cfg->why. */
+/*
+ * The lock owner a previous blkbackd of this state directory recorded
+ * for the image (rbd_owner_record), into prev ("" none).
+ */
+static void
+owner_record_read(const struct rbd_store *s, char *prev, size_t len)
+{
+	FILE *f;
+
+	prev[0] = '\0';
+	if (!s->owner_path[0] || !(f = fopen(s->owner_path, "re")))
+		return;
+	if (!fgets(prev, (int)len, f))
+		prev[0] = '\0';
+	prev[strcspn(prev, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Is owner held by a store of this process? */
+static bool
+owner_live(const char *owner)
+{
+	struct rbd_store *l;
+	bool live = false;
+
+	pthread_mutex_lock(&live_mutex);
+	for (l = live_owners; l && !live; l = l->next_live)
+		live = !strcmp(l->owner, owner);
+	pthread_mutex_unlock(&live_mutex);
+	return live;
+}
+
+/* The lock is ours: remember our owner string, in this process and in
+ * the state directory (for the next blkbackd, should this one die). */
+static void
+owner_record(struct rbd_store *s, const char *name)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4], tmp[PATH_MAX + 8];
+	size_t nowners = ARRAY_SIZE(owners);
+	FILE *f;
+
+	if (rbd_lock_get_owners(s->image, &mode, owners, &nowners) < 0 || !nowners)
+		return;
+	snprintf(s->owner, sizeof(s->owner), "%s", owners[0]);
+	rbd_lock_get_owners_cleanup(owners, nowners);
+	pthread_mutex_lock(&live_mutex);
+	s->next_live = live_owners;
+	live_owners = s;
+	pthread_mutex_unlock(&live_mutex);
+	if (!s->owner_path[0])
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->owner_path);
+	f = fopen(tmp, "we");
+	if (!f || fprintf(f, "%s\n", s->owner) < 0 || fclose(f) != 0 ||
+	    rename(tmp, s->owner_path) < 0) {
+		log_error("rbd %s: cannot record the lock owner in %s: %m; a restarted "
+			  "blkbackd will wait for the cluster to expire this one", name,
+			  s->owner_path);
+		s->owner_path[0] = '\0';
+	}
+}
+
+/* close: the lock is about to go with rbd_close */
+static void
+owner_forget(struct rbd_store *s)
+{
+	struct rbd_store **pp;
+
+	if (!s->owner[0])
+		return;
+	pthread_mutex_lock(&live_mutex);
+	for (pp = &live_owners; *pp; pp = &(*pp)->next_live)
+		if (*pp == s) {
+			*pp = s->next_live;
+			break;
+		}
+	pthread_mutex_unlock(&live_mutex);
+	if (s->owner_path[0])
+		unlink(s->owner_path);
+}
+
+/*
+ * The exclusive lock for a writer, held until close.  0, or -EBUSY with
+ * the reason in cfg->why.
+ *
+ * An image someone holds is refused at once, without rbd_lock_acquire:
+ * that would ask the holder to let go and, for a holder that died
+ * (its watch on the header lasts osd_client_watch_timeout, 30 s),
+ * block this control thread until the cluster expires it.  Except the
+ * holder a previous blkbackd of this state directory recorded (a
+ * SIGKILL, a crash, an upgrade's exec): only one blkbackd runs per state
+ * directory, so that holder is dead; its lock is broken (which
+ * blocklists it: a stale write of its can no longer land) and taken,
+ * and the vbd is taken over at once.
+ */
 static int
 take_lock(const struct bk_store_config *cfg, struct rbd_store *s, const char *name)
 {
 	uint64_t features = 0;
 	rbd_lock_mode_t mode;
-	char *owners[4];
+	char *owners[4], prev[128], fsid[64];
 	size_t nowners = ARRAY_SIZE(owners);
 	int rc;
 
@@ -340,9 +456,38 @@ take_lock(const struct bk_store_config *cfg, struct rbd_store *s, const char *na
 			 "may write it at the same time", name);
 		return 0;
 	}
+	if (cfg->state_dir && rados_cluster_fsid(s->cluster, fsid, sizeof(fsid)) >= 0)
+		snprintf(s->owner_path, sizeof(s->owner_path), "%s/rbd-owner.%s.%s.%s",
+			 cfg->state_dir, fsid, s->spec.pool, s->spec.image);
+	owner_record_read(s, prev, sizeof(prev));
+	rc = rbd_lock_get_owners(s->image, &mode, owners, &nowners);
+	if (rc == 0 && nowners > 0) {
+		if (prev[0] && !strcmp(owners[0], prev) && !owner_live(prev)) {
+			log_info("rbd %s: breaking the lock a previous blkbackd held (owner "
+				 "\"%s\")", name, prev);
+			rc = rbd_lock_break(s->image, RBD_LOCK_MODE_EXCLUSIVE, owners[0]);
+			if (rc < 0) {
+				rc = bk_store_fail(cfg, -EBUSY, "rbd store", "image %s is locked "
+						   "by a previous blkbackd (lock owner \"%s\"), and "
+						   "breaking its lock failed: %s", name, owners[0],
+						   strerror(-rc));
+				rbd_lock_get_owners_cleanup(owners, nowners);
+				return rc;
+			}
+		} else {
+			rc = bk_store_fail(cfg, -EBUSY, "rbd store", "image %s is locked by "
+					   "another writer (lock owner \"%s\")", name, owners[0]);
+			rbd_lock_get_owners_cleanup(owners, nowners);
+			return rc;
+		}
+		rbd_lock_get_owners_cleanup(owners, nowners);
+	}
+	nowners = ARRAY_SIZE(owners);
 	rc = rbd_lock_acquire(s->image, RBD_LOCK_MODE_EXCLUSIVE);
-	if (rc == 0)
+	if (rc == 0) {
+		owner_record(s, name);
 		return 0;
+	}
 	if (rbd_lock_get_owners(s->image, &mode, owners, &nowners) == 0 && nowners > 0) {
 		rc = bk_store_fail(cfg, -EBUSY, "rbd store", "image %s is locked by another "
 				   "writer (lock owner \"%s\"): %s", name, owners[0],
@@ -359,6 +504,7 @@ store_free(struct rbd_store *s)
 {
 	if (s->watching)
 		rbd_update_unwatch(s->image, s->watch);
+	owner_forget(s);
 	if (s->image)
 		rbd_close(s->image);	/* releases the lock */
 	if (s->io)

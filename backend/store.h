@@ -144,6 +144,12 @@ struct bk_store_config {
 	 * outlives the store.
 	 */
 	const int *notify_efd;
+	/*
+	 * A directory that outlives the process (blkbackd's --state-dir),
+	 * where a driver may leave what the next blkbackd needs to take
+	 * over (rbd: the image lock's owner), or NULL.
+	 */
+	const char *state_dir;
 };
 
 /*
@@ -338,6 +344,7 @@ struct bk_stack_config {
 	const char *record_path;	/* --record: stack "record" on the base */
 	bool volatile_cache;		/* --cache=volatile: then "volatile" on top */
 	const int *notify_efd;		/* the base's cfg->notify_efd, or NULL */
+	const char *state_dir;		/* the base's cfg->state_dir, or NULL */
 };
 
 /*

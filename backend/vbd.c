@@ -272,6 +272,8 @@ store_open(struct bk_dev *dev, bool check_only)
 		/* a resize from the cluster (rbd) wakes the control loop as
 		 * the queues' reports do; bk_vbd_reports() looks */
 		.notify_efd = &d->report_efd,
+		/* rbd: the image lock's owner, for a takeover after a crash */
+		.state_dir = d->opt.state_dir,
 	};
 	const struct bk_claim *holder = NULL;
 	struct bk_store_why why;

@@ -7,7 +7,9 @@
 # while A's vbd is connected, a writable attach on B is refused before
 # InitWait with an error node naming the lock's holder, and the same
 # attach succeeds once A has closed.  A read-only attach (mode=r) on B
-# is not refused.  Run by check-ceph.sh.
+# is not refused.  Then 20 handovers back and forth, each timed (from
+# the source's xl-remove to the destination's first read checked) and
+# printed, with their median and max.  Run by check-ceph.sh.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 [ "$BK_STORE" = rbd ] || { echo "$0: skipped: run by make check-ceph"; exit 77; }
@@ -92,7 +94,13 @@ blkfront-test verify --domid $B_DOM --check-only --size 8M --bs 16k --timeout 20
 grep "^verify: ok: " "$BK_TMP/b.out" || fail "no verify summary on host B"
 grep -q "vbd $B_DOM/51712: .* -> Connected (rbd" "$B_LOG" ||
 	grep -q "vbd $B_DOM/51712: .*Connected" "$B_LOG" || fail "B never connected"
-# and now A is the one refused
+# and now A is the one refused while B's guest is connected (the lock
+# is held from the connection to the disconnection: check-only's
+# frontend has closed, so B connects again and holds)
+blkfront-test attach --domid $B_DOM --hold >"$BK_TMP/b.attach" 2>&1 &
+b_front=$!
+cleanup_fn kill $b_front
+xs_wait "$(bk_be $B_DOM)/state" 4 20
 host A
 new_guest
 add_disk $DOM "$params"
@@ -100,7 +108,74 @@ xs_wait "$(bk_be $DOM)/state" 5 30
 xenstore-read "$(bk_be $DOM)/error" | grep -q "is locked by another writer" ||
 	fail "host A was not refused while B holds the image"
 host B
-blkfront-test xl-remove --domid $B_DOM >/dev/null || fail "xl-remove on B"
+kill -TERM $b_front
+wait $b_front 2>/dev/null || true
+xs_wait "$(bk_be $B_DOM)/state" 6 20
+host A
+blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove the refused vbd on A"
+A_DOM=$DOM
+
+# The handover, 20 times: the guest on the host holding the image writes
+# one page (seed = the round) and flushes; then the switch: the toolstack
+# removes the vbd there (blkbackd closes the image, which releases the
+# lock), adds it on the other host, and the guest there connects and
+# reads the page back byte-exact.  Timed from the xl-remove to that
+# read's check: "release" is the part until the source's blkbackd had
+# closed the image.  Printed per round, then median and max.
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+removed() { # HOST DOM N: that host's blkbackd has logged N removals of DOM's xvda
+	[ "$(grep -c "vbd $2/51712: removed" "$([ "$1" = A ] && echo "$A_LOG" || echo "$B_LOG")")" -ge "$3" ]
+}
+rounds=${RBD_MOVE_ROUNDS:-20}
+from=B to=A
+declare -A dom=([A]=$A_DOM [B]=$B_DOM) nrm=([A]=$(grep -c "vbd $A_DOM/51712: removed" "$A_LOG") [B]=$(grep -c "vbd $B_DOM/51712: removed" "$B_LOG"))
+tot=() rel=()
+for (( r=1; r<=rounds; r++ )); do
+	host $from
+	cat > "$BK_TMP/mw" <<EOS
+fill p0 seed:$((7000 + r))
+send op=write id=1 sector=$((8 * r)) seg=p0 expect=OKAY
+send op=flush id=2 nr_segments=0 expect=OKAY
+EOS
+	run_script ${dom[$from]} "$BK_TMP/mw"
+	t0=$(now_ms)
+	blkfront-test xl-remove --domid ${dom[$from]} >/dev/null || fail "round $r: xl-remove on $from"
+	nrm[$from]=$(( ${nrm[$from]} + 1 ))
+	wait_for 20 removed $from ${dom[$from]} ${nrm[$from]} ||
+		fail "round $r: host $from did not remove its vbd"
+	t1=$(now_ms)
+	host $to
+	add_disk ${dom[$to]} "$params"
+	cat > "$BK_TMP/mr" <<EOS
+send op=read id=1 sector=$((8 * r)) seg=p1 expect=OKAY
+check p1 seed:$((7000 + r))
+EOS
+	run_script ${dom[$to]} "$BK_TMP/mr"
+	t2=$(now_ms)
+	echo "handover $r: $from -> $to: $((t2 - t0)) ms (release $((t1 - t0)) ms)"
+	tot+=($((t2 - t0))) rel+=($((t1 - t0)))
+	x=$from from=$to to=$x
+done
+python3 - "${tot[*]}" "${rel[*]}" <<'PY'
+import statistics, sys
+tot = [int(x) for x in sys.argv[1].split()]
+rel = [int(x) for x in sys.argv[2].split()]
+print("handover: %d rounds: switch median %d ms, max %d ms; release median %d ms, max %d ms"
+      % (len(tot), statistics.median(tot), max(tot), statistics.median(rel), max(rel)))
+PY
+# every round's page is still there, read from the last holder
+host $from
+{
+	for (( r=1; r<=rounds; r++ )); do
+		echo "send op=read id=$r sector=$((8 * r)) seg=p1 expect=OKAY"
+		echo "check p1 seed:$((7000 + r))"
+	done
+} > "$BK_TMP/mall"
+run_script ${dom[$from]} "$BK_TMP/mall"
+blkfront-test xl-remove --domid ${dom[$from]} >/dev/null || fail "xl-remove on $from"
+bad=$(grep -h "error" "$A_LOG" "$B_LOG" | grep -v "locked by another writer" || true)
+[ -z "$bad" ] || fail "errors in the blkbackd logs: $bad"
+host B
 stop_backend
 host A
 stop_backend
