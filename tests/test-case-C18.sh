@@ -8,6 +8,7 @@
 # (Closing) within 2 s.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
+asan_no_quarantine	# RSS compared below (rss_meaningful)
 start_sim_backend
 N=${BK_C18_WRITES:-100000}
 new_guest; A=$DOM
