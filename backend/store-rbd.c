@@ -70,8 +70,13 @@
 
 /* The librados options blkbackd sets before any of the admin's: a
  * cluster that does not answer must not hold the control thread for
- * librados's default 300 s. */
+ * librados's default 300 s, nor a guest's request for ever (librados
+ * waits for an OSD or a monitor without limit by default): after
+ * RBD_OP_TIMEOUT seconds the request fails (-ETIMEDOUT) and the guest
+ * gets BLKIF_RSP_ERROR, as a disk that stopped answering would give it.
+ * The admin may change both in params (rados_osd_op_timeout=N, ...). */
 #define RBD_MOUNT_TIMEOUT "10"
+#define RBD_OP_TIMEOUT "30"
 
 /* The arg, split. */
 struct rbd_spec {
@@ -219,6 +224,10 @@ cluster_create(const struct rbd_spec *sp, bool writethrough, rados_t *out,
 		goto err;
 	*what = "rados_conf_set";
 	rc = rados_conf_set(cl, "client_mount_timeout", RBD_MOUNT_TIMEOUT);
+	if (rc == 0)
+		rc = rados_conf_set(cl, "rados_osd_op_timeout", RBD_OP_TIMEOUT);
+	if (rc == 0)
+		rc = rados_conf_set(cl, "rados_mon_op_timeout", RBD_OP_TIMEOUT);
 	if (rc < 0)
 		goto err;
 	/* a DISCARD reads back as zeroes, as on files: librbd's default

@@ -17,6 +17,7 @@ CEPH_TEST_FILES = \
 	ceph/test-rbd-bonnie.sh \
 	ceph/test-rbd-blkbench.sh \
 	ceph/test-rbd-hotplug.sh \
+	ceph/test-rbd-outage.sh \
 	$(NULL)
 EXTRA_DIST += $(CEPH_TEST_FILES)
 
