@@ -18,6 +18,7 @@ CEPH_TEST_FILES = \
 	ceph/test-rbd-blkbench.sh \
 	ceph/test-rbd-hotplug.sh \
 	ceph/test-rbd-outage.sh \
+	ceph/test-rbd-errors.sh \
 	$(NULL)
 EXTRA_DIST += $(CEPH_TEST_FILES)
 
