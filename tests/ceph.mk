@@ -19,6 +19,7 @@ CEPH_TEST_FILES = \
 	ceph/test-rbd-hotplug.sh \
 	ceph/test-rbd-outage.sh \
 	ceph/test-rbd-errors.sh \
+	ceph/test-rbd-durability.sh \
 	$(NULL)
 EXTRA_DIST += $(CEPH_TEST_FILES)
 
