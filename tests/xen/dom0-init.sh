@@ -191,7 +191,7 @@ xs_persistent() {
 trace_queues() {
 	local q n bad=
 	for q in 0 1; do
-		n=$(trace_count "^vbd=$1/$2 ring=$q op=(read|write) .*status=0")
+		n=$(trace_count "^(t=[0-9]+ )?vbd=$1/$2 ring=$q op=(read|write) .*status=0")
 		say "ring $q: ${n:-0} good reads and writes"
 		[ "${n:-0}" -gt 0 ] || bad=1
 	done
