@@ -143,8 +143,18 @@ blkring_t *blkring_attach_at(void *sring, unsigned int nr_pages,
 	return r;
 }
 
-blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages,
-			       enum blkring_abi abi)
+/*
+ * The backend's side of the ring, consuming from req_cons (resume) or
+ * from where the responses stand.  Linux blkback's xen_blkif_map starts
+ * where the ring stands, so a frontend that reconnects with the ring it
+ * used before is not answered again for requests it already had
+ * answers to; a successor taking a ring over resumes at the consumer
+ * index its predecessor recorded.  Either way the indexes must be
+ * possible: rsp_prod <= req_cons <= req_prod, modulo 2^32, within one
+ * ring (else EIO).
+ */
+static blkring_t *back_attach(void *sring, unsigned int nr_pages,
+			      enum blkring_abi abi, bool resume, uint32_t req_cons)
 {
 	const blkif_sring_t *s = sring;	/* the indexes: same in every ABI */
 	RING_IDX req_prod, rsp_prod;
@@ -154,37 +164,13 @@ blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* Linux blkback's xen_blkif_map: start where the ring stands, so a
-	 * frontend that reconnects with the ring it used before is not
-	 * answered again for requests it already had answers to. */
 	rsp_prod = READ_ONCE(s->rsp_prod);
 	req_prod = READ_ONCE(s->req_prod);
-	r = blkring_attach_at(sring, nr_pages, abi, false, rsp_prod);
-	if (r && req_prod - rsp_prod > blkring_size(r)) {
-		blkring_free(r);
-		errno = EIO;
-		return NULL;
-	}
-	return r;
-}
-
-blkring_t *blkring_back_attach_resume(void *sring, unsigned int nr_pages,
-				      enum blkring_abi abi, uint32_t req_cons)
-{
-	const blkif_sring_t *s = sring;
-	RING_IDX req_prod, rsp_prod;
-	blkring_t *r;
-
-	if (sring == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	rsp_prod = READ_ONCE(s->rsp_prod);
-	req_prod = READ_ONCE(s->req_prod);
+	if (!resume)
+		req_cons = rsp_prod;
 	r = blkring_attach_at(sring, nr_pages, abi, false, rsp_prod);
 	if (!r)
 		return NULL;
-	/* rsp_prod <= req_cons <= req_prod, modulo 2^32, within the ring */
 	if (req_prod - rsp_prod > blkring_size(r) || req_cons - rsp_prod > req_prod - rsp_prod) {
 		blkring_free(r);
 		errno = EIO;
@@ -192,6 +178,18 @@ blkring_t *blkring_back_attach_resume(void *sring, unsigned int nr_pages,
 	}
 	r->back.native.req_cons = req_cons;
 	return r;
+}
+
+blkring_t *blkring_back_attach(void *sring, unsigned int nr_pages,
+			       enum blkring_abi abi)
+{
+	return back_attach(sring, nr_pages, abi, false, 0);
+}
+
+blkring_t *blkring_back_attach_resume(void *sring, unsigned int nr_pages,
+				      enum blkring_abi abi, uint32_t req_cons)
+{
+	return back_attach(sring, nr_pages, abi, true, req_cons);
 }
 
 uint32_t blkring_back_req_cons(const blkring_t *r)
