@@ -76,6 +76,7 @@ cat > "$BK_TMP/3" <<'EOS'
 xs-expect be hotplug-status connected timeout=30000
 fill p0 seed:3
 send op=write sector=8 seg=p0 expect=OKAY
+xs-expect fe seen 1 timeout=30000
 close
 EOS
 blkfront-test script --domid $C --max-indirect 16 "$BK_TMP/3" > "$BK_TMP/3.out" 2>&1 &
@@ -86,16 +87,21 @@ xs_absent $be/hotplug-status
 t0=$EPOCHREALTIME
 xenstore-write $be/hotplug-status connected
 xs_wait $be/state 4 1
+# (the guest closes only once the test has seen Connected)
+xenstore-write /local/domain/$C/device/vbd/51712/seen 1
 wait $f3 || { cat "$BK_TMP/3.out"; fail "3: the frontend's I/O failed"; }
 case " $(be_states $C) " in *" 3 "*) fail "3: blkbackd wrote Initialised" ;; esac
 be_states_are $C 2 4 5 6
 
 # 4.
-add_vbd 9 1 ""
-xs_wait "$(bk_be 9 1)/state" 5
-case "$(xenstore-read "$(bk_be 9 1)/error")" in
+# (a domain that exists: a vbd of one that does not is closed at once,
+# past Closing before a poll sees it)
+new_guest; D=$DOM
+add_vbd $D 1 ""
+xs_wait "$(bk_be $D 1)/state" 5
+case "$(xenstore-read "$(bk_be $D 1)/error")" in
 "params: missing or empty"*) ;;
-*) fail "4: empty params: error \"$(xenstore-read "$(bk_be 9 1)/error")\"" ;;
+*) fail "4: empty params: error \"$(xenstore-read "$(bk_be $D 1)/error")\"" ;;
 esac
 new_guest; E=$DOM
 add_disk $E memory:4M --be-key mode=
