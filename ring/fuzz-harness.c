@@ -53,18 +53,35 @@ static uint64_t get_le(const struct fuzz_in *in, size_t off, unsigned int bytes)
 	return v;
 }
 
-/* Fill n bytes of dst cyclically from the payload starting at off. */
+/* Fill n bytes of dst cyclically from the payload starting at off.  The
+ * first period is copied from the payload, then dst doubles from its own
+ * start (each copy ends on a multiple of plen): a byte loop with a modulo
+ * filled a 16-page ring at ~200 us an input, most of the fuzzer's time. */
 static void fill_cyclic(uint8_t *dst, size_t n, const uint8_t *payload,
 			size_t plen, size_t off)
 {
-	size_t i;
+	size_t head, have;
 
 	if (plen == 0) {
 		memset(dst, 0, n);
 		return;
 	}
-	for (i = 0; i < n; i++)
-		dst[i] = payload[(off + i) % plen];
+	off %= plen;
+	head = plen - off < n ? plen - off : n;
+	memcpy(dst, payload + off, head);
+	have = head;
+	if (have < n) {
+		size_t tail = off < n - have ? off : n - have;
+
+		memcpy(dst + have, payload, tail);
+		have += tail;
+	}
+	while (have < n) {
+		size_t c = have < n - have ? have : n - have;
+
+		memcpy(dst + have, dst, c);
+		have += c;
+	}
 }
 
 static uint64_t spb_of(const struct blkreq_limits *lim)
