@@ -30,11 +30,18 @@ EXTRA_DIST += $(XEN_TEST_FILES)
 TESTS += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh test-xen-host-dom0.sh
 EXTRA_DIST += test-xen-hotplug-knobs.sh test-xen-blkbench-refusal.sh test-xen-host-dom0.sh
 
+# blkbackd in the dom0 image: the package, BLKBACKD_DEB=FILE or else the
+# blkbackd_*.deb test-package-deb.sh left in package-debs/ (make check);
+# with neither, the build tree's binaries (check-xen says which).
+BLKBACKD_DEB =
+deb_or_default = deb="$(BLKBACKD_DEB)"; test -n "$$deb" || \
+	deb=$$(ls $(abs_builddir)/package-debs/blkbackd_*.deb 2>/dev/null | head -n 1)
 check-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
 	$(MKDIR_P) xen
-	@rc=0; srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
+	@rc=0; $(deb_or_default); srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
 	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) CC="$(CC)" \
+	BLKBACKD_DEB="$$deb" \
 		$(SHELL) $(srcdir)/xen/check-xen.sh || rc=$$?; \
 	test $$rc = 0 || test $$rc = 77
 
@@ -46,9 +53,9 @@ check-xen:
 bench-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
 	$(MKDIR_P) xen
-	srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
+	$(deb_or_default); srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
 	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) CC="$(CC)" \
-	ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" \
+	BLKBACKD_DEB="$$deb" ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" \
 		$(SHELL) $(srcdir)/xen/bench-xen.sh
 
 clean-local: clean-xen

@@ -35,7 +35,26 @@ fi
 [ -n "${K:-}" ] || { echo "build-initramfs: no kernel with /boot/vmlinuz-K and /lib/modules/K (apt-get install linux-image-amd64)" >&2; exit 1; }
 echo "build-initramfs: kernel $K"
 
-BLKBACKD=${BLKBACKD:-$TOP_BUILDDIR/backend/blkbackd}
+# blkbackd, blkbackd-ctl and the hotplug script: the Debian package's
+# files when BLKBACKD_DEB names blkbackd_*.deb (dpkg -x: what an
+# administrator installs is what real Xen runs), else the build tree's;
+# either way at the package's paths in dom0.
+if [ -n "${BLKBACKD_DEB:-}" ]; then
+	[ -f "$BLKBACKD_DEB" ] || { echo "build-initramfs: BLKBACKD_DEB=$BLKBACKD_DEB: no such file" >&2; exit 1; }
+	PKG=$B/pkg-blkbackd
+	rm -rf "$PKG"
+	mkdir -p "$PKG"
+	dpkg -x "$BLKBACKD_DEB" "$PKG" || { echo "build-initramfs: dpkg -x $BLKBACKD_DEB failed" >&2; exit 1; }
+	BLKBACKD=$PKG/usr/sbin/blkbackd
+	BLKBACKD_CTL=$PKG/usr/sbin/blkbackd-ctl
+	HOTPLUG=$PKG/etc/xen/scripts/block-blkbackd
+	echo "build-initramfs: blkbackd from the package $(basename "$BLKBACKD_DEB") (version $(dpkg-deb -f "$BLKBACKD_DEB" Version), dpkg -x)"
+else
+	BLKBACKD=${BLKBACKD:-$TOP_BUILDDIR/backend/blkbackd}
+	BLKBACKD_CTL=$(dirname "$BLKBACKD")/blkbackd-ctl
+	HOTPLUG=$TOP_SRCDIR/backend/block-blkbackd
+	echo "build-initramfs: blkbackd from the build tree: $BLKBACKD (BLKBACKD_DEB not set)"
+fi
 BLKFRONT_TEST=${BLKFRONT_TEST:-$TOP_BUILDDIR/frontend-test/blkfront-test}
 FSMARK=${FSMARK:-$TOP_BUILDDIR/harness/fsmark}
 
@@ -164,21 +183,20 @@ fi
 
 # this project: the daemon, its hotplug script, the hole checker
 if [ -x "$BLKBACKD" ]; then
-	copy_bin "$R" "$BLKBACKD"
-	mkdir -p "$R/usr/local/sbin"
-	mv "$R$BLKBACKD" "$R/usr/local/sbin/blkbackd"
-	if [ -x "$(dirname "$BLKBACKD")/blkbackd-ctl" ]; then
-		copy_bin "$R" "$(dirname "$BLKBACKD")/blkbackd-ctl"
-		mv "$R$(dirname "$BLKBACKD")/blkbackd-ctl" "$R/usr/local/sbin/blkbackd-ctl"
-	fi
+	mkdir -p "$R/usr/sbin"
+	for f in "$BLKBACKD" "$BLKBACKD_CTL"; do
+		[ -x "$f" ] || continue
+		copy_bin "$R" "$f"
+		mv "$R$f" "$R/usr/sbin/$(basename "$f")"
+	done
 	if [ -x "$U/usr/local/bin/blkfront-test" ]; then
 		touch "$R/etc/xt-has-blkfront-test"
 	fi
 else
 	echo "build-initramfs: $BLKBACKD not built: blkbackd steps will be skipped"
 fi
-if [ -f "$TOP_SRCDIR/backend/block-blkbackd" ]; then
-	install -m755 "$TOP_SRCDIR/backend/block-blkbackd" "$R/etc/xen/scripts/block-blkbackd"
+if [ -f "$HOTPLUG" ]; then
+	install -m755 "$HOTPLUG" "$R/etc/xen/scripts/block-blkbackd"
 fi
 if [ -x "$B/xt-holes" ]; then
 	copy_bin "$R" "$B/xt-holes"

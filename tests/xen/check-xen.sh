@@ -112,6 +112,7 @@ t0=$(date +%s)
 rc=$?
 trs xen-build "$([ $rc = 0 ] && echo PASS || echo FAIL)" "$(($(date +%s) - t0)) s" < "$B/build.log"
 [ $rc = 0 ] || { echo "$npass passed, $nfail failed"; exit 1; }
+sed -n 's/^build-initramfs: blkbackd from/check-xen: blkbackd from/p' "$B/build.log"
 
 # ---- one boot ----
 SERIAL=$XDIR/serial.log

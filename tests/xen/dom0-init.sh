@@ -208,7 +208,7 @@ xs_features() {
 }
 
 # ---------------- blkbackd ----------------
-BB=/usr/local/sbin/blkbackd
+BB=/usr/sbin/blkbackd
 BB_PID=/run/blkbackd.pid
 BB_TRACE=/tmp/blkbackd.trace
 # what the tests want from every daemon run (bench: nothing, it costs time)
@@ -489,7 +489,7 @@ phase_bar() {
 # fsck clean.  The pause (kill to "taken over", per restart; the upgrade
 # command's duration) is printed for BENCHMARKS.md.
 RS_KILLS=${RS_KILLS:-20}
-BBCTL=/usr/local/sbin/blkbackd-ctl
+BBCTL=/usr/sbin/blkbackd-ctl
 rs_took_over() { # N SECONDS: the log shows N "taken over" lines
 	local i=0
 	while [ $i -lt $(($2 * 20)) ]; do

@@ -65,7 +65,7 @@ if [ ! -s "$B/dom0.cpio" ]; then
 		bash "$here/build-initramfs.sh" > "$B/logs/build.log" 2>&1 ||
 		{ tail -n 20 "$B/logs/build.log" >&2; exit 2; }
 fi
-[ -x "$B/root0/usr/local/sbin/blkbackd" ] || { echo "run-in-domu: blkbackd is not built" >&2; exit 2; }
+[ -x "$B/root0/usr/sbin/blkbackd" ] || { echo "run-in-domu: blkbackd is not built" >&2; exit 2; }
 
 # the guest's initramfs gains /xt-cmd and /xt/; dom0's gains that initramfs
 # (concatenated newc archives: the kernel unpacks them in order, later wins)
