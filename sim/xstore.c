@@ -1419,6 +1419,31 @@ xstore_new(void)
 	return s;
 }
 
+struct xstore *
+xstore_clone(const struct xstore *s)
+{
+	struct xstore *c = calloc(1, sizeof(*c));
+
+	assert(!s->conns);
+	if (!c)
+		return NULL;
+	c->gen = s->gen;
+	c->root = xtree_clone(s->root);
+	if (s->ndomains)
+		c->domains = malloc(s->ndomains * sizeof(*c->domains));
+	if (!c->root || (s->ndomains && !c->domains)) {
+		xtree_free(c->root);
+		free(c->domains);
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (s->ndomains)
+		memcpy(c->domains, s->domains, s->ndomains * sizeof(*c->domains));
+	c->ndomains = c->capdomains = s->ndomains;
+	return c;
+}
+
 void
 xstore_free(struct xstore *s)
 {

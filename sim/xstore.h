@@ -65,6 +65,12 @@ struct xstore_conn;
  */
 struct xstore *xstore_new(void);
 void xstore_free(struct xstore *s);
+/*
+ * An exact copy of s (tree, generations, introduced domains), which must
+ * have no connection: the fuzzer builds its starting store once and
+ * copies it for every input.  NULL with errno ENOMEM.
+ */
+struct xstore *xstore_clone(const struct xstore *s);
 
 /*
  * Domain life cycle.  introduce: creates /local/domain/<domid> as libxl's
