@@ -55,7 +55,7 @@ bench-xen:
 	$(MKDIR_P) xen
 	$(deb_or_default); srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
 	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) CC="$(CC)" \
-	BLKBACKD_DEB="$$deb" ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" \
+	BLKBACKD_DEB="$$deb" ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" BX_WL="$(BX_WL)" \
 		$(SHELL) $(srcdir)/xen/bench-xen.sh
 
 clean-local: clean-xen

@@ -11,6 +11,10 @@ SERIAL is the boot's console (bench-xen-console.txt).  The lines read:
   @@P R LABEL KEY=VALUE...      what the disk negotiated
   @@H ...                       the dom0 health watch
   @@T NAME RESULT DETAIL        dom0's steps (bx-*)
+  @@Q R:blkbackd:WL JSON        blkbackd-ctl stats --json after the run (and
+                                after the attach, WL "attach"): the
+                                difference of two gives blkbackd's own
+                                latency, ring to response, for one run
 Every round x backend x workload must have its numbers: whatever is missing
 is listed and makes the exit status 1, as does any health finding or failed
 step.  Medians over the rounds go to the table (TXT, printed too) and,
@@ -47,6 +51,37 @@ WORKLOADS = [
                                        ("creates /s", "create_ps", 1)]),
 ]
 CPU_ROWS = [("dom0 cpu-s/GiB", "cpu_per_gib"), ("dom0 cpu-s/100k req", "cpu_per_100k")]
+# blkbackd only: its response latency from the request's taking off the
+# ring to its response (blkbackd-ctl's histogram: bucket b holds
+# [2^b, 2^(b+1)) us, bucket 0 under 2 us), over one run.  In a PV dom0
+# blkbackd reads CLOCK_MONOTONIC_COARSE (a precise clock is a system call
+# there), so its samples move in steps of a jiffy (4 ms at HZ=250): read
+# these rows for the tens of milliseconds, not below.
+BB_ROWS = [("blkbackd ring->rsp p50 us", 0.50), ("blkbackd ring->rsp p99 us", 0.99)]
+
+
+def hist_quantile(h, q):
+    """A percentile of blkbackd's latency histogram, interpolated linearly
+    inside its bucket as blkbackd-ctl does; None without samples."""
+    total = sum(h)
+    if total <= 0:
+        return None
+    want, seen = q * total, 0
+    for b, n in enumerate(h):
+        if n > 0 and seen + n >= want:
+            lo = 0 if b == 0 else 2 ** b
+            return lo + (2 ** (b + 1) - lo) * (want - seen) / n
+        seen += n
+    return None
+
+
+def bb_hist(stats):
+    """The latency histogram of the one vbd in a stats --json document."""
+    try:
+        vbds = stats["vbds"]
+        return [int(x) for x in vbds[0]["lat_us"]] if len(vbds) == 1 else None
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 def kv(words):
@@ -93,7 +128,7 @@ def main():
         meta[k] = v
         rest = rest[2:]
 
-    guest, dom0, params, health, steps, boot = {}, {}, {}, [], {}, {}
+    guest, dom0, params, health, steps, boot, bbstats = {}, {}, {}, [], {}, {}, {}
     with open(serial, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -119,6 +154,17 @@ def main():
                 health.append(" ".join(w[1:]))
             elif w[0] == "@@T" and len(w) > 2 and w[1].startswith("bx-"):
                 steps[w[1]] = (w[2], " ".join(w[3:]))
+            elif w[0] == "@@Q" and len(w) > 2:
+                try:
+                    bbstats[w[1]] = json.loads(line[i:].split(None, 2)[2])
+                except ValueError:
+                    bbstats[w[1]] = None
+
+    # the workloads this run was asked for, in the order they ran
+    # (make bench-xen BX_WL=...)
+    wanted = meta.get("workloads", "").split() or [w[0] for w in WORKLOADS]
+    known = {w[0]: w for w in WORKLOADS}
+    workloads = [known[w] for w in wanted if w in known]
 
     rounds = int(meta.get("rounds", "3"))
     missing, runs = [], []
@@ -126,11 +172,27 @@ def main():
     values = {}
     for r in range(1, rounds + 1):
         for label in LABELS:
-            for wl, _title, rows in WORKLOADS:
+            before = "%d:%s:attach" % (r, label)
+            for wl, _title, rows in workloads:
                 rid = "%d:%s:%s" % (r, label, wl)
                 g, c = guest.get(rid), dom0.get(rid)
                 run = {"round": r, "backend": label, "workload": wl, "guest": g, "dom0": c, "metrics": {}}
                 runs.append(run)
+                if label == "blkbackd":
+                    h0, h1 = bb_hist(bbstats.get(before)), bb_hist(bbstats.get(rid))
+                    before = rid
+                    if h0 is None or h1 is None or len(h0) != len(h1):
+                        missing.append("%s: no blkbackd-ctl stats before and after (@@Q)" % rid)
+                    elif any(b < a for a, b in zip(h0, h1)):
+                        missing.append("%s: blkbackd's counters went back (a restart?)" % rid)
+                    else:
+                        h = [b - a for a, b in zip(h0, h1)]
+                        run["blkbackd_lat_us"] = h
+                        for row, q in BB_ROWS:
+                            v = hist_quantile(h, q)
+                            if v is not None:
+                                run["metrics"][row] = v
+                                values.setdefault((wl, row), {}).setdefault(label, []).append(v)
                 if g is None or c is None:
                     missing.append("%s: no %s" % (rid, "guest numbers" if g is None else "dom0 CPU numbers"))
                     continue
@@ -155,9 +217,9 @@ def main():
 
     # the table: medians, then blkbackd / each other backend
     medians, ratios, table = {}, {}, []
-    for wl, title, rows in WORKLOADS:
+    for wl, title, rows in workloads:
         table.append(("# " + title, None))
-        for row in [r[0] for r in rows] + [r[0] for r in CPU_ROWS]:
+        for row in [r[0] for r in rows] + [r[0] for r in CPU_ROWS] + [r[0] for r in BB_ROWS]:
             name = "%s %s" % (NAMES[wl], row)
             per = values.get((wl, row), {})
             med = {lb: statistics.median(per[lb]) if len(per.get(lb, [])) == rounds else None for lb in LABELS}
@@ -195,13 +257,13 @@ def main():
     lines.append("health: %s" % ("; ".join(summary + dead) if summary or dead else "no summary"))
     lines.append("ratios > 1: blkbackd higher (better for MB/s, IOPS, ops/s, K/s, /s; worse for us and cpu-s)")
     lines.append("")
-    lines.append("%-34s %10s %10s %10s %17s %15s" % tuple(hdr))
+    lines.append("%-42s %10s %10s %10s %17s %15s" % tuple(hdr))
     for name, val in table:
         if val is None:
             lines.append(name)
             continue
         med, rat = val
-        lines.append("%-34s %10s %10s %10s %17s %15s" % (
+        lines.append("%-42s %10s %10s %10s %17s %15s" % (
             name, fmt(med["blkbackd"]), fmt(med["blkback"]), fmt(med["qdisk"]),
             fmt(rat["blkbackd/blkback"]), fmt(rat["blkbackd/qdisk"])))
     if failures:
@@ -228,7 +290,7 @@ def main():
             "disk_mib": 256,
             "guest": {"vcpus": 2, "memory_mib": 512},
             "user_hz": USER_HZ,
-            "workloads": {wl: {"name": NAMES[wl], "what": title} for wl, title, _r in WORKLOADS},
+            "workloads": {wl: {"name": NAMES[wl], "what": title} for wl, title, _r in workloads},
         },
         "runs": runs,
         "medians": medians,

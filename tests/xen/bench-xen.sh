@@ -19,8 +19,9 @@
 # CC; ROUNDS (default 3); BX_MIB (the region dd and fio use, default 64);
 # BX_FIO (seconds each fio job measures, default 10) and BX_RAMP (its ramp,
 # default 2); BX_BLKFRONT (the guest's xen-blkfront parameters, P=V,P=V,
-# e.g. feature_persistent=0; default none); TIMEOUT (QEMU, default 600 +
-# 720 per round).
+# e.g. feature_persistent=0; default none); BX_WL (the workloads, in
+# order, a subset of the default "ddw ddr rr1 rr32 rw1 rw32 fsync bonnie");
+# TIMEOUT (QEMU, default 600 + 720 per round).
 # Exit: 0 done, 1 failed (or this machine cannot run it: reason printed).
 set -u
 srcdir=${srcdir:-$(cd "$(dirname "$0")" && pwd)}
@@ -33,6 +34,12 @@ BX_MIB=${BX_MIB:-64}
 BX_FIO=${BX_FIO:-10}
 BX_RAMP=${BX_RAMP:-2}
 BX_BLKFRONT=${BX_BLKFRONT:-}
+BX_WL=${BX_WL:-ddw ddr rr1 rr32 rw1 rw32 fsync bonnie}
+for w in $BX_WL; do
+	case $w in ddw | ddr | rr1 | rr32 | rw1 | rw32 | fsync | bonnie) ;;
+	*) echo "bench-xen: BX_WL: unknown workload $w (ddw ddr rr1 rr32 rw1 rw32 fsync bonnie)" >&2; exit 1 ;;
+	esac
+done
 export TIMEOUT=${TIMEOUT:-$((600 + 720 * ROUNDS))}
 
 die() { echo "bench-xen: $*" >&2; exit 1; }
@@ -71,7 +78,7 @@ echo "bench-xen: $ROUNDS rounds, booting Xen under QEMU/TCG (timeout $TIMEOUT s)
 t0=$(date +%s)
 DOM0_CPIO=$B/dom0-bench.cpio bash "$srcdir/boot.sh" "$SERIAL" \
 	xt.phases=bench xt.rounds="$ROUNDS" xt.bx_mib="$BX_MIB" xt.bx_fio="$BX_FIO" xt.bx_ramp="$BX_RAMP" \
-	${BX_BLKFRONT:+xt.bx_blkfront=$BX_BLKFRONT}
+	${BX_BLKFRONT:+xt.bx_blkfront=$BX_BLKFRONT} xt.bx_wl="$(echo $BX_WL | tr ' ' ,)"
 rc=$?
 boot_secs=$(($(date +%s) - t0))
 boot_ok=1
@@ -93,7 +100,8 @@ python3 "$srcdir/bench-xen-report.py" "$SERIAL" "$XDIR/bench-xen.txt" "$XDIR/ben
 	--meta "boot_s=$boot_secs" \
 	--meta "boot_finished=$boot_ok" \
 	--meta "qemu_exit=$rc" \
-	--meta "command=make bench-xen ROUNDS=$ROUNDS BX_MIB=$BX_MIB BX_FIO=$BX_FIO BX_RAMP=$BX_RAMP${BX_BLKFRONT:+ BX_BLKFRONT=$BX_BLKFRONT}" \
+	--meta "command=make bench-xen ROUNDS=$ROUNDS BX_MIB=$BX_MIB BX_FIO=$BX_FIO BX_RAMP=$BX_RAMP${BX_BLKFRONT:+ BX_BLKFRONT=$BX_BLKFRONT} BX_WL=\"$BX_WL\"" \
+	--meta "workloads=$BX_WL" \
 	--meta "guest_blkfront=${BX_BLKFRONT:-(defaults)}" \
 	--meta "rounds=$ROUNDS" --meta "bx_mib=$BX_MIB" --meta "fio_runtime_s=$BX_FIO" --meta "fio_ramp_s=$BX_RAMP" \
 	--meta "configure=${configure:-(no options)}" \

@@ -724,7 +724,9 @@ phase_jobs() {
 # blkbackd and QEMU alike; steal apart); the guest prints its numbers and
 # block-layer counters as "@@R ID ...".  "@@P R LABEL ..." records what
 # each disk negotiated.  A watch (health_loop) checks dom0's daemons.
-BX_WL="ddw ddr rr1 rr32 rw1 rw32 fsync bonnie"
+# BX_WL: the workloads, in order (make bench-xen BX_WL="...": xt.bx_wl, commas)
+BX_WL=$(arg xt.bx_wl | tr , ' ')
+: ${BX_WL:=ddw ddr rr1 rr32 rw1 rw32 fsync bonnie}
 BX_LABELS="blkbackd blkback qdisk"
 bx_vdev() { case $1 in blkbackd) echo xvda ;; blkback) echo xvdb ;; qdisk) echo xvdc ;; esac; }
 bx_devid() { case $1 in blkbackd) echo 51712 ;; blkback) echo 51728 ;; qdisk) echo 51744 ;; esac; }
@@ -813,6 +815,13 @@ bx_detach() { # ROUND LABEL DOMID
 	blkback) rmmod xen_blkback ;;
 	esac
 }
+# bx_bbstats ID: "@@Q ID JSON": blkbackd's counters and latency histogram (ring to
+# response, blkbackd-ctl stats --json) after ID; the report takes the
+# difference between two such lines as blkbackd's share of a workload
+# (after dom0's CPU reading: not counted in it)
+bx_bbstats() {
+	echo "@@Q $1 $($BBCTL stats --json 2>&1 | tr -d '\n')"
+}
 phase_bench() {
 	local rounds r label wl dom l
 	rounds=$(arg xt.rounds)
@@ -843,8 +852,10 @@ phase_bench() {
 		for label in $BX_LABELS; do
 			mark BENCH round $r $label
 			check bx-$r-$label-attach bx_attach $r $label $dom || break 2
+			[ $label != blkbackd ] || bx_bbstats $r:$label:attach
 			for wl in $BX_WL; do
 				check bx-$r-$label-$wl bx_cmd $r:$label:$wl 600 run $(bx_vdev $label) $wl
+				[ $label != blkbackd ] || bx_bbstats $r:$label:$wl
 			done
 			check bx-$r-$label-detach bx_detach $r $label $dom || break 2
 		done
