@@ -842,6 +842,15 @@ bk_queue_main(void *opaque)
 
 		queue_consume(q);
 		queue_submit(q);
+		/* What has completed already (a buffered file's aio often
+		 * completes inside io_submit, a synchronous store always) is
+		 * answered now, not after a trip through epoll_wait: a
+		 * request costs one wake-up and system call less.  A reap
+		 * may queue a plan's next step: submit again. */
+		while (q->inflight && q->store_polls && bk_store_poll(q->sq)) {
+			queue_reap(q);
+			queue_submit(q);
+		}
 		queue_push(q);
 		if (q->stopping && q->inflight == 0)
 			break;

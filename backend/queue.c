@@ -169,9 +169,9 @@ ring_attach(struct bk_queue *q, const struct bk_queue_params *p, const char **wh
 }
 
 static int
-epoll_add(int epfd, int fd, uint32_t tag)
+epoll_add(int epfd, int fd, uint32_t tag, uint32_t events)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+	struct epoll_event ev = { .events = events, .data.u32 = tag };
 
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
@@ -293,9 +293,12 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 		*why = "cannot create the queue's epoll/eventfd";
 		goto fail;
 	}
-	if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN)) ||
-	    (err = -epoll_add(q->epfd, bk_store_queue_fd(q->sq), EV_STORE)) ||
-	    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP))) {
+	/* the store's completions edge-triggered when it can (store.h):
+	 * then its reap reads no eventfd */
+	if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN, EPOLLIN)) ||
+	    (err = -epoll_add(q->epfd, bk_store_queue_fd(q->sq), EV_STORE,
+			      EPOLLIN | (bk_store_queue_edge(q->sq) ? EPOLLET : 0))) ||
+	    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP, EPOLLIN))) {
 		*why = "cannot set up the queue's epoll";
 		goto fail;
 	}

@@ -89,6 +89,7 @@ struct file_queue {
 	bool worker_running, worker_stop;
 	pthread_t worker;
 	unsigned int aio_inflight;
+	bool edge;			/* efd polled edge-triggered: never read */
 };
 
 static int
@@ -493,6 +494,14 @@ file_queue_fd(void *qpriv)
 }
 
 static void
+file_queue_edge(void *qpriv)
+{
+	struct file_queue *q = qpriv;
+
+	q->edge = true;
+}
+
+static void
 queue_fail(struct file_queue *q, struct bk_io *io, int err)
 {
 	io->result = err;
@@ -654,8 +663,11 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 	uint64_t v;
 	int rc, k;
 
-	/* Clear readiness first, then collect: a later completion re-arms. */
-	if (read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	/* Level-triggered: clear readiness first, then collect (a later
+	 * completion re-arms).  Edge-triggered: every completion writes the
+	 * fd (the aio's eventfd, queue_signal), which is all the caller
+	 * needs; the counter is never read and cannot reach 2^64 - 1. */
+	if (!q->edge && read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	pthread_mutex_lock(&q->lock);
 	while (n < max && q->done_count) {
@@ -724,5 +736,6 @@ const struct bk_store_driver bk_store_file_driver = {
 	.submit = file_submit,
 	.reap = file_reap,
 	.poll = file_poll,
+	.queue_edge = file_queue_edge,
 	.size = file_size,
 };

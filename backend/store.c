@@ -563,6 +563,17 @@ bk_store_queue_fd(const struct bk_store_queue *q)
 	return q->s->drv->io ? q->efd : q->s->drv->queue_fd(q->qpriv);
 }
 
+bool
+bk_store_queue_edge(struct bk_store_queue *q)
+{
+	const struct bk_store_driver *drv = q->s->drv;
+
+	if (drv->io || !drv->queue_edge)
+		return false;
+	drv->queue_edge(q->qpriv);
+	return true;
+}
+
 static const char *
 op_name(enum bk_io_op op)
 {

@@ -200,6 +200,11 @@ struct bk_store_driver {
 	/* Optional.  A cheap look without a system call or side effect:
 	 * true when reap would find a completion now. */
 	bool (*poll)(void *qpriv);
+	/* Optional.  The caller polls the queue's fd edge-triggered from
+	 * now on (before the first submit): the driver writes the fd on
+	 * every completion and reap need not read it, one system call
+	 * less per wake-up.  Without this op the fd is level-triggered. */
+	void (*queue_edge)(void *qpriv);
 
 	/* Synchronous drivers: do io now, set io->result and host_action.
 	 * Any queue thread; the driver serialises what needs it. */
@@ -420,6 +425,14 @@ int bk_store_queue_open(struct bk_store *s, unsigned int depth, struct bk_store_
 void bk_store_queue_close(struct bk_store_queue *q);
 /* Poll for POLLIN: completions are ready to reap.  Owned by the queue. */
 int bk_store_queue_fd(const struct bk_store_queue *q);
+/*
+ * Ask to poll the fd edge-triggered (EPOLLET), before the first submit:
+ * true if the driver agreed (it then signals the fd on every completion
+ * and reap stops clearing it, so a level-triggered poll would spin);
+ * false: keep polling it level-triggered.  The data plane's queue
+ * thread asks; other users (tests, the export) poll level-triggered.
+ */
+bool bk_store_queue_edge(struct bk_store_queue *q);
 
 /*
  * Submit n I/Os; returns how many were accepted (>= 0: the caller
