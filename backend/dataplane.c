@@ -732,10 +732,12 @@ read_to_copy(const struct bk_io *io)
 	       !req->map && !req->pg;
 }
 
-static void
+/* Answer every completion the store has; how many it had. */
+static unsigned int
 queue_reap(struct bk_queue *q)
 {
 	struct bk_io *done[64];
+	unsigned int total = 0;
 	int n, i;
 
 	/* fewer than asked: nothing else is ready (store.h reap contract) */
@@ -754,7 +756,10 @@ queue_reap(struct bk_queue *q)
 			 * while we build the rest. */
 			queue_push(q);
 		}
+		if (n > 0)
+			total += (unsigned int)n;
 	} while (n == (int)ARRAY_SIZE(done));
+	return total;
 }
 
 static void
@@ -847,10 +852,9 @@ bk_queue_main(void *opaque)
 		 * answered now, not after a trip through epoll_wait: a
 		 * request costs one wake-up and system call less.  A reap
 		 * may queue a plan's next step: submit again. */
-		while (q->inflight && q->store_polls && bk_store_poll(q->sq)) {
-			queue_reap(q);
+		while (q->inflight && q->store_polls && bk_store_poll(q->sq) &&
+		       queue_reap(q) > 0)
 			queue_submit(q);
-		}
 		queue_push(q);
 		if (q->stopping && q->inflight == 0)
 			break;
