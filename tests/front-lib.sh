@@ -67,7 +67,7 @@ stop_export() {
 
 attach_loop() {
 	LOOPDEV=$(losetup -f --show --direct-io=on "$1") || fail "losetup --direct-io=on $1 failed"
-	cleanup_fn _front_loop_detach "$LOOPDEV"
+	cleanup_fn _front_loop_detach "$LOOPDEV" "$(_front_loop_backing "$LOOPDEV")"
 	[ "$(losetup -n -O DIO "$LOOPDEV" | tr -d ' ')" = 1 ] ||
 		fail "$LOOPDEV: direct I/O is off"
 	# a reused loop device keeps its last user's write_cache mode (Linux
@@ -78,8 +78,14 @@ attach_loop() {
 	fi
 }
 
+# The backing (device and inode) a loop device has now.
+_front_loop_backing() { losetup -n -O BACK-MAJ:MIN,BACK-INO "$1" 2>/dev/null | tr -s ' '; }
+# _front_loop_detach DEV BACKING: at exit, detach DEV if it still serves
+# our backing.  A test may have detached it itself, and another test
+# running beside it (make -j2 check) taken the same number since: that
+# one's device must not be pulled from under it.
 _front_loop_detach() {
-	losetup "$1" >/dev/null 2>&1 && losetup -d "$1"
+	[ -n "$2" ] && [ "$(_front_loop_backing "$1")" = "$2" ] && losetup -d "$1"
 	return 0
 }
 

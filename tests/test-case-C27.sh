@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # C27: a reconnect with I/O in flight and reused ids.  On a slow store
 # (1 s a request) the guest sends WRITE id=7 (pattern A) to sector 0,
-# and at once goes 5, 6, 1 and sets up a new ring; then WRITE id=7
+# and 0.3 s later, while blkbackd has it in flight, goes 5, 6, 1 and
+# sets up a new ring (a request still on the ring when the frontend is
+# Closed is never taken, as in Linux blkback, whose ring thread stops
+# there: sent and closed at once, it raced the queue thread); then WRITE id=7
 # (pattern B) to sector 0 and READ id=8 on the new ring.
 #  - blkbackd is not Connected on the new ring before the old write
 #    completed: its response is on the old ring (ring 0), the drain
@@ -19,6 +22,7 @@ add_disk $DOM memory:4M,delay-ms=1000
 cat > "$BK_TMP/s" <<'EOS'
 fill p0 seed:71
 send op=write id=7 sector=0 seg=p0
+expect-none timeout=300
 xs-write fe state 5
 xs-write fe state 6
 xs-write fe state 1
