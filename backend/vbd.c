@@ -665,12 +665,14 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 		if (errno || *end)
 			v = ULONG_MAX;
 	}
-	same = strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
+	/* (an empty node is junk too: compared only once one was reported) */
+	same = dev->fe_bad_set && strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
 	       strlen(s) < sizeof(dev->fe_bad);
 	if (v >= XenbusStateInitialising && v <= XenbusStateClosed) {
-		dev->fe_bad[0] = '\0';
+		dev->fe_bad_set = false;
 	} else if (!same) {
 		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
+		dev->fe_bad_set = true;
 		if (v == XenbusStateUnknown)
 			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
 				 dev->name, dev->fe_state);

@@ -102,9 +102,10 @@ struct bk_dev {
 	bool fe_watched, fe_seen;
 	bool fe_live;			/* seen in 1..5 since we serve the vbd */
 	bool fe_event;			/* xenbus.c: a watch event this batch */
-	/* the frontend state value outside 1..6 last reported ("" none):
-	 * reported once per value, not per watch event */
+	/* the frontend state value outside 1..6 last reported (when
+	 * fe_bad_set): reported once per value, not per watch event */
 	char fe_bad[24];
+	bool fe_bad_set;
 	int state;			/* the state we wrote last, -1 none */
 	bool probed;
 	enum bk_dev_phase phase;

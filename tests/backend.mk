@@ -66,6 +66,7 @@ BACKEND_SH_TESTS = \
 	test-backend-resize.sh \
 	test-ctl.sh \
 	test-backend-upgrade.sh \
+	test-backend-fe-empty-state.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
