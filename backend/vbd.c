@@ -707,6 +707,10 @@ detach(struct bk_dev *dev, unsigned int be_state)
 	}
 	dev->detaching = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
+	/* a blkbackd started after the toolstack's close has not looked at
+	 * the frontend yet: it waits for the frontend's Closed all the same */
+	if (!dev->fe_watched)
+		watch_frontend(dev);
 	if (dev->fe_watched)
 		r = fe_state_read(dev, &fe_state);
 	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&

@@ -67,6 +67,7 @@ BACKEND_SH_TESTS = \
 	test-ctl.sh \
 	test-backend-upgrade.sh \
 	test-backend-fe-empty-state.sh \
+	test-backend-restart-offline.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
