@@ -105,7 +105,7 @@ bk_vbd_set_state(struct bk_dev *dev, int state)
 {
 	int r;
 
-	if (dev->state == state)
+	if (dev->state == state || dev->gone)
 		return;
 	r = xbus_switch_state(dev->d->xs, dev->be, state);
 	if (r == -ENOENT) {
@@ -150,7 +150,11 @@ static void
 write_error(struct bk_dev *dev, const char *msg)
 {
 	const struct error_arg a = { .be = dev->be, .msg = msg };
-	int r = xbus_transact(dev->d->xs, error_node, (void *)&a);
+	int r;
+
+	if (dev->gone)	/* the directory is another vbd's now */
+		return;
+	r = xbus_transact(dev->d->xs, error_node, (void *)&a);
 
 	if (r == -ENOENT)
 		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s is gone: error not written", dev->name, dev->be);
@@ -992,6 +996,8 @@ bk_vbd_reports(struct bk_dev *dev)
 {
 	unsigned int i;
 
+	if (dev->gone)
+		return;	/* disconnecting; nothing more is written for it */
 	bk_vbd_check_size(dev, NULL, NULL);
 
 	for (i = 0; i < dev->nr_queues; i++) {

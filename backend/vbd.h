@@ -114,6 +114,11 @@ struct bk_dev {
 	bool published;			/* we wrote Connected for this connection */
 	bool fatal;			/* an error stopped it until reconnect */
 	bool detaching;			/* the toolstack asked it to close (online=0) */
+	/* its directory node itself was removed or made (again) since this
+	 * object serves it: the vbd it served is gone, and what is there now
+	 * is another one; this object writes nothing and is forgotten once
+	 * drained (xenbus.c) */
+	bool gone;
 	bool backing_wait;		/* its backing is still another vbd's, draining */
 	bool failed;			/* a flush failed (C15): logged, error node */
 	bool persistent;		/* this connection uses persistent grants */

@@ -68,6 +68,7 @@ BACKEND_SH_TESTS = \
 	test-backend-upgrade.sh \
 	test-backend-fe-empty-state.sh \
 	test-backend-restart-offline.sh \
+	test-backend-readd.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
