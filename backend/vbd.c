@@ -647,8 +647,8 @@ watch_frontend(struct bk_dev *dev)
 }
 
 /*
- * Read the frontend's state node.  0 with *out in 0..6, -ENOENT if
- * absent, -EINVAL if it holds anything else: Linux blkback's
+ * Read the frontend's state node.  0 with *out in 0..6 but 2, -ENOENT
+ * if absent, -EINVAL if it holds anything else: Linux blkback's
  * frontend_changed() calls that fatal ("saw state N at frontend"), and
  * so does this, once per value.  0 (Unknown) is what Linux's
  * xenbus_read_driver_state() says of an absent node: taken as Closed,
@@ -659,7 +659,7 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 {
 	char *s = xbus_read(dev->d->xs, XBT_NULL, dev->fe, "state"), *end;
 	unsigned long v = ULONG_MAX;
-	bool same;
+	bool same, valid;
 
 	if (!s)
 		return -ENOENT;
@@ -672,7 +672,11 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 	/* (an empty node is junk too: compared only once one was reported) */
 	same = dev->fe_bad_set && strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
 	       strlen(s) < sizeof(dev->fe_bad);
-	if (v >= XenbusStateInitialising && v <= XenbusStateClosed) {
+	/* 2 (InitWait) is a backend's state: from a frontend it is junk, as
+	 * Linux blkback's frontend_changed() has it (its default case) */
+	valid = v >= XenbusStateInitialising && v <= XenbusStateClosed &&
+		v != XenbusStateInitWait;
+	if (valid) {
 		dev->fe_bad_set = false;
 	} else if (!same) {
 		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
@@ -680,6 +684,9 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 		if (v == XenbusStateUnknown)
 			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
 				 dev->name, dev->fe_state);
+		else if (v == XenbusStateInitWait)
+			bk_vbd_fatal(dev, "state", "the frontend's state \"2\" (InitWait) at %s "
+				     "is a backend's state", dev->fe_state);
 		else
 			bk_vbd_fatal(dev, "state", "the frontend's state \"%.32s\"%s at %s is "
 				     "not a XenbusState in 1..6", s, strlen(s) > 32 ? "..." : "",
@@ -687,7 +694,7 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 	}
 	free(s);
 	*out = v;
-	return v <= XenbusStateClosed ? 0 : -EINVAL;
+	return valid || v == XenbusStateUnknown ? 0 : -EINVAL;
 }
 
 /*

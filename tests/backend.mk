@@ -69,6 +69,7 @@ BACKEND_SH_TESTS = \
 	test-backend-fe-empty-state.sh \
 	test-backend-restart-offline.sh \
 	test-backend-readd.sh \
+	test-backend-fe-initwait-state.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
