@@ -885,10 +885,18 @@ bk_vbd_update(struct bk_dev *dev)
 			return;
 		/* Connected already, by a blkbackd before us: take it over
 		 * as it stands (crash, restart, upgrade) */
+		dev->fatal = false;
 		if (be_state == XenbusStateConnected && may_take_over(dev)) {
 			dev->probed = true;
 			dev->fe_seen = true;
 			connect(dev, true);
+			return;
+		}
+		/* ... unless the frontend's state is junk: fatal (reported
+		 * there, once), and Closing until the frontend starts over, as
+		 * from Connected; a probe would hide it behind InitWait */
+		if (dev->fatal) {
+			dev->probed = true;
 			return;
 		}
 		probe(dev);
