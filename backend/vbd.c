@@ -860,9 +860,13 @@ bk_vbd_update(struct bk_dev *dev)
 	xbus_read_uint(d->xs, XBT_NULL, dev->be, "state", XenbusStateUnknown, &be_state);
 	xbus_read_uint(d->xs, XBT_NULL, dev->be, "online", 1, &online);
 
-	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
+	/* The toolstack asks for teardown (libxl: online=0 and Closing).
+	 * A Closing found by a blkbackd that has written no state yet is
+	 * its predecessor's (a frontend's Closing, an error, a drain): the
+	 * toolstack's close writes online=0 as well. */
 	if (online == 0 || dev->detaching ||
-	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
+	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing &&
+	     dev->state != -1)) {
 		detach(dev, be_state);
 		return;
 	}
