@@ -152,11 +152,10 @@ enum fe_last {
 	FE_INIT,	/* 1, as xl-add wrote it */
 	FE_1,		/* 1 */
 	FE_CLOSEDISH,	/* 6 or 0 (Unknown: taken as Closed) */
-	FE_INITWAIT,	/* 2: a backend's state */
 	FE_ABSENT,	/* the node removed */
 	FE_CLOSING,	/* 5 */
 	FE_CONN,	/* 3 or 4 */
-	FE_JUNK,	/* not a number in 0..6 */
+	FE_JUNK,	/* not a frontend's state: not a number in 0..6, or 2 */
 };
 
 struct fz_vbd {
@@ -870,9 +869,6 @@ note_state(struct fz_vbd *v, const char *val)
 		v->last = FE_ABSENT;
 	} else if (!strcmp(val, "0") || !strcmp(val, "6")) {
 		v->last = FE_CLOSEDISH;
-	} else if (!strcmp(val, "2")) {
-		v->last = FE_INITWAIT;
-		v->clean = false;
 	} else if (!strcmp(val, "1")) {
 		v->last = FE_1;
 	} else if (!strcmp(val, "5")) {
@@ -881,6 +877,8 @@ note_state(struct fz_vbd *v, const char *val)
 		v->last = FE_CONN;
 		v->conn_ok = v->clean && v->ring_ok;
 		v->conn_written = true;
+		/* without a valid ring the connect fails: fatal */
+		v->clean = v->conn_ok;
 		return;
 	} else {
 		v->last = FE_JUNK;
@@ -1478,7 +1476,8 @@ check_removed(struct fz_ctx *c)
  *     seen alive since this blkbackd serves the vbd; the node removed:
  *     the same, or Closing after a configuration error when this
  *     blkbackd never saw the node;
- *   junk: fatal, Closing (or Closed after online=0, as for 5);
+ *   junk (2, InitWait, is a backend's state: junk too): fatal, Closing
+ *     (or Closed after online=0, as for 5);
  *   1 with a clean history (valid configuration, online): InitWait;
  *   3/4 with a clean history and a valid ring published: Connected.
  */
@@ -1503,8 +1502,6 @@ expect_states(const struct fz_seq *s, const struct fz_vbd *v)
 		return good ? ST(InitWait) : 0;
 	case FE_CONN:
 		return good && v->conn_ok ? ST(Connected) : 0;
-	case FE_INITWAIT:
-		return 0;
 	}
 	return 0;
 }
