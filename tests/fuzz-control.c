@@ -191,7 +191,6 @@ struct fz_daemon {
 	const char *pidfile, *log;
 	pid_t pid;		/* 0: not running */
 	unsigned int fds0, thr0;	/* baseline: serving nothing */
-	bool have_base;
 	long rss_ref;		/* KiB after this process's first sequence */
 };
 
@@ -387,6 +386,7 @@ daemon_start(struct fz_ctx *c)
 	if (pid == 0)
 		exec_logged(c->xs0_path, dm->log, dm->argv);
 	dm->pid = pid;
+	dm->rss_ref = -1;	/* a new process: its own reference */
 	while (read_pidfile(dm->pidfile) != pid) {
 		if (daemon_exited(dm, why, sizeof(why)))
 			fail(c, "blkbackd %s during start-up", why);
@@ -470,6 +470,31 @@ daemon_res(const struct fz_daemon *dm, struct res *out)
 			break;
 	fclose(f);
 	return out->fds < 0 || out->threads < 0 || out->rss_kib < 0 ? -EIO : 0;
+}
+
+/* What blkbackd's fds are (on a failure). */
+static void
+print_fds(const struct fz_daemon *dm)
+{
+	char dir[64], path[320], target[256];
+	struct dirent *e;
+	DIR *d;
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)dm->pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	fprintf(stderr, "fuzz-control: blkbackd's fds:\n");
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		fprintf(stderr, "  %s -> %s\n", e->d_name, target);
+	}
+	closedir(d);
 }
 
 /* Invariant 1. */
@@ -1421,6 +1446,8 @@ do_daemon(struct fz_ctx *c, enum step st)
 static void
 run_step(struct fz_ctx *c, enum step st)
 {
+	double t0 = now_s();
+
 	if (st <= T_DESTROY)
 		do_toolstack(c, st);
 	else if (st <= F_CONNECT)
@@ -1428,6 +1455,8 @@ run_step(struct fz_ctx *c, enum step st)
 	else
 		do_daemon(c, st);
 	c->steps_done++;
+	if (c->o.verbose)
+		printf("     (%.1f ms)\n", (now_s() - t0) * 1e3);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1576,9 +1605,11 @@ check_resources(struct fz_ctx *c)
 			fail(c, "reading /proc/%d: %s", (int)dm->pid, strerror(errno));
 		if (r.fds == (int)dm->fds0 && r.threads == (int)dm->thr0)
 			break;
-		if (now_s() > end)
+		if (now_s() > end) {
+			print_fds(dm);
 			fail(c, "blkbackd has %d fds and %d threads with no vbd left; it "
 			     "started with %u and %u", r.fds, r.threads, dm->fds0, dm->thr0);
+		}
 		if (!nudged && now_s() > nudge) {
 			snprintf(name, sizeof(name), "fz%d-nudge-%" PRIu64, (int)getpid(),
 				 c->seq.idx);
@@ -1675,7 +1706,6 @@ check_clean_handshake(struct fz_ctx *c)
 		fail(c, "blkfront-test verify on a fresh vbd exited %d (its output: %s.front)",
 		     rc, c->dm.log);
 	vbd_rm(c, v);
-	v->removed = true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1903,12 +1933,16 @@ setup(struct fz_ctx *c)
 		exit(2);
 	}
 	daemon_start(c);
-	sleep_us(50000);	/* its first watch events handled */
-	if (daemon_res(&c->dm, &r) < 0)
-		fail(c, "reading /proc/%d: %s", (int)c->dm.pid, strerror(errno));
-	c->dm.fds0 = (unsigned int)r.fds;
-	c->dm.thr0 = (unsigned int)r.threads;
-	c->dm.rss_ref = -1;
+	/* in its loop (libxenstore makes its watch pipe there): the same
+	 * counts for 0.3 s */
+	for (unsigned int same = 0; same < 30 * c->o.slow;) {
+		if (daemon_res(&c->dm, &r) < 0)
+			fail(c, "reading /proc/%d: %s", (int)c->dm.pid, strerror(errno));
+		same = r.fds == (int)c->dm.fds0 && r.threads == (int)c->dm.thr0 ? same + 1 : 0;
+		c->dm.fds0 = (unsigned int)r.fds;
+		c->dm.thr0 = (unsigned int)r.threads;
+		sleep_us(10000);
+	}
 }
 
 int
