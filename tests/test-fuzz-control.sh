@@ -27,8 +27,12 @@ rss=0
 if rss_meaningful; then rss=4096; fi
 
 start_xensim
-log=$BK_TMP/fuzz-blkbackd.log
-pidfile=$BK_TMP/fuzz-blkbackd.pid
+# its files in the build directory: a run lasts minutes, and a /tmp
+# cleaner (or another test) must not take its log away meanwhile
+dir=$(mktemp -d "$PWD/fuzz-control.XXXXXX")
+[ -n "${BK_KEEP:-}" ] || cleanup_fn rm -rf "$dir"
+log=$dir/blkbackd.log
+pidfile=$dir/blkbackd.pid
 # the blkbackd of the moment, if fuzz-control left one (it removes its
 # pidfile on a clean stop)
 _fz_kill() {
