@@ -913,7 +913,10 @@ bk_vbd_update(struct bk_dev *dev)
 			return;	/* the frontend has not appeared yet */
 		fe_state = XenbusStateClosed;	/* gone */
 	} else if (r < 0) {
-		return;		/* a bad value: reported by fe_state_read */
+		/* a bad value (reported by fe_state_read), but a frontend is
+		 * there: the node's removal later is a frontend gone */
+		dev->fe_seen = true;
+		return;
 	} else {
 		dev->fe_seen = true;
 		if (fe_state != XenbusStateClosed && fe_state != XenbusStateUnknown)
