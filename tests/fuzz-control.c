@@ -1338,6 +1338,20 @@ do_remove(struct fz_ctx *c, struct fz_vbd *v)
 	vbd_rm(c, v);
 }
 
+/* online=0 alone: the toolstack's detach, without the removal. */
+static void
+vbd_offline(struct fz_ctx *c, struct fz_vbd *v)
+{
+	char be[128];
+	int r;
+
+	be_dir(&c->seq, v, be, sizeof(be));
+	r = xbus_printf(c->xs, XBT_NULL, be, "online", "0");
+	if (r < 0)
+		fail(c, "writing %s/online: %s", be, strerror(-r));
+	v->offline = true;
+}
+
 static void
 do_frontend_state(struct fz_ctx *c, struct fz_vbd *v)
 {
@@ -1408,19 +1422,7 @@ do_toolstack(struct fz_ctx *c, enum step st)
 			return do_remove(c, v);
 		step_note(c, "toolstack %s vbd %u/%u", st == T_ONLINE0 ? "online=0" : "rm -r",
 			  s->doms[v->dom].id, v->devid);
-		if (st == T_REMOVE_RM)
-			return vbd_rm(c, v);
-		{
-			char be[128];
-			int r;
-
-			be_dir(s, v, be, sizeof(be));
-			r = xbus_printf(c->xs, XBT_NULL, be, "online", "0");
-			if (r < 0)
-				fail(c, "writing %s/online: %s", be, strerror(-r));
-			v->offline = true;
-		}
-		return;
+		return st == T_REMOVE_RM ? vbd_rm(c, v) : vbd_offline(c, v);
 	default:
 		dom = pick_live_dom(s);
 		if (dom < 0)
