@@ -105,7 +105,7 @@ bk_vbd_set_state(struct bk_dev *dev, int state)
 {
 	int r;
 
-	if (dev->state == state)
+	if (dev->state == state || dev->gone)
 		return;
 	r = xbus_switch_state(dev->d->xs, dev->be, state);
 	if (r == -ENOENT) {
@@ -150,7 +150,11 @@ static void
 write_error(struct bk_dev *dev, const char *msg)
 {
 	const struct error_arg a = { .be = dev->be, .msg = msg };
-	int r = xbus_transact(dev->d->xs, error_node, (void *)&a);
+	int r;
+
+	if (dev->gone)	/* the directory is another vbd's now */
+		return;
+	r = xbus_transact(dev->d->xs, error_node, (void *)&a);
 
 	if (r == -ENOENT)
 		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s is gone: error not written", dev->name, dev->be);
@@ -643,8 +647,8 @@ watch_frontend(struct bk_dev *dev)
 }
 
 /*
- * Read the frontend's state node.  0 with *out in 0..6, -ENOENT if
- * absent, -EINVAL if it holds anything else: Linux blkback's
+ * Read the frontend's state node.  0 with *out in 0..6 but 2, -ENOENT
+ * if absent, -EINVAL if it holds anything else: Linux blkback's
  * frontend_changed() calls that fatal ("saw state N at frontend"), and
  * so does this, once per value.  0 (Unknown) is what Linux's
  * xenbus_read_driver_state() says of an absent node: taken as Closed,
@@ -655,7 +659,7 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 {
 	char *s = xbus_read(dev->d->xs, XBT_NULL, dev->fe, "state"), *end;
 	unsigned long v = ULONG_MAX;
-	bool same;
+	bool same, valid;
 
 	if (!s)
 		return -ENOENT;
@@ -665,15 +669,24 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 		if (errno || *end)
 			v = ULONG_MAX;
 	}
-	same = strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
+	/* (an empty node is junk too: compared only once one was reported) */
+	same = dev->fe_bad_set && strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
 	       strlen(s) < sizeof(dev->fe_bad);
-	if (v >= XenbusStateInitialising && v <= XenbusStateClosed) {
-		dev->fe_bad[0] = '\0';
+	/* 2 (InitWait) is a backend's state: from a frontend it is junk, as
+	 * Linux blkback's frontend_changed() has it (its default case) */
+	valid = v >= XenbusStateInitialising && v <= XenbusStateClosed &&
+		v != XenbusStateInitWait;
+	if (valid) {
+		dev->fe_bad_set = false;
 	} else if (!same) {
 		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
+		dev->fe_bad_set = true;
 		if (v == XenbusStateUnknown)
 			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
 				 dev->name, dev->fe_state);
+		else if (v == XenbusStateInitWait)
+			bk_vbd_fatal(dev, "state", "the frontend's state \"2\" (InitWait) at %s "
+				     "is a backend's state", dev->fe_state);
 		else
 			bk_vbd_fatal(dev, "state", "the frontend's state \"%.32s\"%s at %s is "
 				     "not a XenbusState in 1..6", s, strlen(s) > 32 ? "..." : "",
@@ -681,7 +694,7 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 	}
 	free(s);
 	*out = v;
-	return v <= XenbusStateClosed ? 0 : -EINVAL;
+	return valid || v == XenbusStateUnknown ? 0 : -EINVAL;
 }
 
 /*
@@ -705,6 +718,10 @@ detach(struct bk_dev *dev, unsigned int be_state)
 	}
 	dev->detaching = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
+	/* a blkbackd started after the toolstack's close has not looked at
+	 * the frontend yet: it waits for the frontend's Closed all the same */
+	if (!dev->fe_watched)
+		watch_frontend(dev);
 	if (dev->fe_watched)
 		r = fe_state_read(dev, &fe_state);
 	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&
@@ -843,9 +860,13 @@ bk_vbd_update(struct bk_dev *dev)
 	xbus_read_uint(d->xs, XBT_NULL, dev->be, "state", XenbusStateUnknown, &be_state);
 	xbus_read_uint(d->xs, XBT_NULL, dev->be, "online", 1, &online);
 
-	/* The toolstack asks for teardown (libxl: online=0 and Closing). */
+	/* The toolstack asks for teardown (libxl: online=0 and Closing).
+	 * A Closing found by a blkbackd that has written no state yet is
+	 * its predecessor's (a frontend's Closing, an error, a drain): the
+	 * toolstack's close writes online=0 as well. */
 	if (online == 0 || dev->detaching ||
-	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing)) {
+	    (be_state == XenbusStateClosing && dev->state != XenbusStateClosing &&
+	     dev->state != -1)) {
 		detach(dev, be_state);
 		return;
 	}
@@ -868,10 +889,18 @@ bk_vbd_update(struct bk_dev *dev)
 			return;
 		/* Connected already, by a blkbackd before us: take it over
 		 * as it stands (crash, restart, upgrade) */
+		dev->fatal = false;
 		if (be_state == XenbusStateConnected && may_take_over(dev)) {
 			dev->probed = true;
 			dev->fe_seen = true;
 			connect(dev, true);
+			return;
+		}
+		/* ... unless the frontend's state is junk: fatal (reported
+		 * there, once), and Closing until the frontend starts over, as
+		 * from Connected; a probe would hide it behind InitWait */
+		if (dev->fatal) {
+			dev->probed = true;
 			return;
 		}
 		probe(dev);
@@ -884,7 +913,10 @@ bk_vbd_update(struct bk_dev *dev)
 			return;	/* the frontend has not appeared yet */
 		fe_state = XenbusStateClosed;	/* gone */
 	} else if (r < 0) {
-		return;		/* a bad value: reported by fe_state_read */
+		/* a bad value (reported by fe_state_read), but a frontend is
+		 * there: the node's removal later is a frontend gone */
+		dev->fe_seen = true;
+		return;
 	} else {
 		dev->fe_seen = true;
 		if (fe_state != XenbusStateClosed && fe_state != XenbusStateUnknown)
@@ -986,6 +1018,8 @@ bk_vbd_reports(struct bk_dev *dev)
 {
 	unsigned int i;
 
+	if (dev->gone)
+		return;	/* disconnecting; nothing more is written for it */
 	bk_vbd_check_size(dev, NULL, NULL);
 
 	for (i = 0; i < dev->nr_queues; i++) {

@@ -102,9 +102,10 @@ struct bk_dev {
 	bool fe_watched, fe_seen;
 	bool fe_live;			/* seen in 1..5 since we serve the vbd */
 	bool fe_event;			/* xenbus.c: a watch event this batch */
-	/* the frontend state value outside 1..6 last reported ("" none):
-	 * reported once per value, not per watch event */
+	/* the frontend state value outside 1..6 last reported (when
+	 * fe_bad_set): reported once per value, not per watch event */
 	char fe_bad[24];
+	bool fe_bad_set;
 	int state;			/* the state we wrote last, -1 none */
 	bool probed;
 	enum bk_dev_phase phase;
@@ -113,6 +114,11 @@ struct bk_dev {
 	bool published;			/* we wrote Connected for this connection */
 	bool fatal;			/* an error stopped it until reconnect */
 	bool detaching;			/* the toolstack asked it to close (online=0) */
+	/* its directory node itself was removed or made (again) since this
+	 * object serves it: the vbd it served is gone, and what is there now
+	 * is another one; this object writes nothing and is forgotten once
+	 * drained (xenbus.c) */
+	bool gone;
 	bool backing_wait;		/* its backing is still another vbd's, draining */
 	bool failed;			/* a flush failed (C15): logged, error node */
 	bool persistent;		/* this connection uses persistent grants */

@@ -37,14 +37,22 @@ bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 
 	snprintf(dir, sizeof(dir), "%s/%u/%u", d->vbd_root, f, id);
 	st = xbus_read(d->xs, XBT_NULL, dir, "state");
-	if (!st) {
-		/* forgotten once it has drained: then_update scans again */
-		if (dev && !bk_vbd_disconnect(dev))
+	if (dev && (!st || dev->gone)) {
+		/* forgotten once it has drained: then_update scans again (and
+		 * a directory made again is a new vbd, with an object of its
+		 * own, never the old one's state and connection) */
+		dev->gone = true;
+		dev->then_closed = false;
+		if (!bk_vbd_disconnect(dev)) {
 			dev->then_update = true;
-		else if (dev)
-			bk_vbd_free(dev, true);
-		return;
+			free(st);
+			return;
+		}
+		bk_vbd_free(dev, true);
+		dev = NULL;
 	}
+	if (!st)
+		return;
 	free(st);
 	if (!dev)
 		dev = bk_vbd_new(d, f, id);
@@ -134,6 +142,7 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 {
 	size_t rl = strlen(d->vbd_root);
 	char buf[256], *p, *slash;
+	struct bk_dev *dev;
 	uint32_t f, id;
 
 	if (strncmp(path, d->vbd_root, rl) || (path[rl] != '/' && path[rl] != '\0')) {
@@ -170,6 +179,12 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 			bad_dir(d, parent, p);
 		return;
 	}
+	/* The directory node itself: removed, or made (libxl's mkdir and
+	 * permissions, one transaction with the keys).  Events coalesce, so
+	 * "removed, then added again" may look like "still there": the vbd
+	 * served so far is gone either way. */
+	if (!slash && (dev = bk_xenbus_find(d, f, id)) != NULL)
+		dev->gone = true;
 	bk_xenbus_scan_device(d, f, id);
 }
 

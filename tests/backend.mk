@@ -66,6 +66,13 @@ BACKEND_SH_TESTS = \
 	test-backend-resize.sh \
 	test-ctl.sh \
 	test-backend-upgrade.sh \
+	test-backend-fe-empty-state.sh \
+	test-backend-restart-offline.sh \
+	test-backend-readd.sh \
+	test-backend-fe-initwait-state.sh \
+	test-backend-takeover-junk-state.sh \
+	test-backend-restart-closing.sh \
+	test-backend-fe-junk-gone.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

@@ -31,3 +31,20 @@ check_PROGRAMS += xs-flood
 xs_flood_SOURCES = xs-flood.c
 xs_flood_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
 xs_flood_LDADD = $(XENSTORE_LIBS)
+
+# The control plane under random interleavings of toolstack, frontend
+# and daemon steps (fuzz-control.c; DESIGN-NOTES.md "Stateful
+# control-plane fuzzing").  FUZZ_CONTROL_SECONDS (default 120, 30 under
+# valgrind) and FUZZ_CONTROL_SEED pick the run.
+check_PROGRAMS += fuzz-control
+fuzz_control_SOURCES = fuzz-control.c
+fuzz_control_CFLAGS = $(AM_CFLAGS) $(XENSTORE_CFLAGS)
+fuzz_control_LDADD = \
+	$(top_builddir)/ring/libblkring.la \
+	$(top_builddir)/xenops/libxenops.la \
+	$(top_builddir)/common/libxbus.la \
+	$(top_builddir)/common/libcommon.la \
+	$(XENSTORE_LIBS) \
+	$(NULL)
+TESTS += test-fuzz-control.sh
+EXTRA_DIST += test-fuzz-control.sh

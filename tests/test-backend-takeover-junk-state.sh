@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A blkbackd that finds a Connected vbd whose frontend state is junk
+# (written while no blkbackd ran) does not take it over: fatal, the
+# error node and Closing, as the table has it for a Connected vbd, until
+# the frontend starts over.  The check for a takeover reported the junk
+# (error node, Closing) and then the vbd was probed anyway: InitWait,
+# the junk never reported again (found by fuzz-control).
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+start_sim_backend
+new_guest
+fe=/local/domain/$DOM/device/vbd/51712 be=$(bk_be $DOM)
+add_disk $DOM memory:1M
+blkfront-test attach --domid $DOM --hold > "$BK_TMP/hold" 2>&1 &
+hold=$!
+cleanup_fn kill -KILL $hold
+xs_wait $be/state 4
+xs_wait $fe/state 4
+kill -STOP $hold	# its steps are written here
+stop_backend
+xenstore-write $fe/state 9
+start_backend
+xs_wait $be/state 5
+xs_is $be/error "state: the frontend's state \"9\" at $fe/state is not a XenbusState in 1..6"
+sleep 0.5
+xs_is $be/state 5
+grep -q "vbd $DOM/51712: taken over" "$BACKEND_LOG" && fail "a junk frontend was taken over"
+# the frontend starts over: Closed, then Initialising
+kill -KILL $hold
+wait $hold 2>/dev/null || true
+xenstore-write $fe/state 6
+xs_wait $be/state 6
+xenstore-write $fe/state 1
+xs_wait $be/state 2
+io_works $DOM
+stop_backend
+exit 0
