@@ -10,7 +10,8 @@
 #   2. then the stateful control-plane fuzzer (tests/test-fuzz-control.sh:
 #      blkbackd over xensim, random interleavings of toolstack, frontend
 #      and daemon events) for FUZZ_CONTROL_LONG_SECONDS (default 3600),
-#      seed FUZZ_CONTROL_SEED if set (it is printed either way).
+#      seed FUZZ_CONTROL_SEED, by default a new one from the clock (make
+#      check's run always uses the same; the seed is printed either way).
 #
 # Run from the top of a build tree (as root, for step 2):
 #   make fuzz-long [FUZZ_LONG_RUNS=N] [FUZZ_LONG_SECONDS=N] [FUZZ_CONTROL_LONG_SECONDS=N]
@@ -53,6 +54,7 @@ summary "sim/fuzz-xs" "$logs/sim.log" $rc_sim
 rc_control=0
 if [ "$csecs" != 0 ]; then
 	echo "fuzz-long: stateful control-plane fuzzer for $csecs s; started $(date -u +%FT%TZ)"
+	FUZZ_CONTROL_SEED=${FUZZ_CONTROL_SEED:-$(date +%s)} \
 	FUZZ_CONTROL_SECONDS=$csecs $make -C tests check \
 		TESTS=test-fuzz-control.sh > "$logs/control.log" 2>&1
 	rc_control=$?
