@@ -56,12 +56,12 @@ if [ "$csecs" != 0 ]; then
 	echo "fuzz-long: stateful control-plane fuzzer for $csecs s; started $(date -u +%FT%TZ)"
 	FUZZ_CONTROL_SEED=${FUZZ_CONTROL_SEED:-$(date +%s)} \
 	FUZZ_CONTROL_SECONDS=$csecs $make -C tests check \
-		TESTS=test-fuzz-control.sh > "$logs/control.log" 2>&1
+		TESTS=test-fuzz-control.sh TEST_TIMEOUT=$((csecs + 600)) > "$logs/control.log" 2>&1
 	rc_control=$?
 	# the fuzzer's own summary and seed lines, from the test's log
-	grep -h '^fuzz-control:' tests/test-fuzz-control.log 2>/dev/null | tail -n 3
+	grep -h '^fuzz-control:' tests/test-fuzz-control.sh.log 2>/dev/null | tail -n 3
 	[ $rc_control = 0 ] && echo "fuzz-long: control plane: passed" ||
-		echo "fuzz-long: control plane: FAILED; see tests/test-fuzz-control.log"
+		echo "fuzz-long: control plane: FAILED; see tests/test-fuzz-control.sh.log"
 fi
 echo "fuzz-long: finished $(date -u +%FT%TZ)"
 [ $rc_ring = 0 ] && [ $rc_sim = 0 ] && [ $rc_control = 0 ]
