@@ -29,6 +29,12 @@
  * its ports.  Only the control path uses the socket: map, copy, share,
  * notify, pending and unmask work on shared memory and eventfds alone.
  *
+ * Pin ledger: a dom0 client hands xensim (HV_OP_PIN_LEDGER) a memfd in
+ * which it records every pin it holds (struct hv_ledger below).  When
+ * that connection closes (the process exited or was killed, or closed
+ * its handle), xensim releases the pins still recorded there, as the
+ * kernel's gntdev unmaps a dead process's grants on real Xen.
+ *
  * Memory ordering is spelled out at each access (barrier.h).  The
  * grant entry's flags and domid form one 32-bit word (little-endian:
  * flags in the low half) that both sides only ever access atomically as
@@ -103,6 +109,55 @@ struct hv_active {
 	uint32_t pad;
 };
 
+/* ---- pin ledger (one per dom0 client process, its own memfd) ---- */
+/*
+ * slot[i] is 0 (free) or one pin the client holds, HV_LEDGER_ENTRY():
+ * bit 31 valid, bit 28 a writable pin (GTF_writing), bits 13..27 the
+ * granting domain, bits 0..12 the grant ref; bits 29..30 are 0.  A map
+ * of n refs holds n slots; a grant copy holds one slot per segment in
+ * progress (reused by the next).
+ *
+ * Ordering, so that a process killed at any instant leaks at most a pin
+ * and never has one released twice: the client takes the pin, THEN
+ * stores the entry (release); it clears the entry, THEN releases the
+ * pin.  Slots at or above "used" are never written: the client raises
+ * "used" (release) before it stores an entry there, and xensim reads
+ * only slot[0 .. min(used, HV_LEDGER_SLOTS)).
+ *
+ * xensim reads the ledger with pread() when the connection closes and
+ * trusts nothing in it: a malformed entry, an entry for a domain that
+ * is gone, or one for which the active table holds no such pin (no
+ * pin, no writable pin, no read-only pin) is skipped (logged); a pin
+ * count never goes below zero.  Only dom0, which has the act tables
+ * mapped writable anyway, can register a ledger.
+ */
+#define HV_LEDGER_MAGIC		0x78686c67u	/* "xhlg" */
+#define HV_LEDGER_SLOTS		(1u << 18)	/* pins one process can hold */
+#define HV_LEDGER_VALID		(1u << 31)
+#define HV_LEDGER_WRITABLE	(1u << 28)
+#define HV_LEDGER_DOMID_SHIFT	13
+#define HV_LEDGER_DOMID_MASK	0x7fffu
+#define HV_LEDGER_REF_MASK	0x1fffu
+#define HV_LEDGER_ENTRY(domid, ref, w)					\
+	(HV_LEDGER_VALID | ((w) ? HV_LEDGER_WRITABLE : 0) |		\
+	 ((uint32_t)(domid) << HV_LEDGER_DOMID_SHIFT) | (uint32_t)(ref))
+
+struct hv_ledger_hdr {
+	uint32_t magic;
+	uint32_t version;	/* HV_PROTO_VERSION */
+	uint32_t used;		/* slots ever handed out: [0, used) */
+	uint32_t pad[13];
+};
+
+struct hv_ledger {
+	struct hv_ledger_hdr hdr;
+	uint32_t slot[HV_LEDGER_SLOTS];
+};
+
+_Static_assert(HV_NR_GRANTS - 1 <= HV_LEDGER_REF_MASK &&
+	       HV_MAX_DOMID <= HV_LEDGER_DOMID_MASK,
+	       "a ledger entry holds any grant ref and domid");
+
 /* ---- evt memfd ---- */
 enum hv_evtchn_state {
 	HV_ECS_FREE = 0,
@@ -147,6 +202,10 @@ enum hv_op {
 	HV_OP_PEER = 7,
 	/* port (local) */
 	HV_OP_UNBIND = 8,
+	/* fd [memfd, struct hv_ledger], dom0 only (-EPERM), once per
+	 * connection (-EEXIST): the pins it records are released by xensim
+	 * when this connection closes.  Not a shmem fd: dropped. */
+	HV_OP_PIN_LEDGER = 9,
 };
 
 struct hv_req {

@@ -4,8 +4,10 @@
  *
  * This module owns, per domain, the four memfds (ram, gnt, act, evt), the
  * authoritative event channel port table and the domain's hv.sock
- * listener; per client connection, its fd and (for an event channel
- * handle) its eventfd.  It runs on the loop thread only.
+ * listener; per client connection, its fd, (for an event channel
+ * handle) its eventfd and (for a dom0 process's handle) its pin ledger,
+ * whose pins it releases when the connection closes.  It runs on the
+ * loop thread only.
  *
  * The daemon is on the control path alone: it hands out fds and brokers
  * event channel binding.  Grant map/copy/share and evtchn notify/pending/
@@ -18,7 +20,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "barrier.h"
@@ -58,6 +63,7 @@ struct hv_dom {
 	uint32_t domid;
 	int ram_fd, gnt_fd, act_fd, evt_fd;
 	struct hv_gnt *gnt;		/* our mapping, to publish "dying" */
+	struct hv_active *act;		/* our mapping, to release ledger pins */
 	struct hv_evtchn *evt;		/* our mapping, to publish port state */
 	struct hv_port ports[HV_NR_PORTS];
 	struct hv_listener li;		/* unused (fd -1) for dom0 */
@@ -71,6 +77,7 @@ struct hv_conn {
 	uint32_t domid;
 	bool hello;
 	int eventfd;			/* >= 0 once an evtchn handle */
+	int ledger_fd;			/* >= 0 once it gave a pin ledger */
 	struct hv_conn *next;
 };
 
@@ -148,6 +155,7 @@ hv_accept_cb(void *opaque, uint32_t events)
 	c->fd = fd;
 	c->domid = li->domid;
 	c->eventfd = -1;
+	c->ledger_fd = -1;
 	if (sim_loop_add(hv->loop, fd, EPOLLIN, hv_conn_cb, c) < 0) {
 		close(fd);
 		free(c);
@@ -270,6 +278,15 @@ is_eventfd(int fd)
 		return false;
 	target[n] = '\0';
 	return strcmp(target, "anon_inode:[eventfd]") == 0;
+}
+
+/* Is fd a memfd (or another shmem file)?  Only those support F_GET_SEALS;
+ * reading them never blocks the loop, and pread() past a truncated end
+ * returns short rather than faulting as a mapping would. */
+static bool
+is_shmem(int fd)
+{
+	return fcntl(fd, F_GET_SEALS) >= 0;
 }
 
 static void
@@ -431,7 +448,8 @@ hv_handle(struct hv_conn *c, const struct hv_req *req, int rfd)
 		rsp.domid = c->domid;
 		return hv_send(c, &rsp, fds) == 0 && c->hello;
 	}
-	if (rfd >= 0 && req->op != HV_OP_EVTCHN_REGISTER)
+	if (rfd >= 0 && req->op != HV_OP_EVTCHN_REGISTER &&
+	    req->op != HV_OP_PIN_LEDGER)
 		return false;
 
 	switch (req->op) {
@@ -448,6 +466,19 @@ hv_handle(struct hv_conn *c, const struct hv_req *req, int rfd)
 			return false;
 		}
 		c->eventfd = rfd;
+		break;
+	case HV_OP_PIN_LEDGER:
+		if (rfd < 0 || !is_shmem(rfd)) {
+			if (rfd >= 0)
+				close(rfd);
+			return false;
+		}
+		if (c->domid != 0 || c->ledger_fd >= 0) {
+			close(rfd);
+			rsp.ret = c->domid != 0 ? -EPERM : -EEXIST;
+			break;
+		}
+		c->ledger_fd = rfd;
 		break;
 	case HV_OP_BIND_UNBOUND:
 	case HV_OP_BIND_INTERDOMAIN:
@@ -523,7 +554,153 @@ hv_conn_cb(void *opaque, uint32_t events)
 	}
 }
 
-/* Unbind the handle's ports, unlink and free it. */
+/* ---- pin ledgers ---- */
+
+/* ~1 s of waiting for another mapper's BUSY transition (as pin_backoff in
+ * xenops-sim.c): a holder killed mid-transition must not hang xensim. */
+static bool
+hv_busy_wait(unsigned int *spins, const struct timespec *t0)
+{
+	struct timespec now;
+
+	if (++*spins < 64) {
+		cpu_relax();
+		return true;
+	}
+	sched_yield();
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000000000L +
+	       (now.tv_nsec - t0->tv_nsec) < 1000000000L;
+}
+
+/*
+ * Release one pin of ref in d as the client's gnt_release does (the
+ * same BUSY protocol on the 0 <-> 1 transitions, flags cleared on the
+ * last pin / last writable pin), after checking that the active table
+ * holds such a pin: 0, -ENOENT (no such pin: nothing done), -EDEADLK
+ * (BUSY held for a second: left alone).
+ */
+static int
+hv_pin_release(struct hv_dom *d, uint32_t ref, bool writable)
+{
+	struct hv_active *act = &d->act[ref];
+	uint32_t *word = (uint32_t *)&d->gnt->table[ref];
+	uint32_t dec = HV_PIN_ONE | (writable ? HV_PIN_W_ONE : 0);
+	unsigned int spins = 0;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		/* Pairs with the mappers' smp_store_release(&act->pin). */
+		uint32_t p = smp_load_acquire(&act->pin), np, clear = 0;
+		uint32_t all = p & HV_PIN_MASK, w = (p & HV_PIN_W_MASK) >> 15;
+
+		if (p & HV_PIN_BUSY) {
+			if (!hv_busy_wait(&spins, &t0))
+				return -EDEADLK;
+			continue;
+		}
+		/* A writable entry needs a writable pin, a read-only one a
+		 * pin that is not writable: never below zero either way. */
+		if (w > all || (writable ? w == 0 : all - w == 0))
+			return -ENOENT;
+		np = p - dec;
+		if (!(np & HV_PIN_MASK))
+			clear = GTF_reading | GTF_writing;
+		else if (writable && !(np & HV_PIN_W_MASK))
+			clear = GTF_writing;
+		if (!clear) {
+			/* Release: pairs with the mappers' acquire of pin. */
+			if (__atomic_compare_exchange_n(&act->pin, &p, np, false,
+							__ATOMIC_RELEASE,
+							__ATOMIC_RELAXED))
+				return 0;
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&act->pin, &p, p | HV_PIN_BUSY,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		/* Pairs with the guest's acquire in end-access: the page is
+		 * the guest's again once it sees the flags clear. */
+		__atomic_fetch_and(word, ~clear, __ATOMIC_RELEASE);
+		/* Pairs with smp_load_acquire(&act->pin) in gnt_acquire. */
+		smp_store_release(&act->pin, np);
+		return 0;
+	}
+}
+
+/*
+ * The connection of a dom0 process closed: release every pin its ledger
+ * still records (hv-proto.h "pin ledger").  Reads the ledger with
+ * pread, so a ledger shrunk or rewritten under us costs entries, never
+ * xensim.
+ */
+static void
+hv_ledger_release(struct hv *hv, int fd)
+{
+	struct hv_ledger_hdr hdr;
+	uint32_t buf[1024], used, done = 0, bad = 0, gone = 0, stuck = 0;
+
+	if (pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		return;		/* never written: nothing recorded */
+	if (hdr.magic != HV_LEDGER_MAGIC) {
+		log_error("hv: a pin ledger with a bad magic (%#x): ignored",
+			  hdr.magic);
+		return;
+	}
+	used = hdr.used < HV_LEDGER_SLOTS ? hdr.used : HV_LEDGER_SLOTS;
+	for (uint32_t i = 0; i < used; i += ARRAY_SIZE(buf)) {
+		size_t want = used - i < ARRAY_SIZE(buf) ? used - i : ARRAY_SIZE(buf);
+		ssize_t n = pread(fd, buf, want * sizeof(buf[0]),
+				  offsetof(struct hv_ledger, slot) +
+				  (off_t)i * sizeof(buf[0]));
+
+		if (n <= 0)
+			break;
+		for (size_t k = 0; k < (size_t)n / sizeof(buf[0]); k++) {
+			uint32_t e = buf[k], domid, ref;
+			struct hv_dom *d;
+			int rc;
+
+			if (e == 0)
+				continue;
+			domid = (e >> HV_LEDGER_DOMID_SHIFT) & HV_LEDGER_DOMID_MASK;
+			ref = e & HV_LEDGER_REF_MASK;
+			if (!(e & HV_LEDGER_VALID) || (e & (3u << 29)) ||
+			    ref >= HV_NR_GRANTS) {
+				bad++;
+				continue;
+			}
+			d = hv_dom_find(hv, domid);
+			if (!d) {
+				/* destroyed: its tables went with it */
+				gone++;
+				continue;
+			}
+			rc = hv_pin_release(d, ref, e & HV_LEDGER_WRITABLE);
+			if (rc == 0)
+				done++;
+			else if (rc == -EDEADLK)
+				stuck++;
+			else
+				bad++;
+		}
+		if ((size_t)n < want * sizeof(buf[0]))
+			break;
+	}
+	if (bad)
+		log_error("hv: a closed dom0 connection's pin ledger had %u "
+			  "entries without such a pin: skipped", bad);
+	if (stuck)
+		log_error("hv: %u ledger pins left: their entries stayed busy "
+			  "(a mapper died mid-transition)", stuck);
+	if (done || gone)
+		bk_dbg(BK_DBG_SIM, "hv: released %u pins of a closed dom0 "
+		       "connection (%u of destroyed domains skipped)", done, gone);
+}
+
+/* Unbind the handle's ports, release its ledger's pins, unlink and free it. */
 static void
 hv_conn_free(struct hv_conn *c)
 {
@@ -547,6 +724,11 @@ hv_conn_free(struct hv_conn *c)
 	close(c->fd);
 	if (c->eventfd >= 0)
 		close(c->eventfd);
+	if (c->ledger_fd >= 0) {
+		/* After close(c->fd): nothing more comes from this client. */
+		hv_ledger_release(hv, c->ledger_fd);
+		close(c->ledger_fd);
+	}
 	free(c);
 }
 
@@ -585,6 +767,8 @@ hv_dom_free(struct hv_dom *d)
 	free(d->sock_path);
 	if (d->gnt)
 		munmap(d->gnt, sizeof(struct hv_gnt));
+	if (d->act)
+		munmap(d->act, sizeof(struct hv_active) * HV_NR_GRANTS);
 	if (d->evt)
 		munmap(d->evt, sizeof(struct hv_evtchn) * HV_NR_PORTS);
 	if (d->ram_fd >= 0)
@@ -635,6 +819,13 @@ hv_domain_create(struct hv *hv, uint32_t domid)
 		      MAP_SHARED, d->gnt_fd, 0);
 	if (d->gnt == MAP_FAILED) {
 		d->gnt = NULL;
+		rc = -errno;
+		goto err;
+	}
+	d->act = mmap(NULL, sizeof(struct hv_active) * HV_NR_GRANTS,
+		      PROT_READ | PROT_WRITE, MAP_SHARED, d->act_fd, 0);
+	if (d->act == MAP_FAILED) {
+		d->act = NULL;
 		rc = -errno;
 		goto err;
 	}
