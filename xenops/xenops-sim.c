@@ -16,6 +16,10 @@
  *            is pinned in the act table and its entry flagged GTF_reading
  *            (/GTF_writing) with compare-exchange, exactly as Xen's
  *            _set_status_v1 checks GTF_permit_access, domid, GTF_readonly.
+ *            Every pin is also recorded in this process's pin ledger
+ *            (struct sim_ledger), a memfd xensim got at open and reads
+ *            when our connection closes, to release what a killed
+ *            process held (gntdev's unmap on close).
  *   notify   set the peer port's pending bit in its domain's evt memfd and,
  *            if it was clear and the port is unmasked, write the peer
  *            handle's eventfd (which xensim gave us with HV_OP_PEER).
@@ -67,7 +71,24 @@ struct sim_map {
 	bool writable;
 	struct sim_dom *dom;		/* holds a ref */
 	struct sim_map *next;
+	uint32_t *slots;		/* [count] ledger slots, after refs */
 	grant_ref_t refs[];
+};
+
+/*
+ * This process's pin ledger (hv-proto.h "pin ledger"), dom0 only: the
+ * shared slots xensim reads when our connection closes, and which of
+ * them are free.  Slots are handed out under lock (a map takes all of
+ * its slots at once, a copy one); each slot is then written by its
+ * holder alone, so recording and un-recording need no lock.
+ */
+struct sim_ledger {
+	struct hv_ledger *map;
+	uint32_t nslots;		/* usable: HV_LEDGER_SLOTS or the test limit */
+	pthread_mutex_t lock;		/* the fields below */
+	uint32_t used;			/* as map->hdr.used */
+	uint32_t *free;			/* stack of freed slots, [cap] */
+	uint32_t nfree, cap;		/* nfree <= used <= cap */
 };
 
 /* A range from share_pages. */
@@ -89,6 +110,7 @@ struct sim {
 	struct sim_map *maps;
 	struct sim_share *shares;
 	uint32_t alloc_hint;		/* spreads bitmap scans (relaxed) */
+	struct sim_ledger *ledger;	/* dom0 only */
 };
 
 /* Per event channel handle. */
@@ -620,6 +642,164 @@ gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable)
 }
 
 /* ---------------------------------------------------------------- */
+/* The pin ledger                                                    */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Create the ledger and hand it to xensim on our control connection
+ * (dom0 only).  XENOPS_SIM_LEDGER_SLOTS (1..HV_LEDGER_SLOTS) lowers the
+ * capacity, for tests of a full ledger.
+ */
+static int
+ledger_open(struct sim *sim)
+{
+	struct hv_req req = { .op = HV_OP_PIN_LEDGER };
+	struct hv_rsp rsp;
+	struct sim_ledger *l;
+	const char *lim = getenv("XENOPS_SIM_LEDGER_SLOTS");
+	int fd, rc;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->nslots = HV_LEDGER_SLOTS;
+	if (lim && *lim) {
+		unsigned long v = strtoul(lim, NULL, 10);
+
+		if (v >= 1 && v < HV_LEDGER_SLOTS)
+			l->nslots = (uint32_t)v;
+	}
+	fd = memfd_create("xenops-pin-ledger", MFD_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		free(l);
+		return rc;
+	}
+	if (ftruncate(fd, sizeof(struct hv_ledger)) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	l->map = mmap(NULL, sizeof(struct hv_ledger), PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, 0);
+	if (l->map == MAP_FAILED) {
+		l->map = NULL;
+		rc = -errno;
+		goto fail;
+	}
+	/* A child of fork() must not write its parent's ledger: it has no
+	 * copy of it (and may not use the parent's handle anyway). */
+	madvise(l->map, sizeof(struct hv_ledger), MADV_DONTFORK);
+	l->map->hdr.magic = HV_LEDGER_MAGIC;
+	l->map->hdr.version = HV_PROTO_VERSION;
+	rc = sim_call(sim->conn, &req, &rsp, fd, NULL, NULL);
+	if (rc < 0)
+		goto fail;
+	close(fd);	/* xensim has its own */
+	pthread_mutex_init(&l->lock, NULL);
+	sim->ledger = l;
+	return 0;
+fail:
+	if (l->map)
+		munmap(l->map, sizeof(struct hv_ledger));
+	close(fd);
+	free(l);
+	return rc;
+}
+
+static void
+ledger_close(struct sim_ledger *l)
+{
+	if (!l)
+		return;
+	munmap(l->map, sizeof(struct hv_ledger));
+	pthread_mutex_destroy(&l->lock);
+	free(l->free);
+	free(l);
+}
+
+/* Hand out n free slots into slots[]: 0, -ENOSPC (full), -ENOMEM. */
+static int
+ledger_get(struct sim_ledger *l, unsigned int n, uint32_t *slots)
+{
+	unsigned int i = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (n > l->nfree + (l->nslots - l->used)) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	if (n > l->nfree && l->cap < l->used + (n - l->nfree)) {
+		/* The free stack can hold every slot ever handed out, so
+		 * that ledger_put never allocates. */
+		uint32_t cap = l->used + (n - l->nfree);
+		uint32_t *f;
+
+		if (cap < 2 * l->cap)
+			cap = 2 * l->cap < l->nslots ? 2 * l->cap : l->nslots;
+		f = realloc(l->free, sizeof(*f) * cap);
+		if (!f) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		l->free = f;
+		l->cap = cap;
+	}
+	for (; i < n && l->nfree; i++)
+		slots[i] = l->free[--l->nfree];
+	if (i < n) {
+		for (; i < n; i++)
+			slots[i] = l->used++;
+		/* Pairs with xensim's pread of "used" once we are gone: the
+		 * new slots are covered before anything is stored in them. */
+		smp_store_release(&l->map->hdr.used, l->used);
+	}
+out:
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+/* Take back n slots whose entries are clear. */
+static void
+ledger_put(struct sim_ledger *l, unsigned int n, const uint32_t *slots)
+{
+	pthread_mutex_lock(&l->lock);
+	for (unsigned int i = 0; i < n; i++)
+		l->free[l->nfree++] = slots[i];
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* Record a pin just taken (never before taking it: a kill in between
+ * must leak the pin, not have xensim release one we do not hold). */
+static void
+ledger_record(struct sim_ledger *l, uint32_t slot, uint32_t domid,
+	      grant_ref_t ref, bool writable)
+{
+	/* Ordered after the pin's compare-exchange in gnt_acquire; read by
+	 * xensim's pread after our connection closed. */
+	smp_store_release(&l->map->slot[slot],
+			  HV_LEDGER_ENTRY(domid, ref, writable));
+}
+
+/* Un-record a pin about to be released (never after releasing it). */
+static void
+ledger_unrecord(struct sim_ledger *l, uint32_t slot)
+{
+	/* The release (compare-exchange) of the pin in gnt_release that
+	 * follows orders this store before it. */
+	WRITE_ONCE(l->map->slot[slot], 0);
+}
+
+/* Un-record, then release (the order the ledger needs). */
+static void
+pin_drop(struct sim *sim, struct sim_dom *d, uint32_t slot, grant_ref_t ref,
+	 bool writable)
+{
+	ledger_unrecord(sim->ledger, slot);
+	gnt_release(d, ref, writable);
+}
+
+/* ---------------------------------------------------------------- */
 /* map / unmap / copy                                               */
 /* ---------------------------------------------------------------- */
 
@@ -662,6 +842,7 @@ sim_map_grefs(xenops_t *x, uint32_t domid, unsigned int count,
 	struct sim_dom *d;
 	uint32_t *frames = NULL;
 	unsigned int pinned = 0;
+	bool have_slots = false;
 	void *va = NULL;
 	int rc;
 
@@ -670,17 +851,24 @@ sim_map_grefs(xenops_t *x, uint32_t domid, unsigned int count,
 		errno = -rc;
 		return NULL;
 	}
-	m = malloc(sizeof(*m) + sizeof(grant_ref_t) * count);
+	m = malloc(sizeof(*m) + (sizeof(grant_ref_t) + sizeof(uint32_t)) * count);
 	frames = malloc(sizeof(*frames) * count);
 	if (!m || !frames) {
 		rc = -ENOMEM;
 		goto fail;
 	}
+	m->slots = (uint32_t *)(m->refs + count);
+	rc = ledger_get(sim->ledger, count, m->slots);
+	if (rc < 0)
+		goto fail;
+	have_slots = true;
 	for (pinned = 0; pinned < count; pinned++) {
 		rc = gnt_acquire(d, refs[pinned], x->domid, writable,
 				 &frames[pinned]);
 		if (rc < 0)
 			goto fail;
+		ledger_record(sim->ledger, m->slots[pinned], domid,
+			      refs[pinned], writable);
 	}
 	va = reserve_va(count);
 	if (!va) {
@@ -709,7 +897,9 @@ fail:
 	if (va)
 		munmap(va, (size_t)count * HV_PAGE_SIZE);
 	while (pinned--)
-		gnt_release(d, refs[pinned], writable);
+		pin_drop(sim, d, m->slots[pinned], refs[pinned], writable);
+	if (have_slots)
+		ledger_put(sim->ledger, count, m->slots);
 	free(frames);
 	free(m);
 	sim_dom_put(sim, d);
@@ -737,7 +927,8 @@ sim_unmap(xenops_t *x, void *addr, unsigned int count)
 	/* The pages go before the flags: the guest may reuse them then. */
 	munmap(addr, (size_t)count * HV_PAGE_SIZE);
 	for (unsigned int i = 0; i < count; i++)
-		gnt_release(m->dom, m->refs[i], m->writable);
+		pin_drop(sim, m->dom, m->slots[i], m->refs[i], m->writable);
+	ledger_put(sim->ledger, count, m->slots);
 	sim_dom_put(sim, m->dom);
 	free(m);
 	return 0;
@@ -747,10 +938,18 @@ static int
 sim_grant_copy(xenops_t *x, uint32_t domid, bool to_guest, unsigned int count,
 	       struct xenops_copy_seg *segs)
 {
+	struct sim *sim = to_sim(x);
 	struct sim_dom *d;
+	uint32_t slot;
 	int rc;
 
 	rc = sim_dom_get(x, domid, &d);
+	if (rc == 0) {
+		/* One slot: each segment's pin is held only for its copy. */
+		rc = ledger_get(sim->ledger, 1, &slot);
+		if (rc < 0)
+			sim_dom_put(sim, d);
+	}
 	if (rc < 0) {
 		for (unsigned int i = 0; i < count; i++)
 			if (segs[i].status == 0)
@@ -769,14 +968,16 @@ sim_grant_copy(xenops_t *x, uint32_t domid, bool to_guest, unsigned int count,
 			s->status = rc;
 			continue;
 		}
+		ledger_record(sim->ledger, slot, domid, s->gref, to_guest);
 		page = d->ram + (size_t)frame * HV_PAGE_SIZE;
 		if (to_guest)
 			memcpy(page + s->offset, s->local, s->len);
 		else
 			memcpy(s->local, page + s->offset, s->len);
-		gnt_release(d, s->gref, to_guest);
+		pin_drop(sim, d, slot, s->gref, to_guest);
 	}
-	sim_dom_put(to_sim(x), d);
+	ledger_put(sim->ledger, 1, &slot);
+	sim_dom_put(sim, d);
 	return 0;
 }
 
@@ -1440,6 +1641,16 @@ sim_open(xenops_t *x, const struct xenops_config *cfg)
 		goto fail;
 	}
 	sim->self->refs = 1;
+	if (cfg->domid == 0) {
+		/* Only dom0 maps and copies, so only dom0 pins. */
+		rc = ledger_open(sim);
+		if (rc < 0) {
+			errno = -rc;
+			log_error("xenops: handing xensim at %s a pin ledger: %m",
+				  dir);
+			goto fail;
+		}
+	}
 	if (cfg->domid == 0)
 		rc = asprintf(&x->xs_path, "%s/xenstore.sock", dir);
 	else
@@ -1453,6 +1664,7 @@ sim_open(xenops_t *x, const struct xenops_config *cfg)
 	x->priv = sim;
 	return 0;
 fail:
+	ledger_close(sim->ledger);
 	if (sim->self)
 		sim_dom_free(sim->self);
 	if (sim->conn >= 0)
@@ -1488,7 +1700,9 @@ sim_close(xenops_t *x)
 	while (sim->doms)
 		sim_dom_uncache_locked(sim, sim->doms);
 	sim_dom_free(sim->self);
+	/* Our ledger is empty now; xensim reads it once it sees the close. */
 	close(sim->conn);
+	ledger_close(sim->ledger);
 	pthread_mutex_destroy(&sim->lock);
 	free(sim->dir);
 	free(sim);
