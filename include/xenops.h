@@ -38,7 +38,7 @@
  *   -ESRCH   no such domain (or it is dying);
  *   -EBUSY   end-access of a grant still mapped by the other side;
  *   -ENOMEM  out of address space; -ENOSPC out of grant entries or frames;
- *            XENOPS_SIM: map/copy with HV_LEDGER_SLOTS (262144) pins
+ *            XENOPS_SIM: map/copy with HV_LEDGER_SLOTS (1048576) pins
  *            already held by this xenops_t (its pin ledger is full).
  *
  * XENOPS_XEN differences, imposed by Xen and the Linux drivers:

@@ -132,7 +132,7 @@ struct hv_active {
  * mapped writable anyway, can register a ledger.
  */
 #define HV_LEDGER_MAGIC		0x78686c67u	/* "xhlg" */
-#define HV_LEDGER_SLOTS		(1u << 18)	/* pins one process can hold */
+#define HV_LEDGER_SLOTS		(1u << 20)	/* pins one process can hold */
 #define HV_LEDGER_VALID		(1u << 31)
 #define HV_LEDGER_WRITABLE	(1u << 28)
 #define HV_LEDGER_DOMID_SHIFT	13
