@@ -201,7 +201,8 @@ struct xenops_copy_seg {
  * Returns 0 when every segment succeeded, else the first failing
  * segment's -errno (every segment's status is filled either way).
  * Never logs.  XENOPS_SIM: no xensim round trip (after the first use of
- * a domain): two compare-exchanges per segment each way, then memcpy.
+ * a domain): two compare-exchanges per segment each way and a store
+ * each way into the pin ledger (one slot taken per call), then memcpy.
  */
 int xenops_grant_copy(xenops_t *x, uint32_t domid, bool to_guest,
 		      unsigned int count, struct xenops_copy_seg *segs);

@@ -400,6 +400,14 @@ copy_killed(bool to_guest)
 static int
 test_killed_mid_copy(void)
 {
+	const char *vg = getenv("BLK_VALGRIND");
+
+	/* valgrind runs one thread at a time, and the copy blocked on the
+	 * page fault would keep the uffd thread from ever saying so. */
+	if (vg && strcmp(vg, "1") == 0) {
+		printf("killed_mid_copy: not tested under valgrind\n");
+		return 0;
+	}
 	if (copy_killed(false) || copy_killed(true))
 		return 1;
 	if (copy_skip)
