@@ -51,7 +51,7 @@
 #error "hv-proto.h: the grant entry word layout assumes little-endian"
 #endif
 
-#define HV_PROTO_VERSION	1u
+#define HV_PROTO_VERSION	2u
 #define HV_PAGE_SIZE		4096u
 
 #define HV_NR_FRAMES		65536u		/* 256 MiB of RAM per domain */
@@ -90,50 +90,72 @@ struct hv_gnt {
 
 /* ---- act memfd ---- */
 /*
- * pin: bits 0..14 all pins (maps and copies in progress), bits 15..29 the
- * writable ones, bit 31 HV_PIN_BUSY while one mapper changes the grant
- * entry's GTF_reading/GTF_writing (the transition 0 <-> 1 pins).
+ * pin, low 32 bits (HV_PIN()): bits 0..14 all pins (maps and copies in
+ * progress), bits 15..29 the writable ones, bit 31 HV_PIN_BUSY while one
+ * mapper changes the grant entry's GTF_reading/GTF_writing (the
+ * transition 0 <-> 1 pins).  High 32 bits (HV_PIN_OWNER()): while BUSY,
+ * who holds it (the holder's pin ledger token, or HV_OWNER_XENSIM), else
+ * 0.  One 64-bit word, so that BUSY and its owner are taken and dropped
+ * by the same atomic operation: xensim can tell a BUSY left by a process
+ * that died mid-transition from one a live mapper holds.
  * frame and domid are snapshots taken at the first pin (as Xen's act->frame),
- * valid while pin != 0.
+ * valid while the pin count != 0.
  */
 #define HV_PIN_ONE		1u
 #define HV_PIN_MASK		0x7fffu
 #define HV_PIN_W_ONE		(1u << 15)
 #define HV_PIN_W_MASK		(0x7fffu << 15)
 #define HV_PIN_BUSY		(1u << 31)
+#define HV_PIN(v)		((uint32_t)(v))
+#define HV_PIN_OWNER(v)		((uint32_t)((v) >> 32))
+#define HV_PIN_WORD(pin, owner)	((uint64_t)(owner) << 32 | (uint32_t)(pin))
+#define HV_OWNER_XENSIM		0xffffffffu	/* never a client's token */
 
 struct hv_active {
-	uint32_t pin;
+	uint64_t pin;
 	uint32_t frame;
 	uint32_t domid;
-	uint32_t pad;
 };
 
 /* ---- pin ledger (one per dom0 client process, its own memfd) ---- */
 /*
- * slot[i] is 0 (free) or one pin the client holds, HV_LEDGER_ENTRY():
- * bit 31 valid, bit 28 a writable pin (GTF_writing), bits 13..27 the
- * granting domain, bits 0..12 the grant ref; bits 29..30 are 0.  A map
- * of n refs holds n slots; a grant copy holds one slot per segment in
- * progress (reused by the next).
+ * slot[i] is 0 (free) or one pin the client holds or is taking or
+ * releasing, HV_LEDGER_ENTRY(): bit 31 valid, bit 30 HV_LEDGER_TRANS
+ * (the pin is being taken, or with bit 29 HV_LEDGER_RELEASING being
+ * released), bit 28 a writable pin (GTF_writing), bits 13..27 the
+ * granting domain, bits 0..12 the grant ref.  A map of n refs holds n
+ * slots; a grant copy holds one slot per segment in progress (reused by
+ * the next).  HV_OP_PIN_LEDGER's answer gives the connection's token
+ * (rsp.arg, never 0 or HV_OWNER_XENSIM), which the client puts in the
+ * act word's owner half whenever it takes HV_PIN_BUSY.
  *
  * Ordering, so that a process killed at any instant leaks at most a pin
- * and never has one released twice: the client takes the pin, THEN
- * stores the entry (release); it clears the entry, THEN releases the
- * pin.  Slots at or above "used" are never written: the client raises
- * "used" (release) before it stores an entry there, and xensim reads
- * only slot[0 .. min(used, HV_LEDGER_SLOTS)).
+ * and never has one released twice nor a BUSY bit left set:
+ *   take:    slot = entry|TRANS; take the pin; slot = entry.
+ *   release: slot = entry|TRANS|RELEASING; release the pin; slot = 0.
+ * (each a store-release).  Slots at or above "used" are never written:
+ * the client raises "used" (release) before it stores an entry there,
+ * and xensim reads only slot[0 .. min(used, HV_LEDGER_SLOTS)).
  *
- * xensim reads the ledger with pread() when the connection closes and
- * trusts nothing in it: a malformed entry, an entry for a domain that
- * is gone, or one for which the active table holds no such pin (no
- * pin, no writable pin, no read-only pin) is skipped (logged); a pin
- * count never goes below zero.  Only dom0, which has the act tables
- * mapped writable anyway, can register a ledger.
+ * When the connection closes xensim pread()s the ledger, twice.  First
+ * the TRANS entries: if the act word is BUSY with this connection's
+ * token, the process died inside that transition: xensim finishes it
+ * (a release: one pin less, flags cleared as for a last pin) or undoes
+ * it (a take: the count as before, GTF_writing/GTF_reading cleared if
+ * no (writable) pin remains); any other TRANS entry is left alone (the
+ * take or release either did not start or is done: at most that pin
+ * leaks).  Then every plain entry is released as an unmap would.  It
+ * trusts nothing in the ledger: a malformed entry, an entry for a
+ * domain that is gone, or one for which the active table holds no such
+ * pin (no pin, no writable pin, no read-only pin) is skipped (logged);
+ * a pin count never goes below zero.  Only dom0, which has the act
+ * tables mapped writable anyway, can register a ledger.
  */
 #define HV_LEDGER_MAGIC		0x78686c67u	/* "xhlg" */
 #define HV_LEDGER_SLOTS		(1u << 20)	/* pins one process can hold */
 #define HV_LEDGER_VALID		(1u << 31)
+#define HV_LEDGER_TRANS		(1u << 30)
+#define HV_LEDGER_RELEASING	(1u << 29)
 #define HV_LEDGER_WRITABLE	(1u << 28)
 #define HV_LEDGER_DOMID_SHIFT	13
 #define HV_LEDGER_DOMID_MASK	0x7fffu
@@ -154,6 +176,8 @@ struct hv_ledger {
 	uint32_t slot[HV_LEDGER_SLOTS];
 };
 
+_Static_assert(sizeof(struct hv_active) == 16,
+	       "act entries stay 8-byte aligned for the 64-bit pin word");
 _Static_assert(HV_NR_GRANTS - 1 <= HV_LEDGER_REF_MASK &&
 	       HV_MAX_DOMID <= HV_LEDGER_DOMID_MASK,
 	       "a ledger entry holds any grant ref and domid");
@@ -203,8 +227,9 @@ enum hv_op {
 	/* port (local) */
 	HV_OP_UNBIND = 8,
 	/* fd [memfd, struct hv_ledger], dom0 only (-EPERM), once per
-	 * connection (-EEXIST): the pins it records are released by xensim
-	 * when this connection closes.  Not a shmem fd: dropped. */
+	 * connection (-EEXIST) -> rsp.arg = the connection's token: the
+	 * pins it records are released by xensim when this connection
+	 * closes.  Not a shmem fd: dropped. */
 	HV_OP_PIN_LEDGER = 9,
 };
 

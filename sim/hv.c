@@ -78,6 +78,7 @@ struct hv_conn {
 	bool hello;
 	int eventfd;			/* >= 0 once an evtchn handle */
 	int ledger_fd;			/* >= 0 once it gave a pin ledger */
+	uint32_t token;			/* its ledger's, in the act owner half */
 	struct hv_conn *next;
 };
 
@@ -88,6 +89,7 @@ struct hv {
 	char *sock_path;
 	struct hv_dom *doms;
 	struct hv_conn *conns;
+	uint32_t last_token;		/* of the last ledger handed to us */
 };
 
 static struct hv_dom *
@@ -479,6 +481,12 @@ hv_handle(struct hv_conn *c, const struct hv_req *req, int rfd)
 			break;
 		}
 		c->ledger_fd = rfd;
+		/* Unique among live connections: 2^32 - 2 ledgers before it
+		 * wraps; never 0 (no owner) or HV_OWNER_XENSIM. */
+		do
+			c->token = ++c->hv->last_token;
+		while (c->token == 0 || c->token == HV_OWNER_XENSIM);
+		rsp.arg = c->token;
 		break;
 	case HV_OP_BIND_UNBOUND:
 	case HV_OP_BIND_INTERDOMAIN:
@@ -573,6 +581,27 @@ hv_busy_wait(unsigned int *spins, const struct timespec *t0)
 	       (now.tv_nsec - t0->tv_nsec) < 1000000000L;
 }
 
+/* The GTF flags that must go from ref's entry once pin p remains. */
+static uint32_t
+hv_flags_to_clear(uint32_t p)
+{
+	if (!(p & HV_PIN_MASK))
+		return GTF_reading | GTF_writing;
+	if (!(p & HV_PIN_W_MASK))
+		return GTF_writing;
+	return 0;
+}
+
+/* Does pin p hold a pin of this kind (writable, or read-only)? */
+static bool
+hv_pin_has(uint32_t p, bool writable)
+{
+	uint32_t all = p & HV_PIN_MASK, w = (p & HV_PIN_W_MASK) >> 15;
+
+	/* never below zero either way */
+	return w <= all && (writable ? w != 0 : all - w != 0);
+}
+
 /*
  * Release one pin of ref in d as the client's gnt_release does (the
  * same BUSY protocol on the 0 <-> 1 transitions, flags cleared on the
@@ -592,32 +621,29 @@ hv_pin_release(struct hv_dom *d, uint32_t ref, bool writable)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		/* Pairs with the mappers' smp_store_release(&act->pin). */
-		uint32_t p = smp_load_acquire(&act->pin), np, clear = 0;
-		uint32_t all = p & HV_PIN_MASK, w = (p & HV_PIN_W_MASK) >> 15;
+		uint64_t v = smp_load_acquire(&act->pin);
+		uint32_t p = HV_PIN(v), np, clear;
 
 		if (p & HV_PIN_BUSY) {
 			if (!hv_busy_wait(&spins, &t0))
 				return -EDEADLK;
 			continue;
 		}
-		/* A writable entry needs a writable pin, a read-only one a
-		 * pin that is not writable: never below zero either way. */
-		if (w > all || (writable ? w == 0 : all - w == 0))
+		if (!hv_pin_has(p, writable))
 			return -ENOENT;
 		np = p - dec;
-		if (!(np & HV_PIN_MASK))
-			clear = GTF_reading | GTF_writing;
-		else if (writable && !(np & HV_PIN_W_MASK))
-			clear = GTF_writing;
+		clear = hv_flags_to_clear(np) & (writable ? ~0u : ~(uint32_t)GTF_writing);
 		if (!clear) {
 			/* Release: pairs with the mappers' acquire of pin. */
-			if (__atomic_compare_exchange_n(&act->pin, &p, np, false,
-							__ATOMIC_RELEASE,
+			if (__atomic_compare_exchange_n(&act->pin, &v, (uint64_t)np,
+							false, __ATOMIC_RELEASE,
 							__ATOMIC_RELAXED))
 				return 0;
 			continue;
 		}
-		if (!__atomic_compare_exchange_n(&act->pin, &p, p | HV_PIN_BUSY,
+		if (!__atomic_compare_exchange_n(&act->pin, &v,
+						 HV_PIN_WORD(p | HV_PIN_BUSY,
+							     HV_OWNER_XENSIM),
 						 false, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
@@ -625,22 +651,53 @@ hv_pin_release(struct hv_dom *d, uint32_t ref, bool writable)
 		 * the guest's again once it sees the flags clear. */
 		__atomic_fetch_and(word, ~clear, __ATOMIC_RELEASE);
 		/* Pairs with smp_load_acquire(&act->pin) in gnt_acquire. */
-		smp_store_release(&act->pin, np);
+		smp_store_release(&act->pin, (uint64_t)np);
 		return 0;
 	}
 }
 
 /*
- * The connection of a dom0 process closed: release every pin its ledger
- * still records (hv-proto.h "pin ledger").  Reads the ledger with
- * pread, so a ledger shrunk or rewritten under us costs entries, never
- * xensim.
+ * A TRANS entry of a closed connection: if that process died holding
+ * ref's BUSY (its token in the owner half), finish its release or undo
+ * its take, so that the entry is consistent and free again; 1 if so, 0
+ * if the BUSY is not its own (the take or release did not start or is
+ * done, or someone else is in a transition: nothing to do).  Nobody
+ * else can change the word while the dead process's BUSY is set.
+ */
+static int
+hv_pin_recover(struct hv_dom *d, uint32_t ref, bool writable, bool releasing,
+	       uint32_t token)
+{
+	struct hv_active *act = &d->act[ref];
+	uint32_t *word = (uint32_t *)&d->gnt->table[ref];
+	/* Pairs with the holder's compare-exchange that took BUSY. */
+	uint64_t v = smp_load_acquire(&act->pin);
+	uint32_t p = HV_PIN(v) & ~HV_PIN_BUSY, np = p;
+
+	if (!(HV_PIN(v) & HV_PIN_BUSY) || HV_PIN_OWNER(v) != token)
+		return 0;
+	if (releasing && hv_pin_has(p, writable))
+		np = p - (HV_PIN_ONE | (writable ? HV_PIN_W_ONE : 0));
+	/* A take may have set the flags for a pin it never counted; a
+	 * release may not have cleared them yet. */
+	__atomic_fetch_and(word, ~hv_flags_to_clear(np), __ATOMIC_RELEASE);
+	/* Pairs with smp_load_acquire(&act->pin) in the mappers. */
+	smp_store_release(&act->pin, (uint64_t)np);
+	return 1;
+}
+
+/*
+ * The connection of a dom0 process closed: finish or undo the pin
+ * transitions it died in, then release every pin its ledger still
+ * records (hv-proto.h "pin ledger").  Reads the ledger with pread, so
+ * a ledger shrunk or rewritten under us costs entries, never xensim.
  */
 static void
-hv_ledger_release(struct hv *hv, int fd)
+hv_ledger_release(struct hv *hv, int fd, uint32_t token)
 {
 	struct hv_ledger_hdr hdr;
 	uint32_t buf[1024], used, done = 0, bad = 0, gone = 0, stuck = 0;
+	uint32_t recovered = 0;
 
 	if (pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		return;		/* never written: nothing recorded */
@@ -650,44 +707,56 @@ hv_ledger_release(struct hv *hv, int fd)
 		return;
 	}
 	used = hdr.used < HV_LEDGER_SLOTS ? hdr.used : HV_LEDGER_SLOTS;
-	for (uint32_t i = 0; i < used; i += ARRAY_SIZE(buf)) {
-		size_t want = used - i < ARRAY_SIZE(buf) ? used - i : ARRAY_SIZE(buf);
-		ssize_t n = pread(fd, buf, want * sizeof(buf[0]),
-				  offsetof(struct hv_ledger, slot) +
-				  (off_t)i * sizeof(buf[0]));
+	/* Pass 0: the transitions (their BUSY would hold up pass 1);
+	 * pass 1: the pins held. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < used; i += ARRAY_SIZE(buf)) {
+			size_t want = used - i < ARRAY_SIZE(buf) ? used - i :
+				      ARRAY_SIZE(buf);
+			ssize_t n = pread(fd, buf, want * sizeof(buf[0]),
+					  offsetof(struct hv_ledger, slot) +
+					  (off_t)i * sizeof(buf[0]));
 
-		if (n <= 0)
-			break;
-		for (size_t k = 0; k < (size_t)n / sizeof(buf[0]); k++) {
-			uint32_t e = buf[k], domid, ref;
-			struct hv_dom *d;
-			int rc;
+			if (n <= 0)
+				break;
+			for (size_t k = 0; k < (size_t)n / sizeof(buf[0]); k++) {
+				uint32_t e = buf[k], domid, ref;
+				bool trans = e & HV_LEDGER_TRANS;
+				bool rel = e & HV_LEDGER_RELEASING;
+				struct hv_dom *d;
+				int rc;
 
-			if (e == 0)
-				continue;
-			domid = (e >> HV_LEDGER_DOMID_SHIFT) & HV_LEDGER_DOMID_MASK;
-			ref = e & HV_LEDGER_REF_MASK;
-			if (!(e & HV_LEDGER_VALID) || (e & (3u << 29)) ||
-			    ref >= HV_NR_GRANTS) {
-				bad++;
-				continue;
+				if (e == 0 || trans != (pass == 0))
+					continue;
+				domid = (e >> HV_LEDGER_DOMID_SHIFT) & HV_LEDGER_DOMID_MASK;
+				ref = e & HV_LEDGER_REF_MASK;
+				if (!(e & HV_LEDGER_VALID) || (rel && !trans) ||
+				    ref >= HV_NR_GRANTS) {
+					bad += pass;	/* counted once */
+					continue;
+				}
+				d = hv_dom_find(hv, domid);
+				if (!d) {
+					/* destroyed: its tables went with it */
+					gone++;
+					continue;
+				}
+				if (trans) {
+					recovered += hv_pin_recover(d, ref,
+						e & HV_LEDGER_WRITABLE, rel, token);
+					continue;
+				}
+				rc = hv_pin_release(d, ref, e & HV_LEDGER_WRITABLE);
+				if (rc == 0)
+					done++;
+				else if (rc == -EDEADLK)
+					stuck++;
+				else
+					bad++;
 			}
-			d = hv_dom_find(hv, domid);
-			if (!d) {
-				/* destroyed: its tables went with it */
-				gone++;
-				continue;
-			}
-			rc = hv_pin_release(d, ref, e & HV_LEDGER_WRITABLE);
-			if (rc == 0)
-				done++;
-			else if (rc == -EDEADLK)
-				stuck++;
-			else
-				bad++;
+			if ((size_t)n < want * sizeof(buf[0]))
+				break;
 		}
-		if ((size_t)n < want * sizeof(buf[0]))
-			break;
 	}
 	if (bad)
 		log_error("hv: a closed dom0 connection's pin ledger had %u "
@@ -695,9 +764,11 @@ hv_ledger_release(struct hv *hv, int fd)
 	if (stuck)
 		log_error("hv: %u ledger pins left: their entries stayed busy "
 			  "(a mapper died mid-transition)", stuck);
-	if (done || gone)
+	if (done || gone || recovered)
 		bk_dbg(BK_DBG_SIM, "hv: released %u pins of a closed dom0 "
-		       "connection (%u of destroyed domains skipped)", done, gone);
+		       "connection, finished or undid %u transitions it died "
+		       "in (%u entries of destroyed domains skipped)",
+		       done, recovered, gone);
 }
 
 /* Unbind the handle's ports, release its ledger's pins, unlink and free it. */
@@ -726,7 +797,7 @@ hv_conn_free(struct hv_conn *c)
 		close(c->eventfd);
 	if (c->ledger_fd >= 0) {
 		/* After close(c->fd): nothing more comes from this client. */
-		hv_ledger_release(hv, c->ledger_fd);
+		hv_ledger_release(hv, c->ledger_fd, c->token);
 		close(c->ledger_fd);
 	}
 	free(c);

@@ -84,6 +84,7 @@ struct sim_map {
  */
 struct sim_ledger {
 	struct hv_ledger *map;
+	uint32_t token;			/* xensim's name for our connection */
 	uint32_t nslots;		/* usable: HV_LEDGER_SLOTS or the test limit */
 	pthread_mutex_t lock;		/* the fields below */
 	uint32_t used;			/* as map->hdr.used */
@@ -515,7 +516,7 @@ gnt_set_status(uint32_t *word, uint32_t mapper, bool writable)
  */
 static int
 gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
-	    bool writable, uint32_t *frame)
+	    bool writable, uint32_t token, uint32_t *frame)
 {
 	struct hv_active *act;
 	uint32_t *word;
@@ -529,8 +530,10 @@ gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
 	word = gnt_word(&d->gnt->table[ref]);
 	for (;;) {
 		/* Pairs with the smp_store_release(&act->pin) below and in
-		 * gnt_release(): act->frame/domid are valid when pin != 0. */
-		uint32_t p = smp_load_acquire(&act->pin);
+		 * gnt_release(): act->frame/domid are valid when pin != 0.
+		 * v's owner half is 0 unless BUSY. */
+		uint64_t v = smp_load_acquire(&act->pin);
+		uint32_t p = HV_PIN(v);
 
 		if (p & HV_PIN_BUSY) {
 			rc = pin_backoff(&spins);
@@ -545,7 +548,7 @@ gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
 			if ((p & HV_PIN_MASK) == HV_PIN_MASK ||
 			    (p & HV_PIN_W_MASK) == HV_PIN_W_MASK)
 				return -ENOSPC;
-			if (__atomic_compare_exchange_n(&act->pin, &p, p + inc,
+			if (__atomic_compare_exchange_n(&act->pin, &v, v + inc,
 							false, __ATOMIC_ACQUIRE,
 							__ATOMIC_RELAXED)) {
 				*frame = READ_ONCE(act->frame);
@@ -555,7 +558,10 @@ gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
 		}
 		if ((p & HV_PIN_MASK) == HV_PIN_MASK)
 			return -ENOSPC;
-		if (!__atomic_compare_exchange_n(&act->pin, &p, p | HV_PIN_BUSY,
+		/* BUSY and its owner in one step: should we die before the
+		 * store_release below, xensim finds who held it. */
+		if (!__atomic_compare_exchange_n(&act->pin, &v,
+						 HV_PIN_WORD(p | HV_PIN_BUSY, token),
 						 false, __ATOMIC_ACQUIRE,
 						 __ATOMIC_RELAXED))
 			continue;
@@ -581,15 +587,15 @@ gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
 		if (rc == 0)
 			*frame = READ_ONCE(act->frame);
 		/* Pairs with smp_load_acquire(&act->pin) above: frame and
-		 * domid are published with the pin. */
-		smp_store_release(&act->pin, rc == 0 ? p + inc : p);
+		 * domid are published with the pin; BUSY and owner go. */
+		smp_store_release(&act->pin, (uint64_t)(rc == 0 ? p + inc : p));
 		return rc;
 	}
 }
 
 /* Undo one gnt_acquire(); clears the guest-visible flags on the last pin. */
 static void
-gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable)
+gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable, uint32_t token)
 {
 	struct hv_active *act = &d->act[ref];
 	uint32_t *word = gnt_word(&d->gnt->table[ref]);
@@ -598,7 +604,8 @@ gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable)
 
 	for (;;) {
 		/* Pairs with smp_store_release(&act->pin) of the transitions. */
-		uint32_t p = smp_load_acquire(&act->pin), np, clear = 0;
+		uint64_t v = smp_load_acquire(&act->pin);
+		uint32_t p = HV_PIN(v), np, clear = 0;
 
 		if (p & HV_PIN_BUSY) {
 			if (pin_backoff(&spins) < 0) {
@@ -621,13 +628,15 @@ gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable)
 			clear = GTF_writing;
 		if (!clear) {
 			/* Release: our accesses to the page come before. */
-			if (__atomic_compare_exchange_n(&act->pin, &p, np, false,
+			if (__atomic_compare_exchange_n(&act->pin, &v,
+							(uint64_t)np, false,
 							__ATOMIC_RELEASE,
 							__ATOMIC_RELAXED))
 				return;
 			continue;
 		}
-		if (!__atomic_compare_exchange_n(&act->pin, &p, p | HV_PIN_BUSY,
+		if (!__atomic_compare_exchange_n(&act->pin, &v,
+						 HV_PIN_WORD(p | HV_PIN_BUSY, token),
 						 false, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
@@ -636,7 +645,7 @@ gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable)
 		 * flags clear and reuses the page. */
 		__atomic_fetch_and(word, ~clear, __ATOMIC_RELEASE);
 		/* Pairs with smp_load_acquire(&act->pin) in gnt_acquire. */
-		smp_store_release(&act->pin, np);
+		smp_store_release(&act->pin, (uint64_t)np);
 		return;
 	}
 }
@@ -694,6 +703,11 @@ ledger_open(struct sim *sim)
 	rc = sim_call(sim->conn, &req, &rsp, fd, NULL, NULL);
 	if (rc < 0)
 		goto fail;
+	if (rsp.arg == 0 || rsp.arg == HV_OWNER_XENSIM) {
+		rc = -EPROTO;
+		goto fail;
+	}
+	l->token = rsp.arg;
 	close(fd);	/* xensim has its own */
 	pthread_mutex_init(&l->lock, NULL);
 	sim->ledger = l;
@@ -769,34 +783,50 @@ ledger_put(struct sim_ledger *l, unsigned int n, const uint32_t *slots)
 	pthread_mutex_unlock(&l->lock);
 }
 
-/* Record a pin just taken (never before taking it: a kill in between
- * must leak the pin, not have xensim release one we do not hold). */
+/* Store slot's entry.  Read by xensim's pread once our connection has
+ * closed; the release keeps the stores of one slot, and each before the
+ * pin operation that follows it, in program order. */
 static void
-ledger_record(struct sim_ledger *l, uint32_t slot, uint32_t domid,
-	      grant_ref_t ref, bool writable)
+ledger_set(struct sim_ledger *l, uint32_t slot, uint32_t e)
 {
-	/* Ordered after the pin's compare-exchange in gnt_acquire; read by
-	 * xensim's pread after our connection closed. */
-	smp_store_release(&l->map->slot[slot],
-			  HV_LEDGER_ENTRY(domid, ref, writable));
+	smp_store_release(&l->map->slot[slot], e);
 }
 
-/* Un-record a pin about to be released (never after releasing it). */
-static void
-ledger_unrecord(struct sim_ledger *l, uint32_t slot)
+/*
+ * Take a pin with its ledger entry: entry|TRANS, the pin, entry.  Killed
+ * inside, we leave at most this pin behind: xensim undoes a take whose
+ * BUSY we hold, and leaves any other TRANS entry alone.
+ */
+static int
+pin_take(struct sim *sim, struct sim_dom *d, uint32_t slot, grant_ref_t ref,
+	 bool writable, uint32_t *frame)
 {
-	/* The release (compare-exchange) of the pin in gnt_release that
-	 * follows orders this store before it. */
-	WRITE_ONCE(l->map->slot[slot], 0);
+	struct sim_ledger *l = sim->ledger;
+	uint32_t e = HV_LEDGER_ENTRY(d->domid, ref & HV_LEDGER_REF_MASK, writable);
+	int rc;
+
+	ledger_set(l, slot, e | HV_LEDGER_TRANS);
+	/* mapper 0: only dom0 maps (sim_dom_get) */
+	rc = gnt_acquire(d, ref, 0, writable, l->token, frame);
+	ledger_set(l, slot, rc == 0 ? e : 0);
+	return rc;
 }
 
-/* Un-record, then release (the order the ledger needs). */
+/*
+ * Release a pin with its ledger entry: entry|TRANS|RELEASING, the
+ * release, 0.  Never the release before the entry says so: a kill in
+ * between must leak the pin, not have xensim release it twice.
+ */
 static void
 pin_drop(struct sim *sim, struct sim_dom *d, uint32_t slot, grant_ref_t ref,
 	 bool writable)
 {
-	ledger_unrecord(sim->ledger, slot);
-	gnt_release(d, ref, writable);
+	struct sim_ledger *l = sim->ledger;
+	uint32_t e = HV_LEDGER_ENTRY(d->domid, ref, writable);
+
+	ledger_set(l, slot, e | HV_LEDGER_TRANS | HV_LEDGER_RELEASING);
+	gnt_release(d, ref, writable, l->token);
+	ledger_set(l, slot, 0);
 }
 
 /* ---------------------------------------------------------------- */
@@ -863,12 +893,10 @@ sim_map_grefs(xenops_t *x, uint32_t domid, unsigned int count,
 		goto fail;
 	have_slots = true;
 	for (pinned = 0; pinned < count; pinned++) {
-		rc = gnt_acquire(d, refs[pinned], x->domid, writable,
-				 &frames[pinned]);
+		rc = pin_take(sim, d, m->slots[pinned], refs[pinned], writable,
+			      &frames[pinned]);
 		if (rc < 0)
 			goto fail;
-		ledger_record(sim->ledger, m->slots[pinned], domid,
-			      refs[pinned], writable);
 	}
 	va = reserve_va(count);
 	if (!va) {
@@ -963,12 +991,11 @@ sim_grant_copy(xenops_t *x, uint32_t domid, bool to_guest, unsigned int count,
 
 		if (s->status != 0)
 			continue;	/* bad geometry, set by xenops.c */
-		rc = gnt_acquire(d, s->gref, x->domid, to_guest, &frame);
+		rc = pin_take(sim, d, slot, s->gref, to_guest, &frame);
 		if (rc < 0) {
 			s->status = rc;
 			continue;
 		}
-		ledger_record(sim->ledger, slot, domid, s->gref, to_guest);
 		page = d->ram + (size_t)frame * HV_PAGE_SIZE;
 		if (to_guest)
 			memcpy(page + s->offset, s->local, s->len);
