@@ -66,6 +66,8 @@ raw_connect(uint32_t domid)
 	return fd;
 }
 
+static uint32_t last_arg;	/* the last answer's arg */
+
 /* One request (with maybe one fd); the answer's ret and up to nfds fds
  * into fds, 1000 if the connection was dropped, -1000 on a local error. */
 static int
@@ -107,6 +109,7 @@ call(int fd, uint32_t op, uint32_t domid, uint32_t arg, int sfd, int *fds,
 		return 1000;
 	if (n != sizeof(rsp))
 		return -1000;
+	last_arg = rsp.arg;
 	cm = CMSG_FIRSTHDR(&msg);
 	if (cm && fds)
 		memcpy(fds, CMSG_DATA(cm),
@@ -150,10 +153,14 @@ word(grant_ref_t ref)
 	return __atomic_load_n((uint32_t *)&gnt->table[ref], __ATOMIC_ACQUIRE);
 }
 
+/* The pin counts and BUSY (the owner half only while BUSY: see actw). */
 static uint32_t
 pin(grant_ref_t ref)
 {
-	return __atomic_load_n(&act[ref].pin, __ATOMIC_ACQUIRE);
+	uint64_t v = __atomic_load_n(&act[ref].pin, __ATOMIC_ACQUIRE);
+
+	return HV_PIN(v) | (HV_PIN_OWNER(v) && !(HV_PIN(v) & HV_PIN_BUSY) ?
+			    0x40000000u : 0);	/* an owner without BUSY: wrong */
 }
 
 /*
@@ -662,6 +669,124 @@ test_bad_ledger(void)
 	return 0;
 }
 
+/* ---- a process that died holding a BUSY bit ---- */
+
+/*
+ * What a mapper leaves when it dies inside a transition, written by hand
+ * on a raw connection with a ledger (closing it is the death): a take
+ * with BUSY held (undone: the count as before, its flags gone), a
+ * release with BUSY held (finished), and TRANS entries whose BUSY is
+ * not the dead one's (left alone).
+ */
+static int
+test_died_mid_transition(void)
+{
+	xenops_t *d0 = t_open(0);
+	grant_ref_t r[6];
+	uint8_t *g, *p1, *p4, *p5;
+	struct hv_ledger_hdr hdr = { .magic = HV_LEDGER_MAGIC,
+				     .version = HV_PROTO_VERSION, .used = 6 };
+	int fds[4] = { -1, -1, -1, -1 };
+	struct hv_active *wact;
+	struct hv_gnt *wgnt;
+	uint32_t *w[6], e[6], token, other;
+	int fd, lfd;
+
+	g = xenops_share_pages(guest, 0, 6, true, r);
+	T_CHECK(g, "share: %m");
+	p1 = xenops_map_grefs(d0, guest_id, 1, &r[1], false);
+	p4 = xenops_map_grefs(d0, guest_id, 1, &r[4], true);
+	p5 = xenops_map_grefs(d0, guest_id, 1, &r[5], true);	/* the witness */
+	T_CHECK(p1 && p4 && p5, "map: %m");
+
+	fd = raw_connect(0);
+	T_CHECK(fd >= 0 && hello(fd, 0) == 0, "hello");
+	T_CHECK(call(fd, HV_OP_GET_DOMAIN, guest_id, 0, -1, fds, 4) == 0 &&
+		fds[3] >= 0, "tables");
+	wact = mmap(NULL, sizeof(struct hv_active) * HV_NR_GRANTS,
+		    PROT_READ | PROT_WRITE, MAP_SHARED, fds[3], 0);
+	wgnt = mmap(NULL, sizeof(struct hv_gnt), PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fds[0], 0);
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+	T_CHECK(wact != MAP_FAILED && wgnt != MAP_FAILED, "map act/gnt: %m");
+	for (int i = 0; i < 6; i++)
+		w[i] = (uint32_t *)&wgnt->table[r[i]];
+	lfd = memfd_create("dying-ledger", MFD_CLOEXEC);
+	T_CHECK(lfd >= 0 && ftruncate(lfd, sizeof(struct hv_ledger)) == 0 &&
+		pwrite(lfd, &hdr, sizeof(hdr), 0) == sizeof(hdr), "ledger: %m");
+	T_CHECK(call(fd, HV_OP_PIN_LEDGER, 0, 0, lfd, NULL, 0) == 0, "ledger");
+	token = last_arg;
+	other = token + 1000;	/* some live mapper's */
+	T_CHECK(token != 0 && token != HV_OWNER_XENSIM, "token %#x", token);
+
+#define TAKE_BUSY(ref, owner) __extension__ ({				\
+	uint64_t v_ = __atomic_load_n(&wact[ref].pin, __ATOMIC_ACQUIRE);	\
+	__atomic_compare_exchange_n(&wact[ref].pin, &v_,		\
+		HV_PIN_WORD(HV_PIN(v_) | HV_PIN_BUSY, owner), false,	\
+		__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); })
+	/* r[0]: a writable take of an unpinned entry, flags set, not counted */
+	e[0] = HV_LEDGER_ENTRY(guest_id, r[0], true) | HV_LEDGER_TRANS;
+	T_CHECK(TAKE_BUSY(r[0], token), "busy r[0]");
+	__atomic_fetch_or(w[0], GTF_reading | GTF_writing, __ATOMIC_ACQ_REL);
+	/* r[1]: a writable take over our read-only pin */
+	e[1] = HV_LEDGER_ENTRY(guest_id, r[1], true) | HV_LEDGER_TRANS;
+	T_CHECK(TAKE_BUSY(r[1], token), "busy r[1]");
+	__atomic_fetch_or(w[1], GTF_writing, __ATOMIC_ACQ_REL);
+	/* r[2]: the release of its one writable pin, flags not cleared yet */
+	__atomic_store_n(&wact[r[2]].pin, (uint64_t)PINS(1, 1), __ATOMIC_RELEASE);
+	__atomic_fetch_or(w[2], GTF_reading | GTF_writing, __ATOMIC_ACQ_REL);
+	e[2] = HV_LEDGER_ENTRY(guest_id, r[2], true) | HV_LEDGER_TRANS |
+	       HV_LEDGER_RELEASING;
+	T_CHECK(TAKE_BUSY(r[2], token), "busy r[2]");
+	/* r[3]: its release had not begun; a live mapper holds BUSY */
+	__atomic_store_n(&wact[r[3]].pin, (uint64_t)PINS(1, 1), __ATOMIC_RELEASE);
+	__atomic_fetch_or(w[3], GTF_reading | GTF_writing, __ATOMIC_ACQ_REL);
+	e[3] = HV_LEDGER_ENTRY(guest_id, r[3], true) | HV_LEDGER_TRANS |
+	       HV_LEDGER_RELEASING;
+	T_CHECK(TAKE_BUSY(r[3], other), "busy r[3]");
+	/* r[4]: a release with no BUSY: done already, or not begun (our
+	 * pin of the same kind must survive it) */
+	e[4] = HV_LEDGER_ENTRY(guest_id, r[4], true) | HV_LEDGER_TRANS |
+	       HV_LEDGER_RELEASING;
+	/* last: the witness, a plain entry (pass 1, after every TRANS) */
+	e[5] = HV_LEDGER_ENTRY(guest_id, r[5], true);
+#undef TAKE_BUSY
+	T_CHECK(pwrite(lfd, e, sizeof(e), offsetof(struct hv_ledger, slot)) ==
+		sizeof(e), "ledger entries: %m");
+	close(lfd);
+	close(fd);	/* it dies */
+
+	T_CHECK(pin_becomes(r[5], 0), "the witness was not released: %#x", pin(r[5]));
+	T_CHECK(word(r[0]) == W_RW && pin(r[0]) == 0,
+		"undone take: %#x pin %#x", word(r[0]), pin(r[0]));
+	T_CHECK(word(r[1]) == (W_RW | W_R) && pin(r[1]) == PINS(1, 0),
+		"undone take over a read pin: %#x pin %#x", word(r[1]), pin(r[1]));
+	T_CHECK(word(r[2]) == W_RW && pin(r[2]) == 0,
+		"finished release: %#x pin %#x", word(r[2]), pin(r[2]));
+	T_CHECK(word(r[3]) == (W_RW | W_W) &&
+		__atomic_load_n(&wact[r[3]].pin, __ATOMIC_ACQUIRE) ==
+		HV_PIN_WORD(PINS(1, 1) | HV_PIN_BUSY, other),
+		"another's BUSY: %#x pin %#x", word(r[3]), pin(r[3]));
+	T_CHECK(word(r[4]) == (W_RW | W_W) && pin(r[4]) == PINS(1, 1),
+		"a release without BUSY: %#x pin %#x", word(r[4]), pin(r[4]));
+	/* the live mapper of r[3] finishes its release */
+	__atomic_fetch_and(w[3], ~(uint32_t)(GTF_reading | GTF_writing),
+			   __ATOMIC_RELEASE);
+	__atomic_store_n(&wact[r[3]].pin, 0, __ATOMIC_RELEASE);
+	munmap(wact, sizeof(struct hv_active) * HV_NR_GRANTS);
+	munmap(wgnt, sizeof(struct hv_gnt));
+	T_CHECK(xenops_unmap(d0, p1, 1) == 0 && xenops_unmap(d0, p4, 1) == 0,
+		"unmap");
+	T_CHECK(xenops_unmap(d0, p5, 1) == 0, "unmap of the witness");
+	for (int i = 0; i < 6; i++)
+		T_CHECK(word(r[i]) == W_RW && pin(r[i]) == 0, "r[%d]: %#x pin %#x",
+			i, word(r[i]), pin(r[i]));
+	T_CHECK(xenops_unshare_pages(guest, g, 6) == 0, "unshare");
+	xenops_close(d0);
+	return 0;
+}
+
 /* ---- a full ledger ---- */
 
 static int
@@ -723,6 +848,7 @@ main(int argc, char **argv)
 	fails += t_run("killed_threads", test_killed_threads);
 	fails += t_run("unmapped_not_released", test_unmapped_not_released);
 	fails += t_run("bad_ledger", test_bad_ledger);
+	fails += t_run("died_mid_transition", test_died_mid_transition);
 	fails += t_run("full_ledger", test_full_ledger);
 	xenops_close(guest);
 	return fails ? T_EXIT_FAIL : T_EXIT_PASS;
