@@ -65,7 +65,7 @@
  * unmaps a dead process's grants on real Xen, so a killed backend
  * leaves no grant flagged in use (a kill inside map or unmap, between
  * a pin and its record, may leak that one pin; nothing is released
- * twice).  A forked child that keeps the connection open (no exec)
+ * twice, and a transition it died in is finished or undone).  A forked child that keeps the connection open (no exec)
  * delays this until it exits, as an inherited gntdev fd would.
  * Isolation: a domU sees only its own memory and grant
  * table, and only dom0 sees the pin counts; but a process with an event
