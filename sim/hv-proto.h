@@ -92,12 +92,14 @@ struct hv_gnt {
 /*
  * pin, low 32 bits (HV_PIN()): bits 0..14 all pins (maps and copies in
  * progress), bits 15..29 the writable ones, bit 31 HV_PIN_BUSY while one
- * mapper changes the grant entry's GTF_reading/GTF_writing (the
- * transition 0 <-> 1 pins).  High 32 bits (HV_PIN_OWNER()): while BUSY,
- * who holds it (the holder's pin ledger token, or HV_OWNER_XENSIM), else
- * 0.  One 64-bit word, so that BUSY and its owner are taken and dropped
- * by the same atomic operation: xensim can tell a BUSY left by a process
- * that died mid-transition from one a live mapper holds.
+ * mapper takes or releases a pin (clients change the counts only under
+ * BUSY; xensim also without, for pins of a closed connection).  High 32
+ * bits (HV_PIN_OWNER()): while BUSY, who holds it, else 0: HV_OWN(the
+ * holder's ledger token, its ledger slot for this operation, whether the
+ * count already includes the operation), or HV_OWNER_XENSIM.  One 64-bit
+ * word, so that BUSY and its owner are taken and dropped by the same
+ * atomic operation: xensim can tell, and finish or undo, an operation a
+ * process died in from one a live mapper is doing.
  * frame and domid are snapshots taken at the first pin (as Xen's act->frame),
  * valid while the pin count != 0.
  */
@@ -109,7 +111,15 @@ struct hv_gnt {
 #define HV_PIN(v)		((uint32_t)(v))
 #define HV_PIN_OWNER(v)		((uint32_t)((v) >> 32))
 #define HV_PIN_WORD(pin, owner)	((uint64_t)(owner) << 32 | (uint32_t)(pin))
-#define HV_OWNER_XENSIM		0xffffffffu	/* never a client's token */
+#define HV_OWN_SLOT_MASK	0xfffffu	/* HV_LEDGER_SLOTS - 1 */
+#define HV_OWN_DONE		(1u << 20)
+#define HV_OWN_TOKEN_SHIFT	21
+#define HV_OWN_TOKEN_MAX	2046u		/* tokens are 1..2046 */
+#define HV_OWN(token, slot, done)					\
+	((uint32_t)(token) << HV_OWN_TOKEN_SHIFT |			\
+	 ((done) ? HV_OWN_DONE : 0) | ((slot) & HV_OWN_SLOT_MASK))
+#define HV_OWN_TOKEN(o)		((o) >> HV_OWN_TOKEN_SHIFT)
+#define HV_OWNER_XENSIM		0xffffffffu	/* token 2047: never a client's */
 
 struct hv_active {
 	uint64_t pin;
@@ -126,30 +136,32 @@ struct hv_active {
  * granting domain, bits 0..12 the grant ref.  A map of n refs holds n
  * slots; a grant copy holds one slot per segment in progress (reused by
  * the next).  HV_OP_PIN_LEDGER's answer gives the connection's token
- * (rsp.arg, never 0 or HV_OWNER_XENSIM), which the client puts in the
- * act word's owner half whenever it takes HV_PIN_BUSY.
+ * (rsp.arg, 1..HV_OWN_TOKEN_MAX, unique among live connections).
  *
- * Ordering, so that a process killed at any instant leaks at most a pin
- * and never has one released twice nor a BUSY bit left set:
- *   take:    slot = entry|TRANS; take the pin; slot = entry.
- *   release: slot = entry|TRANS|RELEASING; release the pin; slot = 0.
- * (each a store-release).  Slots at or above "used" are never written:
- * the client raises "used" (release) before it stores an entry there,
- * and xensim reads only slot[0 .. min(used, HV_LEDGER_SLOTS)).
+ * Ordering, so that a process killed at any instant leaks no pin, has
+ * none released twice and leaves no BUSY bit set (each store a release;
+ * "own" is HV_OWN(token, slot, done)):
+ *   take:    slot = entry|TRANS; BUSY, own(0); [set the flags];
+ *            count + 1, BUSY, own(1); slot = entry; count + 1.
+ *   release: slot = entry|TRANS|RELEASING; BUSY, own(0); [clear the
+ *            flags]; count - 1, BUSY, own(1); slot = 0; count - 1.
+ * Slots at or above "used" are never written: the client raises "used"
+ * before it stores an entry there, and xensim reads only
+ * slot[0 .. min(used, HV_LEDGER_SLOTS)).
  *
- * When the connection closes xensim pread()s the ledger, twice.  First
- * the TRANS entries: if the act word is BUSY with this connection's
- * token, the process died inside that transition: xensim finishes it
- * (a release: one pin less, flags cleared as for a last pin) or undoes
- * it (a take: the count as before, GTF_writing/GTF_reading cleared if
- * no (writable) pin remains); any other TRANS entry is left alone (the
- * take or release either did not start or is done: at most that pin
- * leaks).  Then every plain entry is released as an unmap would.  It
- * trusts nothing in the ledger: a malformed entry, an entry for a
- * domain that is gone, or one for which the active table holds no such
- * pin (no pin, no writable pin, no read-only pin) is skipped (logged);
- * a pin count never goes below zero.  Only dom0, which has the act
- * tables mapped writable anyway, can register a ledger.
+ * When the connection closes xensim first looks for act words BUSY with
+ * its token (every domain's table) and reads the slot the owner names:
+ * not done: a take is undone, a release finished; done: a take whose
+ * slot still says TRANS is released, one whose slot holds the entry is
+ * left to the pass below, a release is over; either way BUSY goes.
+ * Then it pread()s the ledger and releases each plain entry and each
+ * entry|TRANS|RELEASING not handled above (killed before its BUSY: the
+ * pin is still held); entry|TRANS alone holds no pin.  It trusts
+ * nothing in the ledger: a malformed entry, an entry for a domain that
+ * is gone, or one for which the active table holds no such pin (no
+ * pin, no writable pin, no read-only pin) is skipped (logged); a pin
+ * count never goes below zero.  Only dom0, which has the act tables
+ * mapped writable anyway, can register a ledger.
  */
 #define HV_LEDGER_MAGIC		0x78686c67u	/* "xhlg" */
 #define HV_LEDGER_SLOTS		(1u << 20)	/* pins one process can hold */
@@ -176,6 +188,8 @@ struct hv_ledger {
 	uint32_t slot[HV_LEDGER_SLOTS];
 };
 
+_Static_assert(HV_LEDGER_SLOTS - 1 == HV_OWN_SLOT_MASK,
+	       "an owner names any ledger slot");
 _Static_assert(sizeof(struct hv_active) == 16,
 	       "act entries stay 8-byte aligned for the 64-bit pin word");
 _Static_assert(HV_NR_GRANTS - 1 <= HV_LEDGER_REF_MASK &&

@@ -89,7 +89,6 @@ struct hv {
 	char *sock_path;
 	struct hv_dom *doms;
 	struct hv_conn *conns;
-	uint32_t last_token;		/* of the last ledger handed to us */
 };
 
 static struct hv_dom *
@@ -280,6 +279,24 @@ is_eventfd(int fd)
 		return false;
 	target[n] = '\0';
 	return strcmp(target, "anon_inode:[eventfd]") == 0;
+}
+
+/* A ledger token no live connection has (1..HV_OWN_TOKEN_MAX), or 0. */
+static uint32_t
+hv_token_alloc(struct hv *hv)
+{
+	static uint8_t used[HV_OWN_TOKEN_MAX + 1];
+	struct hv_conn *c;
+	uint32_t t;
+
+	memset(used, 0, sizeof(used));
+	for (c = hv->conns; c; c = c->next)
+		if (c->ledger_fd >= 0 && c->token <= HV_OWN_TOKEN_MAX)
+			used[c->token] = 1;
+	for (t = 1; t <= HV_OWN_TOKEN_MAX; t++)
+		if (!used[t])
+			return t;
+	return 0;
 }
 
 /* Is fd a memfd (or another shmem file)?  Only those support F_GET_SEALS;
@@ -480,12 +497,15 @@ hv_handle(struct hv_conn *c, const struct hv_req *req, int rfd)
 			rsp.ret = c->domid != 0 ? -EPERM : -EEXIST;
 			break;
 		}
+		/* The lowest token no live connection has: a closed one's
+		 * BUSY bits are all settled before its token is free. */
+		c->token = hv_token_alloc(c->hv);
+		if (c->token == 0) {
+			close(rfd);
+			rsp.ret = -EUSERS;
+			break;
+		}
 		c->ledger_fd = rfd;
-		/* Unique among live connections: 2^32 - 2 ledgers before it
-		 * wraps; never 0 (no owner) or HV_OWNER_XENSIM. */
-		do
-			c->token = ++c->hv->last_token;
-		while (c->token == 0 || c->token == HV_OWNER_XENSIM);
 		rsp.arg = c->token;
 		break;
 	case HV_OP_BIND_UNBOUND:
@@ -656,39 +676,67 @@ hv_pin_release(struct hv_dom *d, uint32_t ref, bool writable)
 	}
 }
 
+/* A ledger slot of a closed connection, or 0 if it cannot be read. */
+static uint32_t
+hv_ledger_slot(int fd, uint32_t slot)
+{
+	uint32_t e;
+
+	if (pread(fd, &e, sizeof(e), offsetof(struct hv_ledger, slot) +
+		  (off_t)slot * sizeof(e)) != (ssize_t)sizeof(e))
+		return 0;
+	return e;
+}
+
 /*
- * A TRANS entry of a closed connection: if that process died holding
- * ref's BUSY (its token in the owner half), finish its release or undo
- * its take, so that the entry is consistent and free again; 1 if so, 0
- * if the BUSY is not its own (the take or release did not start or is
- * done, or someone else is in a transition: nothing to do).  Nobody
- * else can change the word while the dead process's BUSY is set.
+ * ref's pin word is BUSY with a closed connection's token: its process
+ * died inside a take or a release (hv-proto.h "pin ledger").  Finish or
+ * undo it from what the slot the owner names says, so that the word is
+ * consistent and free again.  Nobody else changes the word while that
+ * BUSY is set.  Returns the slot if this settles its entry for good (a
+ * release: the pass over the ledger must not release it again), else
+ * HV_LEDGER_SLOTS.
  */
-static int
-hv_pin_recover(struct hv_dom *d, uint32_t ref, bool writable, bool releasing,
-	       uint32_t token)
+static uint32_t
+hv_pin_recover(struct hv_dom *d, uint32_t ref, uint64_t v, int fd, bool *bad)
 {
 	struct hv_active *act = &d->act[ref];
 	uint32_t *word = (uint32_t *)&d->gnt->table[ref];
-	/* Pairs with the holder's compare-exchange that took BUSY. */
-	uint64_t v = smp_load_acquire(&act->pin);
-	uint32_t p = HV_PIN(v) & ~HV_PIN_BUSY, np = p;
+	uint32_t own = HV_PIN_OWNER(v), slot = own & HV_OWN_SLOT_MASK;
+	bool done = own & HV_OWN_DONE;
+	uint32_t p = HV_PIN(v) & ~HV_PIN_BUSY, np = p, e = hv_ledger_slot(fd, slot);
+	bool w = e & HV_LEDGER_WRITABLE, trans = e & HV_LEDGER_TRANS;
+	bool rel = e & HV_LEDGER_RELEASING;
+	uint32_t dec = HV_PIN_ONE | (w ? HV_PIN_W_ONE : 0), settled = HV_LEDGER_SLOTS;
 
-	if (!(HV_PIN(v) & HV_PIN_BUSY) || HV_PIN_OWNER(v) != token)
-		return 0;
-	if (releasing && hv_pin_has(p, writable))
-		np = p - (HV_PIN_ONE | (writable ? HV_PIN_W_ONE : 0));
+	if (e != 0 && (!(e & HV_LEDGER_VALID) ||
+		       ((e >> HV_LEDGER_DOMID_SHIFT) & HV_LEDGER_DOMID_MASK) != d->domid ||
+		       (e & HV_LEDGER_REF_MASK) != ref)) {
+		*bad = true;	/* not what it was doing: just let go */
+	} else if (trans && !rel) {
+		/* a take: not counted yet (undo), or counted and not
+		 * recorded (release it) */
+		if (done && hv_pin_has(p, w))
+			np = p - dec;
+	} else if (trans && rel) {
+		/* a release: finish it, or it is counted already */
+		if (!done && hv_pin_has(p, w))
+			np = p - dec;
+		settled = slot;
+	}
+	/* else a recorded take (the ledger pass releases it) or a release
+	 * whose slot is clear (over): only BUSY goes. */
 	/* A take may have set the flags for a pin it never counted; a
 	 * release may not have cleared them yet. */
 	__atomic_fetch_and(word, ~hv_flags_to_clear(np), __ATOMIC_RELEASE);
-	/* Pairs with smp_load_acquire(&act->pin) in the mappers. */
+	/* Pairs with the mappers' smp_load_acquire(&act->pin). */
 	smp_store_release(&act->pin, (uint64_t)np);
-	return 1;
+	return settled;
 }
 
 /*
  * The connection of a dom0 process closed: finish or undo the pin
- * transitions it died in, then release every pin its ledger still
+ * operations it died in, then release every pin its ledger still
  * records (hv-proto.h "pin ledger").  Reads the ledger with pread, so
  * a ledger shrunk or rewritten under us costs entries, never xensim.
  */
@@ -697,7 +745,8 @@ hv_ledger_release(struct hv *hv, int fd, uint32_t token)
 {
 	struct hv_ledger_hdr hdr;
 	uint32_t buf[1024], used, done = 0, bad = 0, gone = 0, stuck = 0;
-	uint32_t recovered = 0;
+	uint32_t recovered = 0, *settled = NULL, nsettled = 0;
+	struct hv_dom *d;
 
 	if (pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		return;		/* never written: nothing recorded */
@@ -706,67 +755,88 @@ hv_ledger_release(struct hv *hv, int fd, uint32_t token)
 			  hdr.magic);
 		return;
 	}
-	used = hdr.used < HV_LEDGER_SLOTS ? hdr.used : HV_LEDGER_SLOTS;
-	/* Pass 0: the transitions (their BUSY would hold up pass 1);
-	 * pass 1: the pins held. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t i = 0; i < used; i += ARRAY_SIZE(buf)) {
-			size_t want = used - i < ARRAY_SIZE(buf) ? used - i :
-				      ARRAY_SIZE(buf);
-			ssize_t n = pread(fd, buf, want * sizeof(buf[0]),
-					  offsetof(struct hv_ledger, slot) +
-					  (off_t)i * sizeof(buf[0]));
+	/* The operations it died in: BUSY with its token, anywhere. */
+	for (d = hv->doms; d; d = d->next) {
+		for (uint32_t ref = 0; ref < HV_NR_GRANTS; ref++) {
+			/* Pairs with the holder's compare-exchange. */
+			uint64_t v = smp_load_acquire(&d->act[ref].pin);
+			bool b = false;
+			uint32_t s, *ns;
 
-			if (n <= 0)
-				break;
-			for (size_t k = 0; k < (size_t)n / sizeof(buf[0]); k++) {
-				uint32_t e = buf[k], domid, ref;
-				bool trans = e & HV_LEDGER_TRANS;
-				bool rel = e & HV_LEDGER_RELEASING;
-				struct hv_dom *d;
-				int rc;
-
-				if (e == 0 || trans != (pass == 0))
-					continue;
-				domid = (e >> HV_LEDGER_DOMID_SHIFT) & HV_LEDGER_DOMID_MASK;
-				ref = e & HV_LEDGER_REF_MASK;
-				if (!(e & HV_LEDGER_VALID) || (rel && !trans) ||
-				    ref >= HV_NR_GRANTS) {
-					bad += pass;	/* counted once */
-					continue;
-				}
-				d = hv_dom_find(hv, domid);
-				if (!d) {
-					/* destroyed: its tables went with it */
-					gone++;
-					continue;
-				}
-				if (trans) {
-					recovered += hv_pin_recover(d, ref,
-						e & HV_LEDGER_WRITABLE, rel, token);
-					continue;
-				}
-				rc = hv_pin_release(d, ref, e & HV_LEDGER_WRITABLE);
-				if (rc == 0)
-					done++;
-				else if (rc == -EDEADLK)
-					stuck++;
-				else
-					bad++;
+			if (!(HV_PIN(v) & HV_PIN_BUSY) ||
+			    HV_PIN_OWNER(v) == HV_OWNER_XENSIM ||
+			    HV_OWN_TOKEN(HV_PIN_OWNER(v)) != token)
+				continue;
+			s = hv_pin_recover(d, ref, v, fd, &b);
+			recovered++;
+			bad += b;
+			if (s == HV_LEDGER_SLOTS)
+				continue;
+			ns = realloc(settled, sizeof(*ns) * (nsettled + 1));
+			if (ns) {
+				settled = ns;
+				settled[nsettled++] = s;
 			}
-			if ((size_t)n < want * sizeof(buf[0]))
-				break;
 		}
 	}
+	used = hdr.used < HV_LEDGER_SLOTS ? hdr.used : HV_LEDGER_SLOTS;
+	for (uint32_t i = 0; i < used; i += ARRAY_SIZE(buf)) {
+		size_t want = used - i < ARRAY_SIZE(buf) ? used - i : ARRAY_SIZE(buf);
+		ssize_t n = pread(fd, buf, want * sizeof(buf[0]),
+				  offsetof(struct hv_ledger, slot) +
+				  (off_t)i * sizeof(buf[0]));
+
+		if (n <= 0)
+			break;
+		for (size_t k = 0; k < (size_t)n / sizeof(buf[0]); k++) {
+			uint32_t e = buf[k], domid, ref;
+			bool trans = e & HV_LEDGER_TRANS;
+			bool rel = e & HV_LEDGER_RELEASING, skip = false;
+			int rc;
+
+			/* entry|TRANS: a take not counted (or settled above) */
+			if (e == 0 || (trans && !rel))
+				continue;
+			domid = (e >> HV_LEDGER_DOMID_SHIFT) & HV_LEDGER_DOMID_MASK;
+			ref = e & HV_LEDGER_REF_MASK;
+			if (!(e & HV_LEDGER_VALID) || (rel && !trans) ||
+			    ref >= HV_NR_GRANTS) {
+				bad++;
+				continue;
+			}
+			for (uint32_t j = 0; j < nsettled; j++)
+				if (settled[j] == i + k)
+					skip = true;
+			if (skip)
+				continue;
+			d = hv_dom_find(hv, domid);
+			if (!d) {
+				/* destroyed: its tables went with it */
+				gone++;
+				continue;
+			}
+			/* a pin held, or one whose release had not begun */
+			rc = hv_pin_release(d, ref, e & HV_LEDGER_WRITABLE);
+			if (rc == 0)
+				done++;
+			else if (rc == -EDEADLK)
+				stuck++;
+			else
+				bad++;
+		}
+		if ((size_t)n < want * sizeof(buf[0]))
+			break;
+	}
+	free(settled);
 	if (bad)
 		log_error("hv: a closed dom0 connection's pin ledger had %u "
 			  "entries without such a pin: skipped", bad);
 	if (stuck)
 		log_error("hv: %u ledger pins left: their entries stayed busy "
-			  "(a mapper died mid-transition)", stuck);
+			  "(a mapper without a ledger died mid-transition?)", stuck);
 	if (done || gone || recovered)
 		bk_dbg(BK_DBG_SIM, "hv: released %u pins of a closed dom0 "
-		       "connection, finished or undid %u transitions it died "
+		       "connection, finished or undid %u operations it died "
 		       "in (%u entries of destroyed domains skipped)",
 		       done, recovered, gone);
 }

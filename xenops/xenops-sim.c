@@ -511,61 +511,77 @@ gnt_set_status(uint32_t *word, uint32_t mapper, bool writable)
 }
 
 /*
- * Pin ref of d for mapper: on success *frame is the granted frame and the
+ * Take ref's BUSY for the operation recorded in our ledger slot (owner
+ * HV_OWN(token, slot, 0), in the same compare-exchange): *p receives the
+ * counts.  0, or -EDEADLK if another holder keeps it for ~a second.
+ */
+static int
+pin_busy(struct hv_active *act, uint32_t own, uint32_t *p)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		/* Pairs with the holders' smp_store_release(&act->pin):
+		 * act->frame/domid are valid when the count != 0. */
+		uint64_t v = smp_load_acquire(&act->pin);
+		int rc;
+
+		if (HV_PIN(v) & HV_PIN_BUSY) {
+			rc = pin_backoff(&spins);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&act->pin, &v,
+						HV_PIN_WORD(HV_PIN(v) | HV_PIN_BUSY, own),
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			*p = HV_PIN(v);
+			return 0;
+		}
+	}
+}
+
+/*
+ * Pin ref of d for mapper, recorded in ledger slot `slot` (hv-proto.h
+ * "pin ledger": every step of it, so that xensim can finish or undo it
+ * whenever we die): on success *frame is the granted frame and the
  * entry is flagged in use until gnt_release().
  */
 static int
 gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
-	    bool writable, uint32_t token, uint32_t *frame)
+	    bool writable, struct sim_ledger *l, uint32_t slot, uint32_t *frame)
 {
 	struct hv_active *act;
-	uint32_t *word;
+	uint32_t *word, *ls = &l->map->slot[slot];
 	uint32_t inc = HV_PIN_ONE | (writable ? HV_PIN_W_ONE : 0);
-	unsigned int spins = 0;
+	uint32_t e, p;
 	int rc;
 
 	if (ref >= HV_NR_GRANTS)
 		return -EINVAL;
 	act = &d->act[ref];
 	word = gnt_word(&d->gnt->table[ref]);
-	for (;;) {
-		/* Pairs with the smp_store_release(&act->pin) below and in
-		 * gnt_release(): act->frame/domid are valid when pin != 0.
-		 * v's owner half is 0 unless BUSY. */
-		uint64_t v = smp_load_acquire(&act->pin);
-		uint32_t p = HV_PIN(v);
-
-		if (p & HV_PIN_BUSY) {
-			rc = pin_backoff(&spins);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if ((p & HV_PIN_MASK) && (!writable || (p & HV_PIN_W_MASK))) {
-			/* Already flagged as we need: just count the pin. */
-			if (READ_ONCE(act->domid) != mapper)
-				return -EINVAL;
-			if ((p & HV_PIN_MASK) == HV_PIN_MASK ||
-			    (p & HV_PIN_W_MASK) == HV_PIN_W_MASK)
-				return -ENOSPC;
-			if (__atomic_compare_exchange_n(&act->pin, &v, v + inc,
-							false, __ATOMIC_ACQUIRE,
-							__ATOMIC_RELAXED)) {
-				*frame = READ_ONCE(act->frame);
-				return 0;
-			}
-			continue;
-		}
-		if ((p & HV_PIN_MASK) == HV_PIN_MASK)
-			return -ENOSPC;
-		/* BUSY and its owner in one step: should we die before the
-		 * store_release below, xensim finds who held it. */
-		if (!__atomic_compare_exchange_n(&act->pin, &v,
-						 HV_PIN_WORD(p | HV_PIN_BUSY, token),
-						 false, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		/* We own the transition until the store_release below. */
+	e = HV_LEDGER_ENTRY(d->domid, ref, writable);
+	/* Each ledger store is a release: ordered before the act step
+	 * that follows it, for xensim reading both after our death. */
+	smp_store_release(ls, e | HV_LEDGER_TRANS);
+	rc = pin_busy(act, HV_OWN(l->token, slot, false), &p);
+	if (rc < 0) {
+		smp_store_release(ls, 0);
+		return rc;
+	}
+	/* We own ref's pin word until the last store_release below. */
+	if ((p & HV_PIN_MASK) && (!writable || (p & HV_PIN_W_MASK))) {
+		/* Already flagged as we need: just count the pin. */
+		if (READ_ONCE(act->domid) != mapper)
+			rc = -EINVAL;
+		else if ((p & HV_PIN_MASK) == HV_PIN_MASK ||
+			 (p & HV_PIN_W_MASK) == HV_PIN_W_MASK)
+			rc = -ENOSPC;
+	} else if ((p & HV_PIN_MASK) == HV_PIN_MASK) {
+		rc = -ENOSPC;
+	} else {
 		rc = gnt_set_status(word, mapper, writable);
 		if (rc == 0 && !(p & HV_PIN_MASK)) {
 			/* Ordered after the acquire in gnt_set_status. */
@@ -584,70 +600,66 @@ gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
 		} else if (rc == 0 && READ_ONCE(act->domid) != mapper) {
 			rc = -EINVAL;	/* cannot happen: one mapper domain */
 		}
-		if (rc == 0)
-			*frame = READ_ONCE(act->frame);
-		/* Pairs with smp_load_acquire(&act->pin) above: frame and
-		 * domid are published with the pin; BUSY and owner go. */
-		smp_store_release(&act->pin, (uint64_t)(rc == 0 ? p + inc : p));
+	}
+	if (rc < 0) {
+		/* Pairs with the acquire in pin_busy: nothing changed. */
+		smp_store_release(&act->pin, (uint64_t)p);
+		smp_store_release(ls, 0);
 		return rc;
 	}
+	*frame = READ_ONCE(act->frame);
+	/* Counted (still ours, marked done), recorded, then let go: frame
+	 * and domid are published with the count (pairs with pin_busy). */
+	smp_store_release(&act->pin, HV_PIN_WORD((p + inc) | HV_PIN_BUSY,
+						 HV_OWN(l->token, slot, true)));
+	smp_store_release(ls, e);
+	smp_store_release(&act->pin, (uint64_t)(p + inc));
+	return 0;
 }
 
-/* Undo one gnt_acquire(); clears the guest-visible flags on the last pin. */
+/* Undo one gnt_acquire() recorded in ledger slot `slot`; clears the
+ * guest-visible flags on the last pin.  The slot is free again after. */
 static void
-gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable, uint32_t token)
+gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable,
+	    struct sim_ledger *l, uint32_t slot)
 {
 	struct hv_active *act = &d->act[ref];
-	uint32_t *word = gnt_word(&d->gnt->table[ref]);
+	uint32_t *word = gnt_word(&d->gnt->table[ref]), *ls = &l->map->slot[slot];
 	uint32_t dec = HV_PIN_ONE | (writable ? HV_PIN_W_ONE : 0);
-	unsigned int spins = 0;
+	uint32_t p, np, clear = 0;
 
-	for (;;) {
-		/* Pairs with smp_store_release(&act->pin) of the transitions. */
-		uint64_t v = smp_load_acquire(&act->pin);
-		uint32_t p = HV_PIN(v), np, clear = 0;
-
-		if (p & HV_PIN_BUSY) {
-			if (pin_backoff(&spins) < 0) {
-				log_error("xenops-sim: dom%u gref %u: pin stuck busy",
-					  d->domid, ref);
-				return;
-			}
-			continue;
-		}
-		if ((p & HV_PIN_MASK) == 0 ||
-		    (writable && (p & HV_PIN_W_MASK) == 0)) {
-			log_error("xenops-sim: dom%u gref %u: release without pin",
-				  d->domid, ref);
-			return;
-		}
-		np = p - dec;
-		if (!(np & HV_PIN_MASK))
-			clear = GTF_reading | GTF_writing;
-		else if (writable && !(np & HV_PIN_W_MASK))
-			clear = GTF_writing;
-		if (!clear) {
-			/* Release: our accesses to the page come before. */
-			if (__atomic_compare_exchange_n(&act->pin, &v,
-							(uint64_t)np, false,
-							__ATOMIC_RELEASE,
-							__ATOMIC_RELAXED))
-				return;
-			continue;
-		}
-		if (!__atomic_compare_exchange_n(&act->pin, &v,
-						 HV_PIN_WORD(p | HV_PIN_BUSY, token),
-						 false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			continue;
-		/* Pairs with the guest's acquire load/cmpxchg in end-access:
-		 * all our accesses to the page happen before it sees the
-		 * flags clear and reuses the page. */
-		__atomic_fetch_and(word, ~clear, __ATOMIC_RELEASE);
-		/* Pairs with smp_load_acquire(&act->pin) in gnt_acquire. */
-		smp_store_release(&act->pin, (uint64_t)np);
+	smp_store_release(ls, HV_LEDGER_ENTRY(d->domid, ref, writable) |
+			      HV_LEDGER_TRANS | HV_LEDGER_RELEASING);
+	if (pin_busy(act, HV_OWN(l->token, slot, false), &p) < 0) {
+		/* Another holder died without a ledger: leave the pin. */
+		log_error("xenops-sim: dom%u gref %u: pin stuck busy",
+			  d->domid, ref);
+		smp_store_release(ls, 0);
 		return;
 	}
+	if ((p & HV_PIN_MASK) == 0 || (writable && (p & HV_PIN_W_MASK) == 0)) {
+		smp_store_release(&act->pin, (uint64_t)p);
+		smp_store_release(ls, 0);
+		log_error("xenops-sim: dom%u gref %u: release without pin",
+			  d->domid, ref);
+		return;
+	}
+	np = p - dec;
+	if (!(np & HV_PIN_MASK))
+		clear = GTF_reading | GTF_writing;
+	else if (writable && !(np & HV_PIN_W_MASK))
+		clear = GTF_writing;
+	/* Pairs with the guest's acquire load/cmpxchg in end-access: all
+	 * our accesses to the page happen before it sees the flags clear
+	 * and reuses the page. */
+	if (clear)
+		__atomic_fetch_and(word, ~clear, __ATOMIC_RELEASE);
+	/* Counted (still ours, marked done), unrecorded, then let go;
+	 * pairs with the acquire in pin_busy. */
+	smp_store_release(&act->pin, HV_PIN_WORD(np | HV_PIN_BUSY,
+						 HV_OWN(l->token, slot, true)));
+	smp_store_release(ls, 0);
+	smp_store_release(&act->pin, (uint64_t)np);
 }
 
 /* ---------------------------------------------------------------- */
@@ -703,7 +715,7 @@ ledger_open(struct sim *sim)
 	rc = sim_call(sim->conn, &req, &rsp, fd, NULL, NULL);
 	if (rc < 0)
 		goto fail;
-	if (rsp.arg == 0 || rsp.arg == HV_OWNER_XENSIM) {
+	if (rsp.arg == 0 || rsp.arg > HV_OWN_TOKEN_MAX) {
 		rc = -EPROTO;
 		goto fail;
 	}
@@ -783,50 +795,21 @@ ledger_put(struct sim_ledger *l, unsigned int n, const uint32_t *slots)
 	pthread_mutex_unlock(&l->lock);
 }
 
-/* Store slot's entry.  Read by xensim's pread once our connection has
- * closed; the release keeps the stores of one slot, and each before the
- * pin operation that follows it, in program order. */
-static void
-ledger_set(struct sim_ledger *l, uint32_t slot, uint32_t e)
-{
-	smp_store_release(&l->map->slot[slot], e);
-}
-
-/*
- * Take a pin with its ledger entry: entry|TRANS, the pin, entry.  Killed
- * inside, we leave at most this pin behind: xensim undoes a take whose
- * BUSY we hold, and leaves any other TRANS entry alone.
- */
+/* Take a pin, recorded in our ledger slot (gnt_acquire). */
 static int
 pin_take(struct sim *sim, struct sim_dom *d, uint32_t slot, grant_ref_t ref,
 	 bool writable, uint32_t *frame)
 {
-	struct sim_ledger *l = sim->ledger;
-	uint32_t e = HV_LEDGER_ENTRY(d->domid, ref & HV_LEDGER_REF_MASK, writable);
-	int rc;
-
-	ledger_set(l, slot, e | HV_LEDGER_TRANS);
 	/* mapper 0: only dom0 maps (sim_dom_get) */
-	rc = gnt_acquire(d, ref, 0, writable, l->token, frame);
-	ledger_set(l, slot, rc == 0 ? e : 0);
-	return rc;
+	return gnt_acquire(d, ref, 0, writable, sim->ledger, slot, frame);
 }
 
-/*
- * Release a pin with its ledger entry: entry|TRANS|RELEASING, the
- * release, 0.  Never the release before the entry says so: a kill in
- * between must leak the pin, not have xensim release it twice.
- */
+/* Release a pin and its ledger slot's entry (gnt_release). */
 static void
 pin_drop(struct sim *sim, struct sim_dom *d, uint32_t slot, grant_ref_t ref,
 	 bool writable)
 {
-	struct sim_ledger *l = sim->ledger;
-	uint32_t e = HV_LEDGER_ENTRY(d->domid, ref, writable);
-
-	ledger_set(l, slot, e | HV_LEDGER_TRANS | HV_LEDGER_RELEASING);
-	gnt_release(d, ref, writable, l->token);
-	ledger_set(l, slot, 0);
+	gnt_release(d, ref, writable, sim->ledger, slot);
 }
 
 /* ---------------------------------------------------------------- */
