@@ -672,32 +672,32 @@ test_bad_ledger(void)
 /* ---- a process that died holding a BUSY bit ---- */
 
 /*
- * What a mapper leaves when it dies inside a transition, written by hand
- * on a raw connection with a ledger (closing it is the death): a take
- * with BUSY held (undone: the count as before, its flags gone), a
- * release with BUSY held (finished), and TRANS entries whose BUSY is
- * not the dead one's (left alone).
+ * What a mapper leaves when it dies inside a take or a release, written
+ * by hand on a raw connection with a ledger (closing it is the death),
+ * one ref per instant of hv-proto.h's sequences: xensim finishes or
+ * undoes each so that the counts are exact and the flags match them,
+ * and leaves alone a BUSY that is not the dead one's.
  */
+#define NR_DIE 9
 static int
 test_died_mid_transition(void)
 {
 	xenops_t *d0 = t_open(0);
-	grant_ref_t r[6];
-	uint8_t *g, *p1, *p4, *p5;
+	grant_ref_t r[NR_DIE];
+	uint8_t *g, *p1, *pw;
 	struct hv_ledger_hdr hdr = { .magic = HV_LEDGER_MAGIC,
-				     .version = HV_PROTO_VERSION, .used = 6 };
+				     .version = HV_PROTO_VERSION, .used = NR_DIE };
 	int fds[4] = { -1, -1, -1, -1 };
 	struct hv_active *wact;
 	struct hv_gnt *wgnt;
-	uint32_t *w[6], e[6], token, other;
+	uint32_t *w[NR_DIE], e[NR_DIE] = { 0 }, tok, other;
 	int fd, lfd;
 
-	g = xenops_share_pages(guest, 0, 6, true, r);
+	g = xenops_share_pages(guest, 0, NR_DIE, true, r);
 	T_CHECK(g, "share: %m");
-	p1 = xenops_map_grefs(d0, guest_id, 1, &r[1], false);
-	p4 = xenops_map_grefs(d0, guest_id, 1, &r[4], true);
-	p5 = xenops_map_grefs(d0, guest_id, 1, &r[5], true);	/* the witness */
-	T_CHECK(p1 && p4 && p5, "map: %m");
+	p1 = xenops_map_grefs(d0, guest_id, 1, &r[1], false);	/* a read pin */
+	pw = xenops_map_grefs(d0, guest_id, 1, &r[8], true);	/* the witness */
+	T_CHECK(p1 && pw, "map: %m");
 
 	fd = raw_connect(0);
 	T_CHECK(fd >= 0 && hello(fd, 0) == 0, "hello");
@@ -710,79 +710,100 @@ test_died_mid_transition(void)
 	for (int i = 0; i < 4; i++)
 		close(fds[i]);
 	T_CHECK(wact != MAP_FAILED && wgnt != MAP_FAILED, "map act/gnt: %m");
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < NR_DIE; i++)
 		w[i] = (uint32_t *)&wgnt->table[r[i]];
 	lfd = memfd_create("dying-ledger", MFD_CLOEXEC);
 	T_CHECK(lfd >= 0 && ftruncate(lfd, sizeof(struct hv_ledger)) == 0 &&
 		pwrite(lfd, &hdr, sizeof(hdr), 0) == sizeof(hdr), "ledger: %m");
 	T_CHECK(call(fd, HV_OP_PIN_LEDGER, 0, 0, lfd, NULL, 0) == 0, "ledger");
-	token = last_arg;
-	other = token + 1000;	/* some live mapper's */
-	T_CHECK(token != 0 && token != HV_OWNER_XENSIM, "token %#x", token);
+	tok = last_arg;
+	T_CHECK(tok >= 1 && tok <= HV_OWN_TOKEN_MAX, "token %u", tok);
+	other = tok == 1 ? 2 : 1;	/* some live mapper's */
 
-#define TAKE_BUSY(ref, owner) __extension__ ({				\
-	uint64_t v_ = __atomic_load_n(&wact[ref].pin, __ATOMIC_ACQUIRE);	\
-	__atomic_compare_exchange_n(&wact[ref].pin, &v_,		\
-		HV_PIN_WORD(HV_PIN(v_) | HV_PIN_BUSY, owner), false,	\
-		__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); })
-	/* r[0]: a writable take of an unpinned entry, flags set, not counted */
-	e[0] = HV_LEDGER_ENTRY(guest_id, r[0], true) | HV_LEDGER_TRANS;
-	T_CHECK(TAKE_BUSY(r[0], token), "busy r[0]");
-	__atomic_fetch_or(w[0], GTF_reading | GTF_writing, __ATOMIC_ACQ_REL);
-	/* r[1]: a writable take over our read-only pin */
-	e[1] = HV_LEDGER_ENTRY(guest_id, r[1], true) | HV_LEDGER_TRANS;
-	T_CHECK(TAKE_BUSY(r[1], token), "busy r[1]");
-	__atomic_fetch_or(w[1], GTF_writing, __ATOMIC_ACQ_REL);
-	/* r[2]: the release of its one writable pin, flags not cleared yet */
-	__atomic_store_n(&wact[r[2]].pin, (uint64_t)PINS(1, 1), __ATOMIC_RELEASE);
-	__atomic_fetch_or(w[2], GTF_reading | GTF_writing, __ATOMIC_ACQ_REL);
-	e[2] = HV_LEDGER_ENTRY(guest_id, r[2], true) | HV_LEDGER_TRANS |
-	       HV_LEDGER_RELEASING;
-	T_CHECK(TAKE_BUSY(r[2], token), "busy r[2]");
-	/* r[3]: its release had not begun; a live mapper holds BUSY */
-	__atomic_store_n(&wact[r[3]].pin, (uint64_t)PINS(1, 1), __ATOMIC_RELEASE);
-	__atomic_fetch_or(w[3], GTF_reading | GTF_writing, __ATOMIC_ACQ_REL);
-	e[3] = HV_LEDGER_ENTRY(guest_id, r[3], true) | HV_LEDGER_TRANS |
-	       HV_LEDGER_RELEASING;
-	T_CHECK(TAKE_BUSY(r[3], other), "busy r[3]");
-	/* r[4]: a release with no BUSY: done already, or not begun (our
-	 * pin of the same kind must survive it) */
-	e[4] = HV_LEDGER_ENTRY(guest_id, r[4], true) | HV_LEDGER_TRANS |
-	       HV_LEDGER_RELEASING;
-	/* last: the witness, a plain entry (pass 1, after every TRANS) */
-	e[5] = HV_LEDGER_ENTRY(guest_id, r[5], true);
-#undef TAKE_BUSY
+#define ENT(i)		HV_LEDGER_ENTRY(guest_id, r[i], true)
+#define TAKE		HV_LEDGER_TRANS
+#define REL		(HV_LEDGER_TRANS | HV_LEDGER_RELEASING)
+#define SET(i, count, owner)						\
+	__atomic_store_n(&wact[r[i]].pin,				\
+			 HV_PIN_WORD((count) | HV_PIN_BUSY, owner),	\
+			 __ATOMIC_RELEASE)
+#define FLAGS(i, f)	__atomic_fetch_or(w[i], (f), __ATOMIC_ACQ_REL)
+	/* r[0]: a writable take, flags set, not counted yet */
+	e[0] = ENT(0) | TAKE;
+	SET(0, 0, HV_OWN(tok, 0, 0));
+	FLAGS(0, GTF_reading | GTF_writing);
+	/* r[1]: a writable take over our read pin, not counted yet */
+	e[1] = ENT(1) | TAKE;
+	SET(1, PINS(1, 0), HV_OWN(tok, 1, 0));
+	FLAGS(1, GTF_writing);
+	/* r[2]: the release of its writable pin, begun */
+	e[2] = ENT(2) | REL;
+	SET(2, PINS(1, 1), HV_OWN(tok, 2, 0));
+	FLAGS(2, GTF_reading | GTF_writing);
+	/* r[3]: its take waits for a live mapper's BUSY */
+	e[3] = ENT(3) | TAKE;
+	SET(3, PINS(1, 1), HV_OWN(other, 5, 0));
+	FLAGS(3, GTF_reading | GTF_writing);
+	/* r[4]: the release of its writable pin, killed before its BUSY */
+	e[4] = ENT(4) | REL;
+	__atomic_store_n(&wact[r[4]].pin, (uint64_t)PINS(1, 1), __ATOMIC_RELEASE);
+	FLAGS(4, GTF_reading | GTF_writing);
+	/* r[5]: a take counted, not yet recorded */
+	e[5] = ENT(5) | TAKE;
+	SET(5, PINS(1, 1), HV_OWN(tok, 5, 1));
+	FLAGS(5, GTF_reading | GTF_writing);
+	/* r[6]: a take counted and recorded, BUSY not yet dropped */
+	e[6] = ENT(6);
+	SET(6, PINS(1, 1), HV_OWN(tok, 6, 1));
+	FLAGS(6, GTF_reading | GTF_writing);
+	/* r[7]: a release counted and its slot cleared, BUSY not dropped */
+	e[7] = 0;
+	SET(7, 0, HV_OWN(tok, 7, 1));
+	/* last: the witness, a plain entry for our writable pin: released
+	 * after everything above */
+	e[8] = ENT(8);
+#undef ENT
+#undef TAKE
+#undef REL
+#undef SET
+#undef FLAGS
 	T_CHECK(pwrite(lfd, e, sizeof(e), offsetof(struct hv_ledger, slot)) ==
 		sizeof(e), "ledger entries: %m");
 	close(lfd);
 	close(fd);	/* it dies */
 
-	T_CHECK(pin_becomes(r[5], 0), "the witness was not released: %#x", pin(r[5]));
+	T_CHECK(pin_becomes(r[8], 0), "the witness was not released: %#x", pin(r[8]));
 	T_CHECK(word(r[0]) == W_RW && pin(r[0]) == 0,
-		"undone take: %#x pin %#x", word(r[0]), pin(r[0]));
+		"take undone: %#x pin %#x", word(r[0]), pin(r[0]));
 	T_CHECK(word(r[1]) == (W_RW | W_R) && pin(r[1]) == PINS(1, 0),
-		"undone take over a read pin: %#x pin %#x", word(r[1]), pin(r[1]));
+		"take over a read pin undone: %#x pin %#x", word(r[1]), pin(r[1]));
 	T_CHECK(word(r[2]) == W_RW && pin(r[2]) == 0,
-		"finished release: %#x pin %#x", word(r[2]), pin(r[2]));
+		"release finished: %#x pin %#x", word(r[2]), pin(r[2]));
 	T_CHECK(word(r[3]) == (W_RW | W_W) &&
 		__atomic_load_n(&wact[r[3]].pin, __ATOMIC_ACQUIRE) ==
-		HV_PIN_WORD(PINS(1, 1) | HV_PIN_BUSY, other),
+		HV_PIN_WORD(PINS(1, 1) | HV_PIN_BUSY, HV_OWN(other, 5, 0)),
 		"another's BUSY: %#x pin %#x", word(r[3]), pin(r[3]));
-	T_CHECK(word(r[4]) == (W_RW | W_W) && pin(r[4]) == PINS(1, 1),
-		"a release without BUSY: %#x pin %#x", word(r[4]), pin(r[4]));
-	/* the live mapper of r[3] finishes its release */
+	T_CHECK(word(r[4]) == W_RW && pin(r[4]) == 0,
+		"release before its BUSY: %#x pin %#x", word(r[4]), pin(r[4]));
+	T_CHECK(word(r[5]) == W_RW && pin(r[5]) == 0,
+		"take counted, not recorded: %#x pin %#x", word(r[5]), pin(r[5]));
+	T_CHECK(word(r[6]) == W_RW && pin(r[6]) == 0,
+		"take recorded: %#x pin %#x", word(r[6]), pin(r[6]));
+	T_CHECK(word(r[7]) == W_RW && pin(r[7]) == 0,
+		"release counted: %#x pin %#x", word(r[7]), pin(r[7]));
+	/* the live mapper of r[3] ends its operation: gone again */
 	__atomic_fetch_and(w[3], ~(uint32_t)(GTF_reading | GTF_writing),
 			   __ATOMIC_RELEASE);
 	__atomic_store_n(&wact[r[3]].pin, 0, __ATOMIC_RELEASE);
 	munmap(wact, sizeof(struct hv_active) * HV_NR_GRANTS);
 	munmap(wgnt, sizeof(struct hv_gnt));
-	T_CHECK(xenops_unmap(d0, p1, 1) == 0 && xenops_unmap(d0, p4, 1) == 0,
-		"unmap");
-	T_CHECK(xenops_unmap(d0, p5, 1) == 0, "unmap of the witness");
-	for (int i = 0; i < 6; i++)
+	T_CHECK(xenops_unmap(d0, p1, 1) == 0, "unmap");
+	/* the witness's pin is gone already: the unmap says so */
+	T_CHECK(xenops_unmap(d0, pw, 1) == 0, "unmap of the witness");
+	for (int i = 0; i < NR_DIE; i++)
 		T_CHECK(word(r[i]) == W_RW && pin(r[i]) == 0, "r[%d]: %#x pin %#x",
 			i, word(r[i]), pin(r[i]));
-	T_CHECK(xenops_unshare_pages(guest, g, 6) == 0, "unshare");
+	T_CHECK(xenops_unshare_pages(guest, g, NR_DIE) == 0, "unshare");
 	xenops_close(d0);
 	return 0;
 }
