@@ -63,10 +63,11 @@
  * holds; when the handle's xensim connection closes (xenops_close, exit,
  * SIGKILL, exec), xensim releases what is still recorded, as gntdev
  * unmaps a dead process's grants on real Xen, so a killed backend
- * leaves no grant flagged in use (a kill inside map or unmap, between
- * a pin and its record, may leak that one pin; nothing is released
- * twice, and a transition it died in is finished or undone).  A forked child that keeps the connection open (no exec)
- * delays this until it exits, as an inherited gntdev fd would.
+ * leaves no grant flagged in use, whatever instant it was killed at
+ * (a map or unmap it died in is finished or undone: no pin leaks, none
+ * is released twice).  A forked child that keeps the connection open
+ * (no exec) delays this until it exits, as an inherited gntdev fd
+ * would.
  * Isolation: a domU sees only its own memory and grant
  * table, and only dom0 sees the pin counts; but a process with an event
  * channel to domain D has D's port table mapped (to set pending bits),
@@ -201,8 +202,10 @@ struct xenops_copy_seg {
  * Returns 0 when every segment succeeded, else the first failing
  * segment's -errno (every segment's status is filled either way).
  * Never logs.  XENOPS_SIM: no xensim round trip (after the first use of
- * a domain): two compare-exchanges per segment each way and a store
- * each way into the pin ledger (one slot taken per call), then memcpy.
+ * a domain): per segment each way, a compare-exchange and two stores on
+ * the pin word, two stores into the pin ledger (one slot taken per
+ * call), and a compare-exchange on the grant entry when its flags
+ * change; then memcpy.
  */
 int xenops_grant_copy(xenops_t *x, uint32_t domid, bool to_guest,
 		      unsigned int count, struct xenops_copy_seg *segs);
