@@ -37,7 +37,9 @@
  *            is privileged);
  *   -ESRCH   no such domain (or it is dying);
  *   -EBUSY   end-access of a grant still mapped by the other side;
- *   -ENOMEM  out of address space; -ENOSPC out of grant entries or frames.
+ *   -ENOMEM  out of address space; -ENOSPC out of grant entries or frames;
+ *            XENOPS_SIM: map/copy with HV_LEDGER_SLOTS (1048576) pins
+ *            already held by this xenops_t (its pin ledger is full).
  *
  * XENOPS_XEN differences, imposed by Xen and the Linux drivers:
  *   - gntdev reports any failed map as EINVAL (the per-ref GNTST_ status
@@ -56,9 +58,17 @@
  * 8192 grant entries (refs 0..7 reserved, as GNTTAB_NR_RESERVED_ENTRIES);
  * event channel ports are 1..1023 per domain.  Refs and frames of a
  * process that dies without xenops_unshare_pages() stay allocated (and
- * granted) until the domain is destroyed; a mapping process that dies
- * leaves its grants flagged in use likewise (real Xen's gntdev would
- * unmap on close).  Isolation: a domU sees only its own memory and grant
+ * granted) until the domain is destroyed.  A dom0 handle records its
+ * pins (maps, and copies in progress) in a pin ledger that xensim
+ * holds; when the handle's xensim connection closes (xenops_close, exit,
+ * SIGKILL, exec), xensim releases what is still recorded, as gntdev
+ * unmaps a dead process's grants on real Xen, so a killed backend
+ * leaves no grant flagged in use, whatever instant it was killed at
+ * (a map or unmap it died in is finished or undone: no pin leaks, none
+ * is released twice).  A forked child that keeps the connection open
+ * (no exec) delays this until it exits, as an inherited gntdev fd
+ * would.
+ * Isolation: a domU sees only its own memory and grant
  * table, and only dom0 sees the pin counts; but a process with an event
  * channel to domain D has D's port table mapped (to set pending bits),
  * so a hostile simulated guest can spoil D's event delivery.  The
@@ -72,7 +82,8 @@
  * (each dataplane queue opens its own, like a libxenevtchn handle).
  *
  * fork(): a child must not use its parent's xenops_t or event channel
- * handles (as with the Xen libraries); it opens its own.
+ * handles (as with the Xen libraries); it opens its own.  XENOPS_SIM:
+ * the child has no mapping of its parent's pin ledger (MADV_DONTFORK).
  *
  * Lifetimes: a mapping from xenops_map_grefs() stays valid until
  * xenops_unmap(), even if the granting domain dies (as on Xen).
@@ -191,7 +202,10 @@ struct xenops_copy_seg {
  * Returns 0 when every segment succeeded, else the first failing
  * segment's -errno (every segment's status is filled either way).
  * Never logs.  XENOPS_SIM: no xensim round trip (after the first use of
- * a domain): two compare-exchanges per segment each way, then memcpy.
+ * a domain): per segment each way, a compare-exchange and two stores on
+ * the pin word, two stores into the pin ledger (one slot taken per
+ * call), and a compare-exchange on the grant entry when its flags
+ * change; then memcpy.
  */
 int xenops_grant_copy(xenops_t *x, uint32_t domid, bool to_guest,
 		      unsigned int count, struct xenops_copy_seg *segs);

@@ -29,6 +29,12 @@
  * its ports.  Only the control path uses the socket: map, copy, share,
  * notify, pending and unmask work on shared memory and eventfds alone.
  *
+ * Pin ledger: a dom0 client hands xensim (HV_OP_PIN_LEDGER) a memfd in
+ * which it records every pin it holds (struct hv_ledger below).  When
+ * that connection closes (the process exited or was killed, or closed
+ * its handle), xensim releases the pins still recorded there, as the
+ * kernel's gntdev unmaps a dead process's grants on real Xen.
+ *
  * Memory ordering is spelled out at each access (barrier.h).  The
  * grant entry's flags and domid form one 32-bit word (little-endian:
  * flags in the low half) that both sides only ever access atomically as
@@ -45,7 +51,7 @@
 #error "hv-proto.h: the grant entry word layout assumes little-endian"
 #endif
 
-#define HV_PROTO_VERSION	1u
+#define HV_PROTO_VERSION	2u
 #define HV_PAGE_SIZE		4096u
 
 #define HV_NR_FRAMES		65536u		/* 256 MiB of RAM per domain */
@@ -84,24 +90,111 @@ struct hv_gnt {
 
 /* ---- act memfd ---- */
 /*
- * pin: bits 0..14 all pins (maps and copies in progress), bits 15..29 the
- * writable ones, bit 31 HV_PIN_BUSY while one mapper changes the grant
- * entry's GTF_reading/GTF_writing (the transition 0 <-> 1 pins).
+ * pin, low 32 bits (HV_PIN()): bits 0..14 all pins (maps and copies in
+ * progress), bits 15..29 the writable ones, bit 31 HV_PIN_BUSY while one
+ * mapper takes or releases a pin (clients change the counts only under
+ * BUSY; xensim also without, for pins of a closed connection).  High 32
+ * bits (HV_PIN_OWNER()): while BUSY, who holds it, else 0: HV_OWN(the
+ * holder's ledger token, its ledger slot for this operation, whether the
+ * count already includes the operation), or HV_OWNER_XENSIM.  One 64-bit
+ * word, so that BUSY and its owner are taken and dropped by the same
+ * atomic operation: xensim can tell, and finish or undo, an operation a
+ * process died in from one a live mapper is doing.
  * frame and domid are snapshots taken at the first pin (as Xen's act->frame),
- * valid while pin != 0.
+ * valid while the pin count != 0.
  */
 #define HV_PIN_ONE		1u
 #define HV_PIN_MASK		0x7fffu
 #define HV_PIN_W_ONE		(1u << 15)
 #define HV_PIN_W_MASK		(0x7fffu << 15)
 #define HV_PIN_BUSY		(1u << 31)
+#define HV_PIN(v)		((uint32_t)(v))
+#define HV_PIN_OWNER(v)		((uint32_t)((v) >> 32))
+#define HV_PIN_WORD(pin, owner)	((uint64_t)(owner) << 32 | (uint32_t)(pin))
+#define HV_OWN_SLOT_MASK	0xfffffu	/* HV_LEDGER_SLOTS - 1 */
+#define HV_OWN_DONE		(1u << 20)
+#define HV_OWN_TOKEN_SHIFT	21
+#define HV_OWN_TOKEN_MAX	2046u		/* tokens are 1..2046 */
+#define HV_OWN(token, slot, done)					\
+	((uint32_t)(token) << HV_OWN_TOKEN_SHIFT |			\
+	 ((done) ? HV_OWN_DONE : 0) | ((slot) & HV_OWN_SLOT_MASK))
+#define HV_OWN_TOKEN(o)		((o) >> HV_OWN_TOKEN_SHIFT)
+#define HV_OWNER_XENSIM		0xffffffffu	/* token 2047: never a client's */
 
 struct hv_active {
-	uint32_t pin;
+	uint64_t pin;
 	uint32_t frame;
 	uint32_t domid;
-	uint32_t pad;
 };
+
+/* ---- pin ledger (one per dom0 client process, its own memfd) ---- */
+/*
+ * slot[i] is 0 (free) or one pin the client holds or is taking or
+ * releasing, HV_LEDGER_ENTRY(): bit 31 valid, bit 30 HV_LEDGER_TRANS
+ * (the pin is being taken, or with bit 29 HV_LEDGER_RELEASING being
+ * released), bit 28 a writable pin (GTF_writing), bits 13..27 the
+ * granting domain, bits 0..12 the grant ref.  A map of n refs holds n
+ * slots; a grant copy holds one slot per segment in progress (reused by
+ * the next).  HV_OP_PIN_LEDGER's answer gives the connection's token
+ * (rsp.arg, 1..HV_OWN_TOKEN_MAX, unique among live connections).
+ *
+ * Ordering, so that a process killed at any instant leaks no pin, has
+ * none released twice and leaves no BUSY bit set (each store a release;
+ * "own" is HV_OWN(token, slot, done)):
+ *   take:    slot = entry|TRANS; BUSY, own(0); [set the flags];
+ *            count + 1, BUSY, own(1); slot = entry; count + 1.
+ *   release: slot = entry|TRANS|RELEASING; BUSY, own(0); [clear the
+ *            flags]; count - 1, BUSY, own(1); slot = 0; count - 1.
+ * Slots at or above "used" are never written: the client raises "used"
+ * before it stores an entry there, and xensim reads only
+ * slot[0 .. min(used, HV_LEDGER_SLOTS)).
+ *
+ * When the connection closes xensim first looks for act words BUSY with
+ * its token (every domain's table) and reads the slot the owner names:
+ * not done: a take is undone, a release finished; done: a take whose
+ * slot still says TRANS is released, one whose slot holds the entry is
+ * left to the pass below, a release is over; either way BUSY goes.
+ * Then it pread()s the ledger and releases each plain entry and each
+ * entry|TRANS|RELEASING not handled above (killed before its BUSY: the
+ * pin is still held); entry|TRANS alone holds no pin.  It trusts
+ * nothing in the ledger: a malformed entry, an entry for a domain that
+ * is gone, or one for which the active table holds no such pin (no
+ * pin, no writable pin, no read-only pin) is skipped (logged); a pin
+ * count never goes below zero.  Only dom0, which has the act tables
+ * mapped writable anyway, can register a ledger.
+ */
+#define HV_LEDGER_MAGIC		0x78686c67u	/* "xhlg" */
+#define HV_LEDGER_SLOTS		(1u << 20)	/* pins one process can hold */
+#define HV_LEDGER_VALID		(1u << 31)
+#define HV_LEDGER_TRANS		(1u << 30)
+#define HV_LEDGER_RELEASING	(1u << 29)
+#define HV_LEDGER_WRITABLE	(1u << 28)
+#define HV_LEDGER_DOMID_SHIFT	13
+#define HV_LEDGER_DOMID_MASK	0x7fffu
+#define HV_LEDGER_REF_MASK	0x1fffu
+#define HV_LEDGER_ENTRY(domid, ref, w)					\
+	(HV_LEDGER_VALID | ((w) ? HV_LEDGER_WRITABLE : 0) |		\
+	 ((uint32_t)(domid) << HV_LEDGER_DOMID_SHIFT) | (uint32_t)(ref))
+
+struct hv_ledger_hdr {
+	uint32_t magic;
+	uint32_t version;	/* HV_PROTO_VERSION */
+	uint32_t used;		/* slots ever handed out: [0, used) */
+	uint32_t pad[13];
+};
+
+struct hv_ledger {
+	struct hv_ledger_hdr hdr;
+	uint32_t slot[HV_LEDGER_SLOTS];
+};
+
+_Static_assert(HV_LEDGER_SLOTS - 1 == HV_OWN_SLOT_MASK,
+	       "an owner names any ledger slot");
+_Static_assert(sizeof(struct hv_active) == 16,
+	       "act entries stay 8-byte aligned for the 64-bit pin word");
+_Static_assert(HV_NR_GRANTS - 1 <= HV_LEDGER_REF_MASK &&
+	       HV_MAX_DOMID <= HV_LEDGER_DOMID_MASK,
+	       "a ledger entry holds any grant ref and domid");
 
 /* ---- evt memfd ---- */
 enum hv_evtchn_state {
@@ -147,6 +240,11 @@ enum hv_op {
 	HV_OP_PEER = 7,
 	/* port (local) */
 	HV_OP_UNBIND = 8,
+	/* fd [memfd, struct hv_ledger], dom0 only (-EPERM), once per
+	 * connection (-EEXIST) -> rsp.arg = the connection's token: the
+	 * pins it records are released by xensim when this connection
+	 * closes.  Not a shmem fd: dropped. */
+	HV_OP_PIN_LEDGER = 9,
 };
 
 struct hv_req {

@@ -7,7 +7,8 @@
 # guest's verify runs (byte-exact, flushes every 20 writes, 2 queues,
 # persistent grants, 32 in flight): every kill is a takeover, and the
 # guest ends with 0 I/O errors, 0 verification failures and 0 duplicate
-# or unknown responses.
+# or unknown responses, and finds nothing of the dead daemons still
+# mapped at its close.
 . ./functions.sh
 . "$abs_top_srcdir/tests/front-lib.sh"
 requires_root
@@ -44,6 +45,8 @@ kill -INT $vpid
 wait $vpid
 grep -qE "^verify: ok: [0-9]+ writes acknowledged" "$BK_TMP/verify.out" ||
 	{ tail -n 20 "$BK_TMP/verify.out"; fail "the guest's verify did not end ok"; }
+! grep -E 'still map|leaked' "$BK_TMP/verify.out" ||
+	fail "the guest found a dead daemon's mappings at its close"
 taken=$(grep -c "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG")
 [ "$taken" = "$KILLS" ] || fail "$taken takeovers for $KILLS kills"
 # requests were in flight at the kills: the successors answered some again

@@ -5,8 +5,10 @@
 # each successor takes the vbd over, and the guest ends with 0 I/O
 # errors, 0 verification failures and 0 duplicate or unknown responses
 # (blkfront-test fails the device on either, as hardened Linux blkfront
-# does).  Then 60 times with barriers instead of flushes (a barrier
-# taken again keeps its place behind the requests before it).
+# does), and at its close nothing of the dead daemons still mapped
+# (xensim released each one's pins when it died).  Then 60 times with
+# barriers instead of flushes (a barrier taken again keeps its place
+# behind the requests before it).
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
@@ -43,6 +45,8 @@ soak() { # flush-mode kills
 	wait $vpid
 	grep -qE "^verify: ok: [0-9]+ writes acknowledged" "$BK_TMP/verify.out" ||
 		{ tail -n 20 "$BK_TMP/verify.out"; fail "$1: the guest's verify did not end ok"; }
+	! grep -E 'still map|leaked' "$BK_TMP/verify.out" ||
+		fail "$1: the guest found a dead daemon's mappings at its close"
 	taken=$(grep -c "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG")
 	[ "$taken" = $kills ] || fail "$1: $taken takeovers for $kills kills"
 	# the first daemon's handshake, the guest's close at the end, and

@@ -7,7 +7,8 @@
 # InitWait, no Closing), the guest's event channel bound again, and every
 # request answered exactly once -- the guest's verify (byte-exact, with
 # flushes, indirect requests, 2 queues, persistent grants) would fail on
-# a duplicate, an unknown id, a lost answer or wrong data.
+# a duplicate, an unknown id, a lost answer or wrong data, and nothing
+# the killed daemon mapped is still mapped at the guest's close.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
@@ -37,6 +38,8 @@ for point in taken responded recorded pushed; do
 	wait $vpid || { cat "$BK_TMP/verify.out"; fail "$point: the guest's verify failed"; }
 	grep -q "^verify: ok: 400 writes acknowledged" "$BK_TMP/verify.out" ||
 		{ cat "$BK_TMP/verify.out"; fail "$point: verify did not say ok"; }
+	! grep -E 'still map|leaked' "$BK_TMP/verify.out" ||
+		fail "$point: the guest found the killed daemon's mappings at its close"
 	grep -q "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG" ||
 		fail "$point: the successor did not take the vbd over"
 	# the successor's first state change is the guest's own close

@@ -3,7 +3,8 @@
 # guest's verify runs (byte-exact, flushes, 2 queues, indirect requests,
 # persistent grants): the same pid after an upgrade, each successor takes
 # the vbd over, no state change the guest could see until its own close,
-# and the verify ends ok.
+# the verify ends ok, and nothing an earlier program mapped is still
+# mapped at the guest's close.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
@@ -34,6 +35,8 @@ kill -INT $vpid
 wait $vpid || { tail -n 20 "$BK_TMP/verify.out"; fail "the guest's verify failed"; }
 grep -qE "^verify: ok: [0-9]+ writes acknowledged" "$BK_TMP/verify.out" ||
 	{ tail -n 20 "$BK_TMP/verify.out"; fail "verify did not end ok"; }
+! grep -E 'still map|leaked' "$BK_TMP/verify.out" ||
+	fail "the guest found an earlier program's mappings at its close"
 [ "$(log_lines | grep -E "vbd $DOM/51712: .* -> " | sed 's/ (.*//')" = \
   "$(printf '%s\n' "blkbackd: vbd $DOM/51712: ? -> InitWait" \
 		   "blkbackd: vbd $DOM/51712: InitWait -> Connected" \

@@ -16,6 +16,10 @@
  *            is pinned in the act table and its entry flagged GTF_reading
  *            (/GTF_writing) with compare-exchange, exactly as Xen's
  *            _set_status_v1 checks GTF_permit_access, domid, GTF_readonly.
+ *            Every pin is also recorded in this process's pin ledger
+ *            (struct sim_ledger), a memfd xensim got at open and reads
+ *            when our connection closes, to release what a killed
+ *            process held (gntdev's unmap on close).
  *   notify   set the peer port's pending bit in its domain's evt memfd and,
  *            if it was clear and the port is unmasked, write the peer
  *            handle's eventfd (which xensim gave us with HV_OP_PEER).
@@ -67,7 +71,25 @@ struct sim_map {
 	bool writable;
 	struct sim_dom *dom;		/* holds a ref */
 	struct sim_map *next;
+	uint32_t *slots;		/* [count] ledger slots, after refs */
 	grant_ref_t refs[];
+};
+
+/*
+ * This process's pin ledger (hv-proto.h "pin ledger"), dom0 only: the
+ * shared slots xensim reads when our connection closes, and which of
+ * them are free.  Slots are handed out under lock (a map takes all of
+ * its slots at once, a copy one); each slot is then written by its
+ * holder alone, so recording and un-recording need no lock.
+ */
+struct sim_ledger {
+	struct hv_ledger *map;
+	uint32_t token;			/* xensim's name for our connection */
+	uint32_t nslots;		/* usable: HV_LEDGER_SLOTS or the test limit */
+	pthread_mutex_t lock;		/* the fields below */
+	uint32_t used;			/* as map->hdr.used */
+	uint32_t *free;			/* stack of freed slots, [cap] */
+	uint32_t nfree, cap;		/* nfree <= used <= cap */
 };
 
 /* A range from share_pages. */
@@ -89,6 +111,7 @@ struct sim {
 	struct sim_map *maps;
 	struct sim_share *shares;
 	uint32_t alloc_hint;		/* spreads bitmap scans (relaxed) */
+	struct sim_ledger *ledger;	/* dom0 only */
 };
 
 /* Per event channel handle. */
@@ -488,56 +511,77 @@ gnt_set_status(uint32_t *word, uint32_t mapper, bool writable)
 }
 
 /*
- * Pin ref of d for mapper: on success *frame is the granted frame and the
+ * Take ref's BUSY for the operation recorded in our ledger slot (owner
+ * HV_OWN(token, slot, 0), in the same compare-exchange): *p receives the
+ * counts.  0, or -EDEADLK if another holder keeps it for ~a second.
+ */
+static int
+pin_busy(struct hv_active *act, uint32_t own, uint32_t *p)
+{
+	unsigned int spins = 0;
+
+	for (;;) {
+		/* Pairs with the holders' smp_store_release(&act->pin):
+		 * act->frame/domid are valid when the count != 0. */
+		uint64_t v = smp_load_acquire(&act->pin);
+		int rc;
+
+		if (HV_PIN(v) & HV_PIN_BUSY) {
+			rc = pin_backoff(&spins);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&act->pin, &v,
+						HV_PIN_WORD(HV_PIN(v) | HV_PIN_BUSY, own),
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			*p = HV_PIN(v);
+			return 0;
+		}
+	}
+}
+
+/*
+ * Pin ref of d for mapper, recorded in ledger slot `slot` (hv-proto.h
+ * "pin ledger": every step of it, so that xensim can finish or undo it
+ * whenever we die): on success *frame is the granted frame and the
  * entry is flagged in use until gnt_release().
  */
 static int
 gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
-	    bool writable, uint32_t *frame)
+	    bool writable, struct sim_ledger *l, uint32_t slot, uint32_t *frame)
 {
 	struct hv_active *act;
-	uint32_t *word;
+	uint32_t *word, *ls = &l->map->slot[slot];
 	uint32_t inc = HV_PIN_ONE | (writable ? HV_PIN_W_ONE : 0);
-	unsigned int spins = 0;
+	uint32_t e, p;
 	int rc;
 
 	if (ref >= HV_NR_GRANTS)
 		return -EINVAL;
 	act = &d->act[ref];
 	word = gnt_word(&d->gnt->table[ref]);
-	for (;;) {
-		/* Pairs with the smp_store_release(&act->pin) below and in
-		 * gnt_release(): act->frame/domid are valid when pin != 0. */
-		uint32_t p = smp_load_acquire(&act->pin);
-
-		if (p & HV_PIN_BUSY) {
-			rc = pin_backoff(&spins);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if ((p & HV_PIN_MASK) && (!writable || (p & HV_PIN_W_MASK))) {
-			/* Already flagged as we need: just count the pin. */
-			if (READ_ONCE(act->domid) != mapper)
-				return -EINVAL;
-			if ((p & HV_PIN_MASK) == HV_PIN_MASK ||
-			    (p & HV_PIN_W_MASK) == HV_PIN_W_MASK)
-				return -ENOSPC;
-			if (__atomic_compare_exchange_n(&act->pin, &p, p + inc,
-							false, __ATOMIC_ACQUIRE,
-							__ATOMIC_RELAXED)) {
-				*frame = READ_ONCE(act->frame);
-				return 0;
-			}
-			continue;
-		}
-		if ((p & HV_PIN_MASK) == HV_PIN_MASK)
-			return -ENOSPC;
-		if (!__atomic_compare_exchange_n(&act->pin, &p, p | HV_PIN_BUSY,
-						 false, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		/* We own the transition until the store_release below. */
+	e = HV_LEDGER_ENTRY(d->domid, ref, writable);
+	/* Each ledger store is a release: ordered before the act step
+	 * that follows it, for xensim reading both after our death. */
+	smp_store_release(ls, e | HV_LEDGER_TRANS);
+	rc = pin_busy(act, HV_OWN(l->token, slot, false), &p);
+	if (rc < 0) {
+		smp_store_release(ls, 0);
+		return rc;
+	}
+	/* We own ref's pin word until the last store_release below. */
+	if ((p & HV_PIN_MASK) && (!writable || (p & HV_PIN_W_MASK))) {
+		/* Already flagged as we need: just count the pin. */
+		if (READ_ONCE(act->domid) != mapper)
+			rc = -EINVAL;
+		else if ((p & HV_PIN_MASK) == HV_PIN_MASK ||
+			 (p & HV_PIN_W_MASK) == HV_PIN_W_MASK)
+			rc = -ENOSPC;
+	} else if ((p & HV_PIN_MASK) == HV_PIN_MASK) {
+		rc = -ENOSPC;
+	} else {
 		rc = gnt_set_status(word, mapper, writable);
 		if (rc == 0 && !(p & HV_PIN_MASK)) {
 			/* Ordered after the acquire in gnt_set_status. */
@@ -556,67 +600,216 @@ gnt_acquire(struct sim_dom *d, grant_ref_t ref, uint32_t mapper,
 		} else if (rc == 0 && READ_ONCE(act->domid) != mapper) {
 			rc = -EINVAL;	/* cannot happen: one mapper domain */
 		}
-		if (rc == 0)
-			*frame = READ_ONCE(act->frame);
-		/* Pairs with smp_load_acquire(&act->pin) above: frame and
-		 * domid are published with the pin. */
-		smp_store_release(&act->pin, rc == 0 ? p + inc : p);
+	}
+	if (rc < 0) {
+		/* Pairs with the acquire in pin_busy: nothing changed. */
+		smp_store_release(&act->pin, (uint64_t)p);
+		smp_store_release(ls, 0);
 		return rc;
 	}
+	*frame = READ_ONCE(act->frame);
+	/* Counted (still ours, marked done), recorded, then let go: frame
+	 * and domid are published with the count (pairs with pin_busy). */
+	smp_store_release(&act->pin, HV_PIN_WORD((p + inc) | HV_PIN_BUSY,
+						 HV_OWN(l->token, slot, true)));
+	smp_store_release(ls, e);
+	smp_store_release(&act->pin, (uint64_t)(p + inc));
+	return 0;
 }
 
-/* Undo one gnt_acquire(); clears the guest-visible flags on the last pin. */
+/* Undo one gnt_acquire() recorded in ledger slot `slot`; clears the
+ * guest-visible flags on the last pin.  The slot is free again after. */
 static void
-gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable)
+gnt_release(struct sim_dom *d, grant_ref_t ref, bool writable,
+	    struct sim_ledger *l, uint32_t slot)
 {
 	struct hv_active *act = &d->act[ref];
-	uint32_t *word = gnt_word(&d->gnt->table[ref]);
+	uint32_t *word = gnt_word(&d->gnt->table[ref]), *ls = &l->map->slot[slot];
 	uint32_t dec = HV_PIN_ONE | (writable ? HV_PIN_W_ONE : 0);
-	unsigned int spins = 0;
+	uint32_t p, np, clear = 0;
 
-	for (;;) {
-		/* Pairs with smp_store_release(&act->pin) of the transitions. */
-		uint32_t p = smp_load_acquire(&act->pin), np, clear = 0;
-
-		if (p & HV_PIN_BUSY) {
-			if (pin_backoff(&spins) < 0) {
-				log_error("xenops-sim: dom%u gref %u: pin stuck busy",
-					  d->domid, ref);
-				return;
-			}
-			continue;
-		}
-		if ((p & HV_PIN_MASK) == 0 ||
-		    (writable && (p & HV_PIN_W_MASK) == 0)) {
-			log_error("xenops-sim: dom%u gref %u: release without pin",
-				  d->domid, ref);
-			return;
-		}
-		np = p - dec;
-		if (!(np & HV_PIN_MASK))
-			clear = GTF_reading | GTF_writing;
-		else if (writable && !(np & HV_PIN_W_MASK))
-			clear = GTF_writing;
-		if (!clear) {
-			/* Release: our accesses to the page come before. */
-			if (__atomic_compare_exchange_n(&act->pin, &p, np, false,
-							__ATOMIC_RELEASE,
-							__ATOMIC_RELAXED))
-				return;
-			continue;
-		}
-		if (!__atomic_compare_exchange_n(&act->pin, &p, p | HV_PIN_BUSY,
-						 false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			continue;
-		/* Pairs with the guest's acquire load/cmpxchg in end-access:
-		 * all our accesses to the page happen before it sees the
-		 * flags clear and reuses the page. */
-		__atomic_fetch_and(word, ~clear, __ATOMIC_RELEASE);
-		/* Pairs with smp_load_acquire(&act->pin) in gnt_acquire. */
-		smp_store_release(&act->pin, np);
+	smp_store_release(ls, HV_LEDGER_ENTRY(d->domid, ref, writable) |
+			      HV_LEDGER_TRANS | HV_LEDGER_RELEASING);
+	if (pin_busy(act, HV_OWN(l->token, slot, false), &p) < 0) {
+		/* Another holder died without a ledger: leave the pin. */
+		log_error("xenops-sim: dom%u gref %u: pin stuck busy",
+			  d->domid, ref);
+		smp_store_release(ls, 0);
 		return;
 	}
+	if ((p & HV_PIN_MASK) == 0 || (writable && (p & HV_PIN_W_MASK) == 0)) {
+		smp_store_release(&act->pin, (uint64_t)p);
+		smp_store_release(ls, 0);
+		log_error("xenops-sim: dom%u gref %u: release without pin",
+			  d->domid, ref);
+		return;
+	}
+	np = p - dec;
+	if (!(np & HV_PIN_MASK))
+		clear = GTF_reading | GTF_writing;
+	else if (writable && !(np & HV_PIN_W_MASK))
+		clear = GTF_writing;
+	/* Pairs with the guest's acquire load/cmpxchg in end-access: all
+	 * our accesses to the page happen before it sees the flags clear
+	 * and reuses the page. */
+	if (clear)
+		__atomic_fetch_and(word, ~clear, __ATOMIC_RELEASE);
+	/* Counted (still ours, marked done), unrecorded, then let go;
+	 * pairs with the acquire in pin_busy. */
+	smp_store_release(&act->pin, HV_PIN_WORD(np | HV_PIN_BUSY,
+						 HV_OWN(l->token, slot, true)));
+	smp_store_release(ls, 0);
+	smp_store_release(&act->pin, (uint64_t)np);
+}
+
+/* ---------------------------------------------------------------- */
+/* The pin ledger                                                    */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Create the ledger and hand it to xensim on our control connection
+ * (dom0 only).  XENOPS_SIM_LEDGER_SLOTS (1..HV_LEDGER_SLOTS) lowers the
+ * capacity, for tests of a full ledger.
+ */
+static int
+ledger_open(struct sim *sim)
+{
+	struct hv_req req = { .op = HV_OP_PIN_LEDGER };
+	struct hv_rsp rsp;
+	struct sim_ledger *l;
+	const char *lim = getenv("XENOPS_SIM_LEDGER_SLOTS");
+	int fd, rc;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->nslots = HV_LEDGER_SLOTS;
+	if (lim && *lim) {
+		unsigned long v = strtoul(lim, NULL, 10);
+
+		if (v >= 1 && v < HV_LEDGER_SLOTS)
+			l->nslots = (uint32_t)v;
+	}
+	fd = memfd_create("xenops-pin-ledger", MFD_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		free(l);
+		return rc;
+	}
+	if (ftruncate(fd, sizeof(struct hv_ledger)) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	l->map = mmap(NULL, sizeof(struct hv_ledger), PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, 0);
+	if (l->map == MAP_FAILED) {
+		l->map = NULL;
+		rc = -errno;
+		goto fail;
+	}
+	/* A child of fork() must not write its parent's ledger: it has no
+	 * copy of it (and may not use the parent's handle anyway). */
+	madvise(l->map, sizeof(struct hv_ledger), MADV_DONTFORK);
+	l->map->hdr.magic = HV_LEDGER_MAGIC;
+	l->map->hdr.version = HV_PROTO_VERSION;
+	rc = sim_call(sim->conn, &req, &rsp, fd, NULL, NULL);
+	if (rc < 0)
+		goto fail;
+	if (rsp.arg == 0 || rsp.arg > HV_OWN_TOKEN_MAX) {
+		rc = -EPROTO;
+		goto fail;
+	}
+	l->token = rsp.arg;
+	close(fd);	/* xensim has its own */
+	pthread_mutex_init(&l->lock, NULL);
+	sim->ledger = l;
+	return 0;
+fail:
+	if (l->map)
+		munmap(l->map, sizeof(struct hv_ledger));
+	close(fd);
+	free(l);
+	return rc;
+}
+
+static void
+ledger_close(struct sim_ledger *l)
+{
+	if (!l)
+		return;
+	munmap(l->map, sizeof(struct hv_ledger));
+	pthread_mutex_destroy(&l->lock);
+	free(l->free);
+	free(l);
+}
+
+/* Hand out n free slots into slots[]: 0, -ENOSPC (full), -ENOMEM. */
+static int
+ledger_get(struct sim_ledger *l, unsigned int n, uint32_t *slots)
+{
+	unsigned int i = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (n > l->nfree + (l->nslots - l->used)) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	if (n > l->nfree && l->cap < l->used + (n - l->nfree)) {
+		/* The free stack can hold every slot ever handed out, so
+		 * that ledger_put never allocates. */
+		uint32_t cap = l->used + (n - l->nfree);
+		uint32_t *f;
+
+		if (cap < 2 * l->cap)
+			cap = 2 * l->cap < l->nslots ? 2 * l->cap : l->nslots;
+		f = realloc(l->free, sizeof(*f) * cap);
+		if (!f) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		l->free = f;
+		l->cap = cap;
+	}
+	for (; i < n && l->nfree; i++)
+		slots[i] = l->free[--l->nfree];
+	if (i < n) {
+		for (; i < n; i++)
+			slots[i] = l->used++;
+		/* Pairs with xensim's pread of "used" once we are gone: the
+		 * new slots are covered before anything is stored in them. */
+		smp_store_release(&l->map->hdr.used, l->used);
+	}
+out:
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+/* Take back n slots whose entries are clear. */
+static void
+ledger_put(struct sim_ledger *l, unsigned int n, const uint32_t *slots)
+{
+	pthread_mutex_lock(&l->lock);
+	for (unsigned int i = 0; i < n; i++)
+		l->free[l->nfree++] = slots[i];
+	pthread_mutex_unlock(&l->lock);
+}
+
+/* Take a pin, recorded in our ledger slot (gnt_acquire). */
+static int
+pin_take(struct sim *sim, struct sim_dom *d, uint32_t slot, grant_ref_t ref,
+	 bool writable, uint32_t *frame)
+{
+	/* mapper 0: only dom0 maps (sim_dom_get) */
+	return gnt_acquire(d, ref, 0, writable, sim->ledger, slot, frame);
+}
+
+/* Release a pin and its ledger slot's entry (gnt_release). */
+static void
+pin_drop(struct sim *sim, struct sim_dom *d, uint32_t slot, grant_ref_t ref,
+	 bool writable)
+{
+	gnt_release(d, ref, writable, sim->ledger, slot);
 }
 
 /* ---------------------------------------------------------------- */
@@ -662,6 +855,7 @@ sim_map_grefs(xenops_t *x, uint32_t domid, unsigned int count,
 	struct sim_dom *d;
 	uint32_t *frames = NULL;
 	unsigned int pinned = 0;
+	bool have_slots = false;
 	void *va = NULL;
 	int rc;
 
@@ -670,15 +864,20 @@ sim_map_grefs(xenops_t *x, uint32_t domid, unsigned int count,
 		errno = -rc;
 		return NULL;
 	}
-	m = malloc(sizeof(*m) + sizeof(grant_ref_t) * count);
+	m = malloc(sizeof(*m) + (sizeof(grant_ref_t) + sizeof(uint32_t)) * count);
 	frames = malloc(sizeof(*frames) * count);
 	if (!m || !frames) {
 		rc = -ENOMEM;
 		goto fail;
 	}
+	m->slots = (uint32_t *)(m->refs + count);
+	rc = ledger_get(sim->ledger, count, m->slots);
+	if (rc < 0)
+		goto fail;
+	have_slots = true;
 	for (pinned = 0; pinned < count; pinned++) {
-		rc = gnt_acquire(d, refs[pinned], x->domid, writable,
-				 &frames[pinned]);
+		rc = pin_take(sim, d, m->slots[pinned], refs[pinned], writable,
+			      &frames[pinned]);
 		if (rc < 0)
 			goto fail;
 	}
@@ -709,7 +908,9 @@ fail:
 	if (va)
 		munmap(va, (size_t)count * HV_PAGE_SIZE);
 	while (pinned--)
-		gnt_release(d, refs[pinned], writable);
+		pin_drop(sim, d, m->slots[pinned], refs[pinned], writable);
+	if (have_slots)
+		ledger_put(sim->ledger, count, m->slots);
 	free(frames);
 	free(m);
 	sim_dom_put(sim, d);
@@ -737,7 +938,8 @@ sim_unmap(xenops_t *x, void *addr, unsigned int count)
 	/* The pages go before the flags: the guest may reuse them then. */
 	munmap(addr, (size_t)count * HV_PAGE_SIZE);
 	for (unsigned int i = 0; i < count; i++)
-		gnt_release(m->dom, m->refs[i], m->writable);
+		pin_drop(sim, m->dom, m->slots[i], m->refs[i], m->writable);
+	ledger_put(sim->ledger, count, m->slots);
 	sim_dom_put(sim, m->dom);
 	free(m);
 	return 0;
@@ -747,10 +949,18 @@ static int
 sim_grant_copy(xenops_t *x, uint32_t domid, bool to_guest, unsigned int count,
 	       struct xenops_copy_seg *segs)
 {
+	struct sim *sim = to_sim(x);
 	struct sim_dom *d;
+	uint32_t slot;
 	int rc;
 
 	rc = sim_dom_get(x, domid, &d);
+	if (rc == 0) {
+		/* One slot: each segment's pin is held only for its copy. */
+		rc = ledger_get(sim->ledger, 1, &slot);
+		if (rc < 0)
+			sim_dom_put(sim, d);
+	}
 	if (rc < 0) {
 		for (unsigned int i = 0; i < count; i++)
 			if (segs[i].status == 0)
@@ -764,7 +974,7 @@ sim_grant_copy(xenops_t *x, uint32_t domid, bool to_guest, unsigned int count,
 
 		if (s->status != 0)
 			continue;	/* bad geometry, set by xenops.c */
-		rc = gnt_acquire(d, s->gref, x->domid, to_guest, &frame);
+		rc = pin_take(sim, d, slot, s->gref, to_guest, &frame);
 		if (rc < 0) {
 			s->status = rc;
 			continue;
@@ -774,9 +984,10 @@ sim_grant_copy(xenops_t *x, uint32_t domid, bool to_guest, unsigned int count,
 			memcpy(page + s->offset, s->local, s->len);
 		else
 			memcpy(s->local, page + s->offset, s->len);
-		gnt_release(d, s->gref, to_guest);
+		pin_drop(sim, d, slot, s->gref, to_guest);
 	}
-	sim_dom_put(to_sim(x), d);
+	ledger_put(sim->ledger, 1, &slot);
+	sim_dom_put(sim, d);
 	return 0;
 }
 
@@ -1440,6 +1651,16 @@ sim_open(xenops_t *x, const struct xenops_config *cfg)
 		goto fail;
 	}
 	sim->self->refs = 1;
+	if (cfg->domid == 0) {
+		/* Only dom0 maps and copies, so only dom0 pins. */
+		rc = ledger_open(sim);
+		if (rc < 0) {
+			errno = -rc;
+			log_error("xenops: handing xensim at %s a pin ledger: %m",
+				  dir);
+			goto fail;
+		}
+	}
 	if (cfg->domid == 0)
 		rc = asprintf(&x->xs_path, "%s/xenstore.sock", dir);
 	else
@@ -1453,6 +1674,7 @@ sim_open(xenops_t *x, const struct xenops_config *cfg)
 	x->priv = sim;
 	return 0;
 fail:
+	ledger_close(sim->ledger);
 	if (sim->self)
 		sim_dom_free(sim->self);
 	if (sim->conn >= 0)
@@ -1488,7 +1710,9 @@ sim_close(xenops_t *x)
 	while (sim->doms)
 		sim_dom_uncache_locked(sim, sim->doms);
 	sim_dom_free(sim->self);
+	/* Our ledger is empty now; xensim reads it once it sees the close. */
 	close(sim->conn);
+	ledger_close(sim->ledger);
 	pthread_mutex_destroy(&sim->lock);
 	free(sim->dir);
 	free(sim);

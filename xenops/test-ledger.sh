@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The pin ledger: a killed dom0 process's pins are released by xensim;
+# see test-ledger.c.
+. ../tests/functions.sh
+. "$abs_top_srcdir/xenops/hv-functions.sh"
+start_hv
+dom=$(hv_create_domain) && [ -n "$dom" ] || fail "cannot create a domain"
+$(valgrind_prefix) ./test-ledger "$dom"
