@@ -44,9 +44,9 @@
  *   3. every vbd's backend state settles where DESIGN-NOTES' table makes
  *      it exact (expect_states below); nothing is asserted elsewhere;
  *   4. once every vbd is removed and the domains destroyed, blkbackd has
- *      unmapped every page the frontends granted (unless a SIGKILL in the
- *      sequence left a dead process's pins behind: xensim keeps them,
- *      DESIGN-NOTES "Known gaps"), and its fds and threads are back to
+ *      unmapped every page the frontends granted (a SIGKILLed blkbackd's
+ *      pins too: xensim releases them from its pin ledger, as gntdev
+ *      does on real Xen), and its fds and threads are back to
  *      the baseline of a blkbackd serving nothing; with --rss-slack,
  *      its RSS is within that many KiB of what the same process had
  *      after its first sequence;
@@ -193,7 +193,6 @@ struct fz_seq {
 	unsigned int nvbds;
 	char steps[MAX_STEPS + 8][STEP_LEN];
 	unsigned int nsteps;
-	bool killed;		/* a SIGKILL in this sequence */
 	off_t log_start;
 	unsigned int names;	/* domains created, for unique names */
 };
@@ -656,8 +655,8 @@ dom_destroy(struct fz_ctx *c, struct fz_dom *d)
 
 /*
  * Invariant 4, the pages: once blkbackd has let go of every vbd, each
- * page the frontend granted can be taken back.  After a SIGKILL xensim
- * keeps the dead process's pins, so there a refusal is expected.
+ * page the frontend granted can be taken back -- also those a SIGKILLed
+ * blkbackd had mapped (xensim's pin ledger).
  */
 static void
 dom_take_back_pages(struct fz_ctx *c, struct fz_dom *d)
@@ -677,10 +676,6 @@ dom_take_back_pages(struct fz_ctx *c, struct fz_dom *d)
 		if (r != -EBUSY)
 			fail(c, "domain %u: ending access to %u pages: %s", d->id, sh->count,
 			     strerror(-r));
-		if (c->seq.killed) {
-			i++;	/* a dead blkbackd's pins: xenops_close drops ours */
-			continue;
-		}
 		if (now_s() > end)
 			fail(c, "domain %u: blkbackd still maps %u granted pages %.0f s after "
 			     "every vbd was removed", d->id, sh->count, PATIENCE_S * c->o.slow);
@@ -689,12 +684,8 @@ dom_take_back_pages(struct fz_ctx *c, struct fz_dom *d)
 }
 
 static void
-dom_close(struct fz_dom *d, bool killed)
+dom_close(struct fz_dom *d)
 {
-	if (killed && d->nshares)
-		printf("fuzz-control: domain %u: %u page sets still pinned by a SIGKILLed "
-		       "blkbackd (xensim keeps a dead process's pins): xenops drops ours\n",
-		       d->id, d->nshares);
 	if (d->ev)
 		xenops_evtchn_close(d->ev);
 	if (d->xs)
@@ -1447,8 +1438,6 @@ do_daemon(struct fz_ctx *c, enum step st)
 	case D_STOP:
 		sig = rng_below(&s->rng, 2) ? SIGTERM : SIGKILL;
 		step_note(c, "daemon %s", sig == SIGTERM ? "SIGTERM" : "SIGKILL");
-		if (sig == SIGKILL)
-			s->killed = true;
 		return daemon_stop(c, sig);
 	default:
 		step_note(c, "daemon start (takes over the kept vbds)");
@@ -1811,7 +1800,7 @@ quiesce(struct fz_ctx *c)
 		if (s->doms[i].alive)
 			dom_destroy(c, &s->doms[i]);
 	for (i = 0; i < s->ndoms; i++)
-		dom_close(&s->doms[i], s->killed);
+		dom_close(&s->doms[i]);
 	s->ndoms = 0;
 	check_alive(c);
 	check_resources(c);
