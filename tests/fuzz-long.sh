@@ -44,7 +44,9 @@ summary() { # NAME LOG RC
 echo "fuzz-long: libFuzzer targets to $runs inputs each$( [ "$secs" != 0 ] && echo " or $secs s" ), side by side; started $(date -u +%FT%TZ)"
 $make -C ring fuzz FUZZ_SECONDS="$secs" FUZZ_RUNS="$runs" > "$logs/ring.log" 2>&1 &
 ring=$!
-$make -C sim fuzz FUZZ_SECONDS="$secs" FUZZ_RUNS="$runs" > "$logs/sim.log" 2>&1 &
+# (a hang is an input over 300 s: the wall clock, and a niced run on a
+# busy machine was once starved of the CPU for 15 s inside one input)
+$make -C sim fuzz FUZZ_SECONDS="$secs" FUZZ_RUNS="$runs" FUZZ_TIMEOUT=300 > "$logs/sim.log" 2>&1 &
 sim=$!
 wait $ring; rc_ring=$?
 wait $sim; rc_sim=$?
