@@ -28,8 +28,10 @@ if git -C "$top_srcdir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 		tar --null -cf - -T -) | tar -xf - -C "$src"
 else
+	# (relative: automake's subdirectories prefix distdir with ../)
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
-		make -s -C "$top_builddir" distdir distdir="$src" >"$tmp/distdir.log" 2>&1 ||
+		make -s -C "$top_builddir" distdir \
+		distdir="$(realpath --relative-to="$top_builddir" "$src")" >"$tmp/distdir.log" 2>&1 ||
 		{ tail -n 20 "$tmp/distdir.log"; fail "make distdir"; }
 fi
 
