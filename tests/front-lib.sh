@@ -78,6 +78,13 @@ attach_loop() {
 	fi
 }
 
+# detach_loop: detach the test's loop device now, if it is still attached
+# (the exit cleanup then finds it gone, or another test's, and leaves it).
+detach_loop() {
+	losetup "$LOOPDEV" >/dev/null 2>&1 && losetup -d "$LOOPDEV"
+	return 0
+}
+
 # The backing (device and inode) a loop device has now.
 _front_loop_backing() { losetup -n -O BACK-MAJ:MIN,BACK-INO "$1" 2>/dev/null | tr -s ' '; }
 # _front_loop_detach DEV BACKING: at exit, detach DEV if it still serves

@@ -40,7 +40,7 @@ cmp <(dd if="$LOOPDEV" bs=1M count=4 iflag=direct status=none) <(head -c $((4 <<
 	fail "data before the discarded range changed"
 stop_export
 grep -qx 'discards=[1-9][0-9]*' "$FT/stats" || fail "export stats count no discard: $(cat "$FT/stats")"
-_front_loop_detach "$LOOPDEV"
+detach_loop
 blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove"
 
 # The direct export: the same fallocate punches the hole in PATH.
@@ -51,7 +51,7 @@ attach_loop "$FT/mnt2/disk"
 blkdiscard -o $((1 << 20)) -l $((4 << 20)) "$LOOPDEV" || fail "blkdiscard through the direct export failed"
 cmp -n $((4 << 20)) <(dd if="$img2" bs=1M skip=1 count=4 status=none) /dev/zero ||
 	fail "direct export: the range is not zeros in PATH"
-_front_loop_detach "$LOOPDEV"
+detach_loop
 stop_export
 grep -qx 'discards=[1-9][0-9]*' "$FT/stats2" || fail "direct export stats: $(cat "$FT/stats2")"
 
@@ -65,7 +65,7 @@ n0=$(grep -c ' op=discard ' "$BACKEND_TRACE" || true)
 blkdiscard -o 0 -l $((1 << 20)) "$LOOPDEV" 2>"$FT/bd.err" || true
 cmp -n $((1 << 20)) "$img3" <(dd if="$LOOPDEV" bs=1M count=1 iflag=direct status=none) ||
 	fail "a discard without feature-discard changed the data"
-_front_loop_detach "$LOOPDEV"
+detach_loop
 stop_export
 [ "$(grep -c ' op=discard ' "$BACKEND_TRACE" || true)" = "$n0" ] ||
 	fail "a discard reached the ring of a vbd without feature-discard"
