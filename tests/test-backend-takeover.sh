@@ -24,8 +24,11 @@ for point in taken responded recorded pushed; do
 	pid=$(cat "$BACKEND_PIDFILE")
 	guest_with_disk 16M
 	be=$(bk_be $DOM) fe=/local/domain/$DOM/device/vbd/51712
-	timeout 120 blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 8M \
-		--count 400 --iodepth 8 --flush-every 20 > "$BK_TMP/verify.out" 2>&1 &
+	# (a response may wait for the successor's start: 30 s, blkfront-test's
+	# default, is too short for a valgrind blkbackd on a busy machine)
+	timeout 300 blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 8M \
+		--count 400 --iodepth 8 --flush-every 20 --timeout 120000 \
+		> "$BK_TMP/verify.out" 2>&1 &
 	vpid=$!
 	cleanup_fn kill $vpid
 	wait_for 30 died $pid || fail "$point: blkbackd did not die at its crash point"
