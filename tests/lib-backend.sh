@@ -212,6 +212,22 @@ new_guest() {
 	[ -n "$DOM" ] || fail "xensim-ctl create-domain failed"
 }
 
+# frozen_guest: a new guest (DOM; fe, be its vbd's directories) whose
+# memory:1M xvda is Connected on both ends, its frontend (HOLD, a
+# blkfront-test attach --hold) then stopped: a guest that cannot react,
+# whose state steps the test writes itself.  Killed at exit.
+frozen_guest() {
+	new_guest
+	fe=/local/domain/$DOM/device/vbd/51712 be=$(bk_be $DOM)
+	add_disk $DOM memory:1M
+	blkfront-test attach --domid $DOM --hold > "$BK_TMP/hold.$DOM" 2>&1 &
+	HOLD=$!
+	cleanup_fn kill -KILL $HOLD
+	xs_wait $be/state 4
+	xs_wait $fe/state 4
+	kill -STOP $HOLD
+}
+
 # add_disk DOMID PARAMS [--be-key K=V]... : a vbd as xl creates it (xvda).
 add_disk() {
 	local dom=$1 params=$2

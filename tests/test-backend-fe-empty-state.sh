@@ -26,20 +26,12 @@ xenstore-write $fe/state ""
 xs_wait $be/state 5
 
 # a connected guest (held, the ring valid) whose state node goes ""
-new_guest
-fe=/local/domain/$DOM/device/vbd/51712 be=$(bk_be $DOM)
-add_disk $DOM memory:1M
-blkfront-test attach --domid $DOM --hold > "$BK_TMP/hold" 2>&1 &
-hold=$!
-cleanup_fn kill -KILL $hold
-xs_wait $be/state 4
-xs_wait $fe/state 4
-kill -STOP $hold
+frozen_guest
 xenstore-write $fe/state ""
 xs_wait $be/state 5
 grep -q "vbd $DOM/51712: state: the frontend's state \"\" at $fe/state is not" "$BACKEND_LOG" ||
 	fail "the empty state was not logged"
-kill -KILL $hold
-wait $hold 2>/dev/null || true
+kill -KILL $HOLD
+wait $HOLD 2>/dev/null || true
 stop_backend
 exit 0

@@ -26,21 +26,13 @@ xs_wait $be/state 2
 io_works $DOM
 
 # a connected guest (held) whose state node goes 2
-new_guest
-fe=/local/domain/$DOM/device/vbd/51712 be=$(bk_be $DOM)
-add_disk $DOM memory:1M
-blkfront-test attach --domid $DOM --hold > "$BK_TMP/hold" 2>&1 &
-hold=$!
-cleanup_fn kill -KILL $hold
-xs_wait $be/state 4
-xs_wait $fe/state 4
-kill -STOP $hold
+frozen_guest
 xenstore-write $fe/state 2
 xs_wait $be/state 5
 xs_is $be/error "$(err $fe)"
 sleep 0.3
 xs_is $be/state 5
-kill -KILL $hold
-wait $hold 2>/dev/null || true
+kill -KILL $HOLD
+wait $HOLD 2>/dev/null || true
 stop_backend
 exit 0

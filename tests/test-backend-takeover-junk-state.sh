@@ -8,15 +8,7 @@
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
-new_guest
-fe=/local/domain/$DOM/device/vbd/51712 be=$(bk_be $DOM)
-add_disk $DOM memory:1M
-blkfront-test attach --domid $DOM --hold > "$BK_TMP/hold" 2>&1 &
-hold=$!
-cleanup_fn kill -KILL $hold
-xs_wait $be/state 4
-xs_wait $fe/state 4
-kill -STOP $hold	# its steps are written here
+frozen_guest
 stop_backend
 xenstore-write $fe/state 9
 start_backend
@@ -26,8 +18,8 @@ sleep 0.5
 xs_is $be/state 5
 grep -q "vbd $DOM/51712: taken over" "$BACKEND_LOG" && fail "a junk frontend was taken over"
 # the frontend starts over: Closed, then Initialising
-kill -KILL $hold
-wait $hold 2>/dev/null || true
+kill -KILL $HOLD
+wait $HOLD 2>/dev/null || true
 xenstore-write $fe/state 6
 xs_wait $be/state 6
 xenstore-write $fe/state 1
