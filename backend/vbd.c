@@ -10,7 +10,7 @@
  *   frontend Closing (5):  Closing, and the ring is still served (a
  *             guest with the disk open goes on until its last close)
  *   frontend Closed (6), frontend gone, its domain dead:
- *             disconnect, Closed (6) (Closing while the queues drain);
+ *             Closing (5) if a ring was served, disconnect, Closed (6)
  *             from InitWait only once the frontend was seen alive
  *   frontend Initialising (1) while a ring is served: Closing,
  *             disconnect, then as below
@@ -823,10 +823,15 @@ frontend_changed(struct bk_dev *dev, unsigned long fe_state)
 		if (dev->state == XenbusStateInitWait &&
 		    (fe_state != XenbusStateClosed || !dev->fe_live))
 			break;
+		/* Closing while the queues stop, whether that takes a while
+		 * (requests in flight) or no time at all: what the guest sees
+		 * must not depend on the timing (a Connected state here would
+		 * also leave nothing behind it) */
+		if (dev->phase == DEV_CONNECTED)
+			bk_vbd_set_state(dev, XenbusStateClosing);
 		if (!bk_vbd_disconnect(dev)) {
-			/* Closing while the queues drain; then Closed, or
-			 * whatever the frontend has moved on to by then (a
-			 * Connected state here would leave nothing behind it) */
+			/* then Closed, or whatever the frontend has moved on
+			 * to by then */
 			if (dev->state != XenbusStateClosed && dev->state != -1)
 				bk_vbd_set_state(dev, XenbusStateClosing);
 			dev->then_update = true;
@@ -933,11 +938,13 @@ bk_vbd_domain_gone(struct bk_dev *dev)
 	if (dev->state == XenbusStateClosed || !dev->probed || dev->then_closed)
 		return;
 	log_info("vbd %s: frontend domain %u is gone", dev->name, dev->frontid);
+	/* as for a frontend that closed: Closing first if a ring was
+	 * served, Closed once the queues have drained */
+	if (dev->phase == DEV_CONNECTED)
+		bk_vbd_set_state(dev, XenbusStateClosing);
 	if (bk_vbd_disconnect(dev)) {
 		bk_vbd_set_state(dev, XenbusStateClosed);
 	} else {
-		/* as for a frontend that closed: Closing while the queues
-		 * drain, Closed after */
 		bk_vbd_set_state(dev, XenbusStateClosing);
 		dev->then_closed = true;
 	}
