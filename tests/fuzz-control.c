@@ -17,7 +17,8 @@
  * A run is a series of sequences.  Sequence i draws everything from its
  * own generator, seeded from (S, i) with splitmix64, so --replay i runs
  * exactly that sequence again.  A sequence is 10..40 steps, each followed
- * by a pause of 0..5 ms so that the steps race blkbackd's reactions:
+ * by a pause (none, up to 1 ms or up to 5 ms) so that the steps race
+ * blkbackd's reactions:
  *   toolstack: create a domain; add a vbd with the keys xl-add writes
  *              (sometimes junk or missing params, junk mode, no
  *              online, no hotplug-status); remove it libxl's way
@@ -217,6 +218,22 @@ struct fz_opts {
 	unsigned int slow;	/* timeouts multiplied (valgrind) */
 };
 
+/* The steps of a sequence: toolstack (T_), frontend (F_), daemon (D_). */
+enum step {
+	T_CREATE, T_ADD, T_REMOVE, T_REMOVE_RM, T_ONLINE0, T_DESTROY,
+	F_STATE, F_RESET, F_RING, F_STALE, F_JUNK, F_CONNECT,
+	D_HUP, D_STOP, D_START,
+	NSTEPS
+};
+
+static const char *const step_name[NSTEPS] = {
+	[T_CREATE] = "create", [T_ADD] = "add", [T_REMOVE] = "remove",
+	[T_REMOVE_RM] = "remove-rm", [T_ONLINE0] = "online0", [T_DESTROY] = "destroy",
+	[F_STATE] = "fe-state", [F_RESET] = "fe-reset", [F_RING] = "fe-ring",
+	[F_STALE] = "fe-stale", [F_JUNK] = "fe-junk", [F_CONNECT] = "fe-connect",
+	[D_HUP] = "hup", [D_STOP] = "stop", [D_START] = "start",
+};
+
 struct fz_ctx {
 	struct fz_opts o;
 	struct fz_daemon dm;
@@ -228,6 +245,7 @@ struct fz_ctx {
 	/* where the time goes (printed at the end) */
 	uint64_t restarts, nudges;
 	double t_steps, t_states, t_quiesce;
+	double t_step_kind[NSTEPS];	/* t_steps by kind of step */
 	unsigned int verify_names;
 };
 
@@ -1172,12 +1190,6 @@ fe_reset(struct fz_ctx *c, struct fz_vbd *v)
 /* The step generator.                                                */
 /* ------------------------------------------------------------------ */
 
-enum step {
-	T_CREATE, T_ADD, T_REMOVE, T_REMOVE_RM, T_ONLINE0, T_DESTROY,
-	F_STATE, F_RESET, F_RING, F_STALE, F_JUNK, F_CONNECT,
-	D_HUP, D_STOP, D_START,
-	NSTEPS
-};
 
 static const unsigned int step_weight[NSTEPS] = {
 	[T_CREATE] = 3, [T_ADD] = 10, [T_REMOVE] = 3, [T_REMOVE_RM] = 3, [T_ONLINE0] = 2,
@@ -1458,6 +1470,7 @@ run_step(struct fz_ctx *c, enum step st)
 	else
 		do_daemon(c, st);
 	c->steps_done++;
+	c->t_step_kind[st] += now_s() - t0;
 	if (c->o.verbose)
 		printf("     (%.1f ms)\n", (now_s() - t0) * 1e3);
 }
@@ -1799,6 +1812,16 @@ quiesce(struct fz_ctx *c)
 	for (i = 0; i < s->ndoms; i++)
 		if (s->doms[i].alive)
 			dom_destroy(c, &s->doms[i]);
+	/* and, as libxl does once a domain and its devices are gone, its
+	 * /libxl/<domid> (left behind, thousands of empty directories
+	 * made every xenstore transaction slower as the run went on) */
+	for (i = 0; i < s->ndoms; i++) {
+		char lx[64];
+
+		snprintf(lx, sizeof(lx), "/libxl/%u", s->doms[i].id);
+		if (!xs_rm(c->xs, XBT_NULL, lx) && errno != ENOENT)
+			fail(c, "removing %s: %s", lx, strerror(errno));
+	}
 	for (i = 0; i < s->ndoms; i++)
 		dom_close(&s->doms[i]);
 	s->ndoms = 0;
@@ -1833,7 +1856,11 @@ run_sequence(struct fz_ctx *c, uint64_t idx)
 	run_step(c, T_CREATE);
 	run_step(c, T_ADD);
 	for (i = 2; i < n; i++) {
-		unsigned int pause = rng_below(&s->rng, 3) ? rng_below(&s->rng, 5001) : 0;
+		/* no pause, up to 1 ms, or up to 5 ms (blkbackd's reaction to
+		 * a watch takes ~0.1-1 ms here: each lands before, during or
+		 * after it) */
+		unsigned int kind = rng_below(&s->rng, 3);
+		unsigned int pause = kind ? rng_below(&s->rng, kind == 1 ? 1001 : 5001) : 0;
 
 		run_step(c, choose_step(c));
 		sleep_us(pause);
@@ -1989,6 +2016,16 @@ main(int argc, char **argv)
 	printf("fuzz-control: time in steps %.1f s, settling %.1f s, quiesce %.1f s; "
 	       "%" PRIu64 " blkbackd starts, %" PRIu64 " release nudges\n", c.t_steps,
 	       c.t_states, c.t_quiesce, c.restarts, c.nudges);
+	{
+		double rest = c.t_steps;
+
+		printf("fuzz-control: time in steps by kind (s):");
+		for (unsigned int i = 0; i < NSTEPS; i++) {
+			printf(" %s %.1f", step_name[i], c.t_step_kind[i]);
+			rest -= c.t_step_kind[i];
+		}
+		printf("; between steps (pauses, checks) %.1f\n", rest);
+	}
 	daemon_stop(&c, SIGTERM);
 	xs_close(c.xs);
 	return 0;
