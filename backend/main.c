@@ -147,6 +147,8 @@ take_instance_lock(enum xenops_transport t, unsigned int self)
  * ENOENT/EACCES: an answer, so alive.
  */
 #define XS_PING_MS 2000
+/* how long start-up waits for xenstore to fire the watches it registered */
+#define FIRST_SCAN_MS 10000
 
 static bool
 xs_alive(struct xs_handle *xs)
@@ -365,8 +367,16 @@ setup(struct run *r)
 		return -1;
 	if (bk_xenbus_init(d) < 0)
 		return -1;
-	if (r->pidfile && write_pidfile(r->pidfile) < 0)
+	if (bk_xenbus_first_scan(d, FIRST_SCAN_MS) < 0) {
+		log_error("lost the connection to xenstore during start-up");
+		bk_xenbus_shutdown(d, false);
 		return -1;
+	}
+	if (r->pidfile && write_pidfile(r->pidfile) < 0) {
+		/* whatever start-up took over stays attached for the next one */
+		bk_xenbus_shutdown(d, false);
+		return -1;
+	}
 	log_info("serving %s as domain %u (%s transport)%s", d->vbd_root, d->self,
 		 d->opt.transport == XENOPS_SIM ? "sim" : "xen",
 		 r->upgraded ? " after an upgrade" : "");

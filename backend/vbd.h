@@ -73,6 +73,9 @@ struct bk_daemon {
 	 * vbd_root it has logged, so each is logged once, not per event */
 	char bad_dirs[4][64];
 	unsigned int bad_dirs_next;
+	/* xenbus.c: the watches registered whose first firing (xenstore
+	 * fires each once at registration) has not been handled yet */
+	unsigned int watches_unfired;
 };
 
 /* The per-vbd knobs (blkbackd.8 "XENSTORE KEYS"), read by negotiate.c. */
@@ -144,6 +147,10 @@ struct bk_dev {
 
 /* Watch the backend directory and @releaseDomain.  0/-errno. */
 int bk_xenbus_init(struct bk_daemon *d);
+/* Handle the watches' first firings (every vbd found, dead frontends
+ * closed), waiting up to timeout_ms for them.  0, or -EPIPE when
+ * xenstore went away. */
+int bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms);
 /* xs fd readable: handle every pending watch event. */
 void bk_xenbus_handle_watches(struct bk_daemon *d);
 /* report_efd readable: act on the queues' reports; finish the

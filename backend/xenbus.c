@@ -8,15 +8,21 @@
 #include <config.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <xenstore.h>
 
 #include "log.h"
 #include "vbd.h"
 #include "xbus.h"
+
+/* d->watches_unfired */
+#define WATCH_VBD	1u	/* the backend directory */
+#define WATCH_RELEASE	2u	/* @releaseDomain */
 
 struct bk_dev *
 bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id)
@@ -237,10 +243,49 @@ bk_xenbus_init(struct bk_daemon *d)
 		log_error("watch %s: %m", d->vbd_root);
 		return -errno;
 	}
-	if (!xs_watch(d->xs, "@releaseDomain", "release"))
+	d->watches_unfired = WATCH_VBD;
+	if (xs_watch(d->xs, "@releaseDomain", "release"))
+		d->watches_unfired |= WATCH_RELEASE;
+	else
 		log_info("watch @releaseDomain: %m; a dying frontend is noticed "
 			 "only through its state node");
-	/* The watch fires once at registration; vbds are scanned then. */
+	/* Each watch fires once at registration; vbds are scanned then
+	 * (bk_xenbus_first_scan). */
+	return 0;
+}
+
+/*
+ * Before blkbackd says it is serving (pidfile, systemd's READY=1, the
+ * parent's exit status), the vbds already there are taken over or
+ * probed and the frontends of dead domains closed: what start-up
+ * found is settled, and a vbd the toolstack adds afterwards is
+ * never judged by the first @releaseDomain's look at the domains.
+ */
+int
+bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
+{
+	struct timespec t0, now;
+	int left = timeout_ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (d->watches_unfired && left > 0) {
+		struct pollfd pfd = { .fd = xs_fileno(d->xs), .events = POLLIN };
+		int n = poll(&pfd, 1, left);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (pfd.revents & (POLLERR | POLLHUP))
+			return -EPIPE;
+		if (pfd.revents & POLLIN)
+			bk_xenbus_handle_watches(d);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = timeout_ms - (int)((now.tv_sec - t0.tv_sec) * 1000 +
+					  (now.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	if (d->watches_unfired)
+		log_info("xenstore has not fired %s within %d ms of registering it; "
+			 "serving meanwhile", d->watches_unfired & WATCH_VBD ?
+			 "the backend directory's watch" : "@releaseDomain", timeout_ms);
 	return 0;
 }
 
@@ -299,12 +344,14 @@ bk_xenbus_handle_watches(struct bk_daemon *d)
 				snprintf(paths[npaths++], sizeof(paths[0]), "%s", path);
 			else if (!seen)
 				rescan = true;
+			d->watches_unfired &= ~WATCH_VBD;
 		} else if (!strcmp(token, "fe")) {
 			for (dev = d->devs; dev; dev = dev->next)
 				if (!strcmp(dev->fe_state, path))
 					dev->fe_event = true;
 		} else if (!strcmp(token, "release")) {
 			release = true;
+			d->watches_unfired &= ~WATCH_RELEASE;
 		}
 		free(w);
 	}

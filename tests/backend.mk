@@ -73,6 +73,7 @@ BACKEND_SH_TESTS = \
 	test-backend-takeover-junk-state.sh \
 	test-backend-restart-closing.sh \
 	test-backend-fe-junk-gone.sh \
+	test-backend-first-scan.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
