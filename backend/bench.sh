@@ -27,9 +27,9 @@
 # while I/O is in flight, trading CPU for the ~58 us cross-CPU wake-ups
 # of this machine; see blkbackd(8) --poll-max-us).  A third run polls in
 # the frontend only: blkbackd as configured by default, served by a
-# frontend that answers as fast as Linux blkfront's interrupt handler
-# would, where blkfront-test's own eventfd wake-up (~58 us) is the
-# simulator's, not the backend's, cost.
+# frontend that answers about as fast as Linux blkfront's interrupt
+# handler would, so what remains of the default row's gap is blkbackd's
+# own sleeping (BENCHMARKS.md has what it showed).
 #
 # The ring: order 2 (128 slots).  The frontend uses 32 indirect segments
 # for 4 KiB reads (Linux blkfront's default; its grant budget then allows
