@@ -158,6 +158,9 @@ struct fz_dom {
 	xenops_evtchn_t *ev;	/* every port it binds */
 	struct fz_share shares[MAX_SHARES];
 	unsigned int nshares;
+	/* destroyed, and then a blkbackd that may have mapped its pages
+	 * was SIGKILLed: nothing can give them back (dom_take_back_pages) */
+	bool pages_orphaned;
 };
 
 /* The frontend's last state write, as the expectations need it. */
@@ -683,6 +686,17 @@ dom_take_back_pages(struct fz_ctx *c, struct fz_dom *d)
 	unsigned int i = 0;
 	int r;
 
+	/*
+	 * A blkbackd SIGKILLed after this domain was destroyed: xensim
+	 * releases a dead process's pins only into domains that still
+	 * exist (on Xen the dying domain is freed once gntdev's exit has
+	 * unmapped them); a destroyed guest gets nothing back and has
+	 * nobody left to ask.  Not blkbackd's to answer for.
+	 */
+	if (d->pages_orphaned) {
+		d->nshares = 0;
+		return;
+	}
 	while (i < d->nshares) {
 		struct fz_share *sh = &d->shares[i];
 
@@ -1450,6 +1464,10 @@ do_daemon(struct fz_ctx *c, enum step st)
 	case D_STOP:
 		sig = rng_below(&s->rng, 2) ? SIGTERM : SIGKILL;
 		step_note(c, "daemon %s", sig == SIGTERM ? "SIGTERM" : "SIGKILL");
+		if (sig == SIGKILL)
+			for (unsigned int i = 0; i < s->ndoms; i++)
+				if (!s->doms[i].alive)
+					s->doms[i].pages_orphaned = true;
 		return daemon_stop(c, sig);
 	default:
 		step_note(c, "daemon start (takes over the kept vbds)");
