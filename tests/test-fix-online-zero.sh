@@ -9,46 +9,34 @@
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
 
-stopped_guest() { # -> DOM, B, F, hold (a Connected frontend that cannot react)
-	new_guest
-	add_disk $DOM memory:4M
-	B=$(bk_be $DOM) F=/local/domain/$DOM/device/vbd/51712
-	blkfront-test attach --domid $DOM --hold > "$BK_TMP/hold.$DOM" 2>&1 &
-	hold=$!
-	cleanup_fn kill -KILL $hold
-	xs_wait $B/state 4
-	xs_wait $F/state 4
-	kill -STOP $hold
-}
-
 # the exact transitions blkbackd logged for vbd $1, one per line
 transitions() {
 	grep -oE "vbd $1/51712: [A-Za-z?]+ -> [A-Za-z]+" "$BACKEND_LOG" | sed 's/.*: //'
 }
 
 for how in "online 0" "online 0 state 5"; do
-	stopped_guest
+	frozen_guest
 	# shellcheck disable=SC2086
 	set -- $how
 	args=()
-	while [ $# -gt 0 ]; do args+=("$B/$1" "$2"); shift 2; done
+	while [ $# -gt 0 ]; do args+=("$be/$1" "$2"); shift 2; done
 	xenstore-write "${args[@]}"
-	xs_wait $B/state 5
+	xs_wait $be/state 5
 	sleep 0.5		# and it stays there while the frontend is Connected
-	xs_is $B/state 5
-	xs_is $F/state 4
-	xenstore-write $F/state 5
+	xs_is $be/state 5
+	xs_is $fe/state 4
+	xenstore-write $fe/state 5
 	sleep 0.5
-	xs_is $B/state 5
-	xenstore-write $F/state 6
-	xs_wait $B/state 6
-	xs_absent $B/error
+	xs_is $be/state 5
+	xenstore-write $fe/state 6
+	xs_wait $be/state 6
+	xs_absent $be/error
 	got=$(transitions $DOM | tr '\n' ',')
 	[ "$got" = "? -> InitWait,InitWait -> Connected,Connected -> Closing,Closing -> Closed," ] ||
 		fail "$how: transitions $got"
 	grep -q "vbd $DOM/51712: disconnected" "$BACKEND_LOG" || fail "$how: not disconnected"
-	kill -KILL $hold
-	wait $hold 2>/dev/null || true
+	kill -KILL $HOLD
+	wait $HOLD 2>/dev/null || true
 done
 
 # online=0 with no frontend at all (a vbd in InitWait): Closing, Closed
@@ -60,12 +48,12 @@ got=$(grep -oE "vbd 99/77: [A-Za-z?]+ -> [A-Za-z]+" "$BACKEND_LOG" | sed 's/.*: 
 [ "$got" = "? -> InitWait,InitWait -> Closing,Closing -> Closed," ] || fail "no frontend: transitions $got"
 
 # online=0 on a connected guest whose domain dies: Closed without it
-stopped_guest
-xenstore-write $B/online 0
-xs_wait $B/state 5
-kill -KILL $hold
-wait $hold 2>/dev/null || true
+frozen_guest
+xenstore-write $be/online 0
+xs_wait $be/state 5
+kill -KILL $HOLD
+wait $HOLD 2>/dev/null || true
 destroy_domain $DOM
-xs_wait $B/state 6
+xs_wait $be/state 6
 stop_backend
 exit 0
