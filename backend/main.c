@@ -298,6 +298,7 @@ setup(struct run *r)
 		.it_value = { .tv_sec = r->size_check_secs },
 	};
 	const char *xsp;
+	int rc;
 
 	if (!r->foreground) {
 		if (!r->upgraded && detach(r) < 0)
@@ -367,8 +368,10 @@ setup(struct run *r)
 		return -1;
 	if (bk_xenbus_init(d) < 0)
 		return -1;
-	if (bk_xenbus_first_scan(d, FIRST_SCAN_MS) < 0) {
-		log_error("lost the connection to xenstore during start-up");
+	rc = bk_xenbus_first_scan(d, FIRST_SCAN_MS);
+	if (rc < 0) {
+		log_error("xenstore, while taking stock of the vbds at start-up: %s",
+			  strerror(-rc));
 		bk_xenbus_shutdown(d, false);
 		return -1;
 	}
