@@ -28,6 +28,20 @@ if pgrep -f "$tmp/" >/dev/null; then
 	pgrep -af "$tmp/"
 	fail "processes of the stack left running (above)"
 fi
+# The cells that differ only in where run back to back (the two runs a
+# domU/dom0 ratio divides), the other way round in the next round.
+order=$(sed -n 's/^blkbench: \[cell [0-9]*\/4 run 1\/1\] \([a-zU0-9-]*\): elapsed.*/\1/p' "$tmp/err" | tr '\n' ' ')
+[ "$order" = "domU-wce1-barrier1 dom0-wce1-barrier1 domU-wce0-barrier1 dom0-wce0-barrier1 " ] ||
+	fail "run order: $order"
+PYTHONPATH=$top_srcdir/harness python3 - <<'PY' || fail "round order"
+from blkbenchlib.cli import _round_order
+from blkbenchlib.matrix import Cell, FsSpec
+cells = [Cell(w, c, 1, FsSpec.parse("ext4"), "", "bonnie", "%s-wce%d" % (w, c))
+         for w in ("domU", "dom0") for c in (1, 0)]
+for r, want in ((1, [1, 3, 2, 4]), (2, [3, 1, 4, 2]), (3, [1, 3, 2, 4])):
+    got = [k for k, _ in _round_order(cells, r)]
+    assert got == want, (r, got)
+PY
 for c in domU-wce1 domU-wce0 dom0-wce1 dom0-wce0; do
 	grep -qE "^$c-barrier1 +([0-9]+|-) +([0-9]+|-)\$" "$tmp/out" || fail "no $c-barrier1 row"
 done
@@ -41,8 +55,8 @@ runs = json.load(open(sys.argv[1]))["runs"]
 got = [(r["where"], r["wce"], r["loop_write_cache"], r.get("flush_mode"),
         r.get("feature_flush_cache"), r.get("feature_barrier")) for r in runs]
 assert got == [("domU", 1, "write back", "auto", 1, 0),
-               ("domU", 0, "write through", "auto", 0, 0),
                ("dom0", 1, "write back", None, None, None),
+               ("domU", 0, "write through", "auto", 0, 0),
                ("dom0", 0, "write through", None, None, None)], got
 for r in runs:
     assert r["loop_dio"] == 1, r

@@ -292,6 +292,25 @@ def _fmt_secs(s):
         s // 3600, s // 60 % 60, s % 60)
 
 
+def _round_order(cells, r):
+    """Round r's order of the cells, as (number, cell) with the cell's
+    number in the matrix: cells that differ only in where (dom0 and domU
+    of one wce, barrier, filesystem...) run one after the other, first
+    one way round, then the other in the next round.  The host disk's
+    speed drifts within minutes here (one 128 KiB write job on a fresh
+    dom0 stack per run: 609-1214 MB/s over half an hour), so the two
+    runs that a domU/dom0 ratio divides should be seconds apart, not
+    half a round of the matrix."""
+    groups = {}
+    for k, c in enumerate(cells, 1):
+        groups.setdefault((c.wce, c.barrier, str(c.fs), c.sched, c.atime, c.workload),
+                          []).append((k, c))
+    out = []
+    for g in groups.values():
+        out.extend(g if r % 2 else reversed(g))
+    return out
+
+
 class Bench:
     """One invocation of "blkbench run" (or demo): the matrix, its results."""
 
@@ -456,7 +475,7 @@ class Bench:
             # of the machine (other load, the host's caches) then falls on
             # every cell alike instead of on the cells run last
             for r in range(1, self.o.runs + 1):
-                for k, cell in enumerate(self.cells, 1):
+                for k, cell in _round_order(self.cells, r):
                     el = time.monotonic() - t_start
                     eta = ("%s" % _fmt_secs(el / done * (total - done))) if done else "?"
                     info("[cell %d/%d run %d/%d] %s: elapsed %s, ETA %s"
