@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from . import matrix, parsers, report, xen
+from . import ceiling, matrix, parsers, report, xen
 from .stack import WHERES
 from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
                      detect_memory_cgroup, dmesg_tail, find_tool, info,
@@ -72,7 +72,7 @@ class Tools:
 
     def path(self, name):
         if name not in self._cache:
-            hint = {"bonnie++": "apt-get install bonnie++",
+            hint = {"bonnie++": "apt-get install bonnie++", "fio": "apt-get install fio",
                     "gnuplot": "apt-get install gnuplot-nox",
                     "mkfs.xfs": "apt-get install xfsprogs",
                     "fusermount3": "apt-get install fuse3"}.get(name, "build the tree with make")
@@ -732,6 +732,15 @@ def main(argv, paths):
     p_probe.add_argument("--io", action="store_true",
                          help="also write 64 MiB through the stack (ext4, dd + sync)")
     p_probe.add_argument("where")
+    p_ceil = sub.add_parser("ceiling", help="is dom0 the ceiling of domU? fio on the bare "
+                            "disks of both stacks, in turn (a benchmark)")
+    p_ceil.add_argument("--rounds", type=int, default=6, help="runs of each job per stack "
+                        "(default 6)")
+    p_ceil.add_argument("--seconds", type=int, default=5, help="per run (default 5)")
+    p_ceil.add_argument("--wce", type=int, choices=(0, 1), default=1,
+                        help="the backing's write cache (default 1)")
+    p_ceil.add_argument("--disk", type=int, default=640, help="each backing, MiB (default 640)")
+    p_ceil.add_argument("--workdir", help="where the backings go (default $TMPDIR or /var/tmp)")
     p_tree = sub.add_parser("gen-tree", help="write the tar/rm workload's tree as a tar")
     p_tree.add_argument("--scale", type=float, default=1.0)
     p_tree.add_argument("file")
@@ -751,6 +760,11 @@ def main(argv, paths):
             return cmd_parse(ns)
         if ns.cmd == "probe":
             return cmd_probe(ns, paths)
+        if ns.cmd == "ceiling":
+            lines = ceiling.ceiling(Tools(paths), ns.rounds, ns.seconds, ns.wce, ns.disk,
+                                    ns.workdir or os.environ.get("TMPDIR") or "/var/tmp")
+            print("\n".join(lines))
+            return 0
         if ns.cmd == "gen-tree":
             f, d, b = generate_tree_tar(ns.file, ns.scale)
             print("%d files %d dirs %d bytes" % (f, d, b))
