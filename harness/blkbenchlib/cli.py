@@ -48,6 +48,8 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
 # idle machine (48k of them took < 0.5 s: "+++++" in every
 # cell); files with data, as in the seed's -n 32:100000:10, are timed
 # (23-31k creates/s here); 48k files' inodes need more than 64 MiB of slab.
+# On a later machine whose disk takes bonnie++'s blocks at half that
+# speed (80-185 MB/s), a run takes 25 s and the demo 11-12 minutes.
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
         "mem": "96", "size": "224", "files": "32", "file-size": "2048:512",
