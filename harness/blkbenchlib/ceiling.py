@@ -23,7 +23,7 @@ import tempfile
 
 from .matrix import Cell, FsSpec
 from .stack import WHERES
-from .system import BenchError, Cleanup, LoopDevice, info, run
+from .system import BenchError, Cleanup, LoopDevice, info, make_backing, run
 
 # (name, fio options): what a guest's disk sees from bonnie++'s block
 # phases, a database's random reads, and a journal's synchronous writes
@@ -56,7 +56,6 @@ def ceiling(tools, rounds, seconds, wce, disk_mib, workdir):
     if rounds < 1 or seconds < 1 or disk_mib < 64:
         raise BenchError("blkbench ceiling: --rounds and --seconds must be at least 1, "
                          "--disk at least 64 (MiB)")
-    from .cli import _make_backing  # the backing files "run" makes
     base = tempfile.mkdtemp(prefix="blkbench-ceiling.", dir=workdir)
     out = []
     with Cleanup() as cl:
@@ -71,7 +70,7 @@ def ceiling(tools, rounds, seconds, wce, disk_mib, workdir):
             tmp = os.path.join(base, where)
             os.mkdir(tmp)
             backing = os.path.join(tmp, "backing.img")
-            _make_backing(backing, disk_mib, "zero", log)
+            make_backing(backing, disk_mib, "zero", log)
             disk = w.start(cell, tmp, backing, cl, log, tmp)
             loop = LoopDevice(disk.path, log)
             cl.push("detach %s" % loop.dev, loop.detach)

@@ -16,7 +16,8 @@ from . import ceiling, matrix, parsers, report, xen
 from .stack import WHERES
 from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
                      detect_memory_cgroup, dmesg_tail, find_tool, info,
-                     install_signal_handlers, kernel_release, mount_options_of, run,
+                     install_signal_handlers, kernel_release, make_backing,
+                     mount_options_of, run,
                      tool_version, umount, warn)
 from .workloads import WORKLOADS, RunContext, generate_tree_tar
 
@@ -200,32 +201,6 @@ def _disk_mib(o, workloads):
     return max(512, need + 256)
 
 
-def _make_backing(path, mib, prefill, log):
-    """A fresh backing file of MIB MiB.  sparse: truncated, so every first
-    write to a block allocates it (on wce0 an O_DSYNC allocating write
-    commits the host filesystem's journal, which no real disk does);
-    zero: every block written (and made durable) before the run, as the
-    blocks of a disk exist before anyone writes them."""
-    t0 = time.monotonic()
-    with open(path, "wb") as f:
-        if prefill == "zero":
-            chunk = bytes(1 << 20)
-            for _ in range(mib):
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        else:
-            f.truncate(mib << 20)
-    alloc = os.stat(path).st_blocks * 512 >> 20
-    if prefill == "zero" and alloc < mib:
-        raise BenchError("--prefill zero: %s has %d of its %d MiB allocated after "
-                         "writing zeros (does the host filesystem compress or dedupe?)"
-                         % (path, alloc, mib))
-    log.write("# backing %s: %d MiB, %s, %d MiB allocated (%.1f s)\n"
-              % (path, mib, prefill, alloc, time.monotonic() - t0))
-    log.flush()
-
-
 def _fresh_rbd(spec, mib, log):
     """--backing rbd:POOL/IMAGE[:conf=PATH][:id=USER] (blkbackd's params,
     QEMU's spelling): remove the image and create it again, MIB MiB and
@@ -375,7 +350,7 @@ class Bench:
         with open(os.path.join(rundir, "commands.log"), "w") as log, Cleanup() as cl:
             cl.push("remove %s" % tmp, shutil.rmtree, tmp, True)
             backing = os.path.join(tmp, "backing.img")
-            _make_backing(backing, self.disk_mib, self.o.prefill, log)
+            make_backing(backing, self.disk_mib, self.o.prefill, log)
             row["prefill"] = self.o.prefill
             if self.o.backing.startswith("rbd:") and cell.where == "domU":
                 # blkbackd serves the ring from the cluster instead

@@ -401,7 +401,33 @@ class MemCgroup:
 
 
 # --------------------------------------------------------------------------
-# loop devices
+# backing files and loop devices
+
+def make_backing(path, mib, prefill, log):
+    """A fresh backing file of MIB MiB.  sparse: truncated, so every first
+    write to a block allocates it (on wce0 an O_DSYNC allocating write
+    commits the host filesystem's journal, which no real disk does);
+    zero: every block written (and made durable) before the run, as the
+    blocks of a disk exist before anyone writes them."""
+    t0 = time.monotonic()
+    with open(path, "wb") as f:
+        if prefill == "zero":
+            chunk = bytes(1 << 20)
+            for _ in range(mib):
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        else:
+            f.truncate(mib << 20)
+    alloc = os.stat(path).st_blocks * 512 >> 20
+    if prefill == "zero" and alloc < mib:
+        raise BenchError("--prefill zero: %s has %d of its %d MiB allocated after "
+                         "writing zeros (does the host filesystem compress or dedupe?)"
+                         % (path, alloc, mib))
+    log.write("# backing %s: %d MiB, %s, %d MiB allocated (%.1f s)\n"
+              % (path, mib, prefill, alloc, time.monotonic() - t0))
+    log.flush()
+
 
 class LoopDevice:
     """losetup --direct-io=on FILE; detached by detach()."""
