@@ -1,6 +1,7 @@
 """blkbench command line: run, demo, and the small helpers tests use."""
 
 import argparse
+import dataclasses
 import datetime
 import glob
 import os
@@ -280,8 +281,8 @@ def _round_order(cells, r):
     half a round of the matrix."""
     groups = {}
     for k, c in enumerate(cells, 1):
-        groups.setdefault((c.wce, c.barrier, str(c.fs), c.sched, c.atime, c.workload),
-                          []).append((k, c))
+        # the cell with where (and the name made from it) left out
+        groups.setdefault(dataclasses.replace(c, where="", name=""), []).append((k, c))
     out = []
     for g in groups.values():
         out.extend(g if r % 2 else reversed(g))
