@@ -30,9 +30,10 @@ import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 got = [(r["where"], r["wce"], r["backing"], r["loop_write_cache"], r.get("feature_flush_cache"))
        for r in runs]
+# one round: each wce's domU and dom0 runs back to back, domU first
 assert got == [("domU", 1, "rbd", "write back", 1),
-               ("domU", 0, "rbd", "write through", 0),
                ("dom0", 1, "file", "write back", None),
+               ("domU", 0, "rbd", "write through", 0),
                ("dom0", 0, "file", "write through", None)], got
 PY
 grep -q "rbd $CEPH_POOL/blkbench$$: .* bytes, librbd cache writeback" \
