@@ -550,6 +550,28 @@ test_transactions(void)
 	CHECK(t_err(a, XS_TRANSACTION_END, 8, S("T"), "EAGAIN") == 0);
 	CHECK(t_read(b, 0, "/t/sub/a/b", "1") == 0);
 	CHECK(t_no_event(w) == 0);
+	/* until its first change a transaction reads the live tree: a change
+	 * made before it looks is seen, and is no conflict... */
+	CHECK(t_req(a, XS_TRANSACTION_START, 0, S(""), XS_TRANSACTION_START,
+		    S("9")) == 0);
+	CHECK(t_write(b, 0, "/t/x", "live", NULL) == 0);
+	CHECK(t_event(w, "/t/x", "tw") == 0);
+	CHECK(t_read(a, 9, "/t/x", "live") == 0);
+	CHECK(t_ok(a, XS_TRANSACTION_END, 9, S("T")) == 0);
+	/* ...one made after it looked fails the commit, also when its first
+	 * change copied the tree in between */
+	CHECK(t_req(a, XS_TRANSACTION_START, 0, S(""), XS_TRANSACTION_START,
+		    S("10")) == 0);
+	CHECK(t_read(a, 10, "/t/x", "live") == 0);
+	CHECK(t_write(b, 0, "/t/x", "later", NULL) == 0);
+	CHECK(t_event(w, "/t/x", "tw") == 0);
+	CHECK(t_write(a, 10, "/t/y", "1", NULL) == 0);
+	CHECK(t_read(a, 10, "/t/y", "1") == 0);
+	CHECK(t_read_err(a, 0, "/t/y", "ENOENT") == 0);
+	CHECK(t_err(a, XS_TRANSACTION_END, 10, S("T"), "EAGAIN") == 0);
+	CHECK(t_read_err(b, 0, "/t/y", "ENOENT") == 0);
+	CHECK(t_read(b, 0, "/t/x", "later") == 0);
+	CHECK(t_no_event(w) == 0);
 	t_close(a);
 	t_close(b);
 	t_close(w);

@@ -22,8 +22,9 @@
  *     ancestor is removed; only to connections that may read the node;
  *     paths not starting with '/' are relative to /local/domain/<domid>;
  *     @introduceDomain and @releaseDomain reach privileged connections;
- *   - transactions: a snapshot of the tree at start; commit fails with
- *     EAGAIN when any node the transaction looked at changed since;
+ *   - transactions: reads see the live tree until the transaction's
+ *     first change, then its own copy; commit fails with EAGAIN when any
+ *     node the transaction looked at changed since it looked;
  *   - limits as C xenstored's defaults: payload XENSTORE_PAYLOAD_MAX,
  *     paths XENSTORE_ABS_PATH_MAX / XENSTORE_REL_PATH_MAX, 1000 nodes and
  *     values of 2048 bytes per unprivileged domain, 128 watches and 10
