@@ -10,7 +10,12 @@
 # Every ring row also says what it cost in CPU: blkbackd's CPU time
 # (user + system, from /proc) per request ("bk_us_per_req") and the
 # frontend's ("fe_us_per_req"); fio rows say fio's own.  Speed bought with
-# a spinning core shows there.
+# a spinning core shows there.  Every row also says what the whole
+# machine spent ("host_us_per_req": busy time of all CPUs, interrupts
+# included, from /proc/stat, per request) and how busy it was
+# ("host_busy_pct", 100 = every CPU busy): where the reference already
+# keeps every CPU busy, the ring's row is bound by CPU, and its ratio
+# can be no better than fio's host_us_per_req over its own.
 # Output: one line per measurement, key=value, then the ratios of the
 # medians.  Ring and fio runs alternate, BENCH_REPEAT times each: the
 # host disk's speed drifts by 2x within minutes here, so one run each
@@ -93,26 +98,39 @@ jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval
 # cpu_ticks PID: user + system clock ticks the process has used
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+# host_ticks: "BUSY TOTAL" clock ticks of all CPUs so far (busy: user,
+# nice, system, irq, softirq; total adds idle and iowait)
+host_ticks() { awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8; print b, b + $5 + $6 }' /proc/stat; }
+# host_cost T0 T1 IOS: "host_us_per_req=... host_busy_pct=..."
+host_cost() {
+	python3 -c "import sys; b0, t0, b1, t1 = map(float, sys.argv[1:5]); n = max(int(sys.argv[5]), 1); hz = float(sys.argv[6])
+print('host_us_per_req=%.2f host_busy_pct=%.0f' % ((b1 - b0) * 1e6 / hz / n, 100 * (b1 - b0) / max(t1 - t0, 1)))" $1 $2 "$3" "$hz"
+}
 
 ring() { # name rw bs iodepth max-indirect [more blkfront-test io options]
-	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 fe_us ios
+	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 fe_us ios h0 h1
 	shift 5
 	t0=$(cpu_ticks "$backend_pid")
+	h0=$(host_ticks)
 	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
 		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
 		${BENCH_FRONT_ARGS:-} "${front_extra[@]}" --rw "$rw" --bs "$bs" \
 		--iodepth "$qd" --size "$size" --runtime "$secs" --output-format json "$@" > "$dir/$name.json"
+	h1=$(host_ticks)
 	t1=$(cpu_ticks "$backend_pid")
 	ios=$(jget "$dir/$name.json" "d['ios']")
 	fe_us=$(awk -v ios="$ios" '{ printf "%.2f", ($1 + $2) * 1e6 / (ios > 0 ? ios : 1) }' "$dir/$name.time")
-	echo "bench=$name path=ring rw=$rw bs=$bs iodepth=$qd $* iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round(($t1 - $t0) * 1e6 / $hz / max($ios, 1), 2))") fe_us_per_req=$fe_us"
+	echo "bench=$name path=ring rw=$rw bs=$bs iodepth=$qd $* iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round(($t1 - $t0) * 1e6 / $hz / max($ios, 1), 2))") fe_us_per_req=$fe_us $(host_cost "$h0" "$h1" "$ios")"
 }
 fiorun() { # name rw bs iodepth
+	local h0 h1 k=read
+	h0=$(host_ticks)
 	fio --name="$1" --filename="$img" --size="$size" --rw="$2" --bs="$3" --iodepth="$4" \
 		--direct=1 --ioengine=libaio --runtime="$secs" --time_based \
 		--output-format=json > "$dir/$1.fio.json"
-	local k=read; [ "$2" = write ] || [ "$2" = randwrite ] && k=write
-	echo "bench=$1 path=fio rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)")"
+	h1=$(host_ticks)
+	{ [ "$2" = write ] || [ "$2" = randwrite ]; } && k=write
+	echo "bench=$1 path=fio rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)") $(host_cost "$h0" "$h1" "$(jget "$dir/$1.fio.json" "d['jobs'][0]['$k']['total_ios']")")"
 }
 
 rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -121,19 +139,24 @@ val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 # pair NAME KEY RING-ARGS... -- FIO-ARGS...: alternate, print each, then the medians' ratio
 pair() {
-	local name=$1 key=$2 goal=$3 i l rv=() fv=()
+	local name=$1 key=$2 goal=$3 i l rv=() fv=() rh=() fh=() fb=()
 	shift 3
 	local -a ra=() fa=()
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
 	for (( i=0; i<repeat; i++ )); do
-		l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")")
-		l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")")
+		l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")"); rh+=("$(val "$l" host_us_per_req)")
+		l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")"); fh+=("$(val "$l" host_us_per_req)")
+		fb+=("$(val "$l" host_busy_pct)")
 	done
-	local rm fm
+	local rm fm rhm fhm fbm
 	rm=$(median "${rv[@]}") fm=$(median "${fv[@]}")
+	rhm=$(median "${rh[@]}") fhm=$(median "${fh[@]}") fbm=$(median "${fb[@]}")
 	echo "ratio $name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
+	# the machine's CPU per request: with fio's run keeping every CPU
+	# busy, the ring's ratio is bounded by fio's cost over the ring's
+	echo "  host CPU per request: ring $rhm us, fio $fhm us (fio kept the CPUs $fbm % busy; fio/ring $(python3 -c "print(round($fhm/max($rhm, 0.01),3))"))"
 }
 poll_us=${BENCH_POLL_US:-1000}
 backend_start "$img"
