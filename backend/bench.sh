@@ -15,7 +15,10 @@
 # included, from /proc/stat, per request) and how busy it was
 # ("host_busy_pct", 100 = every CPU busy): where the reference already
 # keeps every CPU busy, the ring's row is bound by CPU, and its ratio
-# can be no better than fio's host_us_per_req over its own.
+# can be no better than fio's host_us_per_req over its own.  These
+# count every process (run on an otherwise idle machine), include the
+# start and stop of each run, and leave out steal time (a VM's CPUs
+# taken by its host).
 # Output: one line per measurement, key=value, then the ratios of the
 # medians.  Ring and fio runs alternate, BENCH_REPEAT times each: the
 # host disk's speed drifts by 2x within minutes here, so one run each

@@ -572,6 +572,13 @@ test_transactions(void)
 	CHECK(t_read_err(b, 0, "/t/y", "ENOENT") == 0);
 	CHECK(t_read(b, 0, "/t/x", "later") == 0);
 	CHECK(t_no_event(w) == 0);
+	/* a transaction that only read, never copied: the same conflict */
+	CHECK(t_req(a, XS_TRANSACTION_START, 0, S(""), XS_TRANSACTION_START,
+		    S("11")) == 0);
+	CHECK(t_read(a, 11, "/t/x", "later") == 0);
+	CHECK(t_write(b, 0, "/t/x", "last", NULL) == 0);
+	CHECK(t_event(w, "/t/x", "tw") == 0);
+	CHECK(t_err(a, XS_TRANSACTION_END, 11, S("T"), "EAGAIN") == 0);
 	t_close(a);
 	t_close(b);
 	t_close(w);
