@@ -34,7 +34,11 @@ add_disk $DOM "$params"
 _at() { _xs_eq "$fe/at" "$1" || ! kill -0 $front 2>/dev/null; }
 at() {
 	wait_for "${2:-30}" _at "$1" && _xs_eq "$fe/at" "$1" ||
-		{ cat "$BK_TMP/s.out"; fail "the script did not reach \"$1\""; }
+		{ cat "$BK_TMP/s.out"
+		  # what the backend says, if it went Closing on an error
+		  echo "backend state $(xenstore-read "$be/state" 2>&1)," \
+		       "error: $(xenstore-read "$be/error" 2>&1)"
+		  fail "the script did not reach \"$1\""; }
 }
 go() { xenstore-write "$fe/go" "$1"; }
 
