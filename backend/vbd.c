@@ -698,6 +698,23 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 }
 
 /*
+ * A vbd we have never probed whose backend says Connected, with the
+ * hotplug script done and a frontend that has published its rings
+ * (Initialised) or gone on to Connected: a blkbackd served it before us.
+ */
+static bool
+may_take_over(struct bk_dev *dev)
+{
+	char *hp = xbus_read(dev->d->xs, XBT_NULL, dev->be, "hotplug-status");
+	unsigned long fe_state;
+	bool connected = hp && !strcmp(hp, "connected");
+
+	free(hp);
+	return connected && fe_state_read(dev, &fe_state) == 0 &&
+	       (fe_state == XenbusStateInitialised || fe_state == XenbusStateConnected);
+}
+
+/*
  * The toolstack detaches the vbd: online=0, or Closing written to our
  * state node by someone else (libxl's device removal writes both).
  * Linux blkback with libxl: the backend is Closing, so the guest closes
@@ -717,13 +734,26 @@ detach(struct bk_dev *dev, unsigned int be_state)
 		return;
 	}
 	dev->detaching = true;
-	bk_vbd_set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
 	/* a blkbackd started after the toolstack's close has not looked at
 	 * the frontend yet: it waits for the frontend's Closed all the same */
 	if (!dev->fe_watched)
 		watch_frontend(dev);
 	if (dev->fe_watched)
 		r = fe_state_read(dev, &fe_state);
+	/* ... and serves it meanwhile: a frontend still Connected went so
+	 * on a predecessor's Connected, and a guest that has the disk open
+	 * stays Connected through our Closing and goes on with its I/O
+	 * (Linux blkfront).  Take its rings over as at any restart (the
+	 * requests the predecessor had taken included), without a word to
+	 * xenstore; the queues stop at the frontend's Closed, below. */
+	if (dev->state == -1 && dev->phase == DEV_DISCONNECTED && r == 0 &&
+	    fe_state == XenbusStateConnected && may_take_over(dev)) {
+		dev->probed = true;
+		dev->fe_seen = true;
+		dev->fatal = false;
+		connect(dev, true);
+	}
+	bk_vbd_set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
 	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&
 			     fe_state != XenbusStateUnknown))
 		return;	/* the frontend's Closed (its watch) brings us back */
@@ -733,23 +763,6 @@ detach(struct bk_dev *dev, unsigned int be_state)
 	}
 	bk_vbd_set_state(dev, XenbusStateClosed);
 	dev->detaching = false;
-}
-
-/*
- * A vbd we have never probed whose backend says Connected, with the
- * hotplug script done and a frontend that has published its rings
- * (Initialised) or gone on to Connected: a blkbackd served it before us.
- */
-static bool
-may_take_over(struct bk_dev *dev)
-{
-	char *hp = xbus_read(dev->d->xs, XBT_NULL, dev->be, "hotplug-status");
-	unsigned long fe_state;
-	bool connected = hp && !strcmp(hp, "connected");
-
-	free(hp);
-	return connected && fe_state_read(dev, &fe_state) == 0 &&
-	       (fe_state == XenbusStateInitialised || fe_state == XenbusStateConnected);
 }
 
 /* A frontend that closed (not after an error) and comes back. */
