@@ -95,6 +95,7 @@
 #define DEVIDS		2	/* xvda, xvdb */
 #define MAX_VBDS	(MAX_DOMS * DEVIDS)
 #define MAX_SHARES	96	/* ring page sets per domain and sequence */
+#define MAX_STALE	32	/* stale ports, refs per domain remembered (then: all suspect) */
 #define MAX_STEPS	40
 #define STEP_LEN	160
 #define BE_ROOT		"/local/domain/0/backend/vbd"
@@ -161,6 +162,11 @@ struct fz_dom {
 	/* destroyed, and then a blkbackd that may have mapped its pages
 	 * was SIGKILLed: nothing can give them back (dom_take_back_pages) */
 	bool pages_orphaned;
+	/* the port numbers and refs published in stale rings: closed and
+	 * ended then, but free for the next port or share to reuse */
+	int stale_ports[MAX_STALE];
+	grant_ref_t stale_refs[MAX_STALE];
+	unsigned int nstale_ports, nstale_refs;
 };
 
 /* The frontend's last state write, as the expectations need it. */
@@ -1057,6 +1063,37 @@ ring_make_stale(struct fz_ctx *c, struct fz_dom *d, grant_ref_t *refs, int *port
 	r = xenops_evtchn_unbind(d->ev, (uint32_t)*port);
 	if (r < 0)
 		fail(c, "domain %u: closing port %d: %s", d->id, *port, strerror(-r));
+	if (d->nstale_ports < MAX_STALE)
+		d->stale_ports[d->nstale_ports++] = *port;
+	if (d->nstale_refs < MAX_STALE)
+		d->stale_refs[d->nstale_refs++] = refs[0];
+}
+
+/*
+ * Does a ring made now reuse a number published in some stale ring of
+ * the domain?  Ports and refs are handed out lowest first, so the next
+ * valid ring often does, and blkbackd, connecting the vbd that holds
+ * the stale keys, may then bind or map that ring first: the valid
+ * ring's own vbd fails (a port bound already is EINVAL, as in Xen),
+ * through no fault of blkbackd's.  (A full list counts as a reuse.)
+ */
+static bool
+ring_reuses_stale(const struct fz_dom *d, const struct ring_keys *k)
+{
+	unsigned int q, i, j, npages = k->order > 0 ? 1u << k->order : 1;
+
+	if (d->nstale_ports == MAX_STALE || d->nstale_refs == MAX_STALE)
+		return true;
+	for (q = 0; q < k->nq; q++) {
+		for (i = 0; i < d->nstale_ports; i++)
+			if (d->stale_ports[i] == k->ports[q])
+				return true;
+		for (j = 0; j < npages; j++)
+			for (i = 0; i < d->nstale_refs; i++)
+				if (d->stale_refs[i] == k->refs[q][j])
+					return true;
+	}
+	return false;
 }
 
 static const char *
@@ -1146,7 +1183,7 @@ fe_ring(struct fz_ctx *c, struct fz_vbd *v, enum ring_kind kind)
 	/* blkbackd reads the keys one by one, as Linux blkback does: keys
 	 * changed while it may be connecting (after a 3/4 it may not have
 	 * acted on yet) can be read half old, half new: a fatal error */
-	if (kind == RING_VALID && rc == 0 && !v->conn_written) {
+	if (kind == RING_VALID && rc == 0 && !v->conn_written && !ring_reuses_stale(d, &k)) {
 		v->ring_ok = v->clean;
 	} else {
 		v->clean = false;
