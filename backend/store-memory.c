@@ -285,6 +285,7 @@ memory_io(void *priv, struct bk_io *io)
 
 const struct bk_store_driver bk_store_memory_driver = {
 	.name = "memory",
+	.process_lifetime = true,	/* RAM: gone with the process */
 	.open = memory_open,
 	.close = memory_close,
 	.io = memory_io,

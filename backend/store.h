@@ -166,6 +166,10 @@ struct bk_store_config {
 struct bk_store_driver {
 	const char *name;		/* "file", "memory", ... */
 	bool wrapper;			/* stacks on cfg->lower; never named in params */
+	/* Its data lives only as long as this process (memory): a
+	 * successor that takes such a vbd over fails its requests (vbd.c
+	 * connect). */
+	bool process_lifetime;
 
 	/*
 	 * Required.  Open per cfg; fill *f (all of it).  0/-errno.  On

@@ -435,6 +435,15 @@ connect(struct bk_dev *dev, bool takeover)
 	 * script, like Linux's physical-device): read them again now. */
 	if (bk_negotiate_config(dev) < 0)
 		return;
+	/* A RAM disk found Connected lost its data with the blkbackd that
+	 * served it.  Serve the rings all the same, so that no request the
+	 * guest made hangs, but fail every one (as after a failed flush),
+	 * reconnects included, and say why: a new, empty disk must not pass
+	 * for the old one.  (Closing it at exit instead would not do: a
+	 * guest that has the disk open stays Connected through our Closed,
+	 * and the next blkbackd would connect it to an empty disk.) */
+	if (takeover && bk_vbd_process_lifetime(dev))
+		dev->failed = true;
 	nq = bk_negotiate_rings(dev, rings);
 	if (nq < 0)
 		return;
@@ -503,6 +512,10 @@ connect(struct bk_dev *dev, bool takeover)
 		dev->state = XenbusStateConnected;
 		log_info("vbd %s: taken over, Connected as it was (%s, %d queue%s, persistent=%d)",
 			 dev->name, dev->cfg.params.arg, nq, nq == 1 ? "" : "s", dev->persistent);
+		if (dev->failed)
+			bk_vbd_fatal(dev, "params", "%s:%s: the data of this RAM disk died with "
+				     "the blkbackd that served it; every request fails",
+				     dev->cfg.params.driver->name, dev->cfg.params.arg);
 		return;
 	}
 	r = bk_negotiate_publish(dev);
@@ -576,6 +589,12 @@ bk_vbd_free(struct bk_dev *dev, bool removed)
 	/* a queue thread's malloc arena keeps what it freed: give it back
 	 * (64 vbds come and go without the daemon keeping their memory) */
 	malloc_trim(0);
+}
+
+bool
+bk_vbd_process_lifetime(const struct bk_dev *dev)
+{
+	return dev->cfg.params.driver && dev->cfg.params.driver->process_lifetime;
 }
 
 void

@@ -218,6 +218,9 @@ bool bk_vbd_disconnect(struct bk_dev *dev);
 void bk_vbd_disconnect_finish(struct bk_dev *dev);
 /* The vbd's counters: closed queues' and the running ones'. */
 void bk_vbd_stats(const struct bk_dev *dev, struct bk_stats *out);
+/* Is its backing one whose data dies with this process (memory:)?
+ * A successor that finds such a vbd Connected fails its requests. */
+bool bk_vbd_process_lifetime(const struct bk_dev *dev);
 /* Write our state node (only while it exists), logged, rate-limited. */
 void bk_vbd_set_state(struct bk_dev *dev, int state);
 /* Linux xenbus_dev_fatal: log, <backend>/error, Closing. */

@@ -69,6 +69,7 @@ BACKEND_SH_TESTS = \
 	test-backend-fe-empty-state.sh \
 	test-backend-restart-offline.sh \
 	test-backend-restart-detach.sh \
+	test-backend-restart-memory.sh \
 	test-backend-readd.sh \
 	test-backend-fe-initwait-state.sh \
 	test-backend-takeover-junk-state.sh \
