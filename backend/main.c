@@ -409,6 +409,14 @@ handle_signals(struct run *r)
 			bk_xenbus_log_stats(&r->d);
 			break;
 		case SIGUSR2:
+			/* blkcrash's power cut, for its stacks only: a stray
+			 * SIGUSR2 must not stop a daemon in service (exit 0
+			 * without a drain, which no supervisor restarts) */
+			if (!r->d.opt.volatile_cache && !r->d.opt.record_path) {
+				log_info("SIGUSR2 ignored: it simulates a power cut only with "
+					 "--cache=volatile or --record");
+				break;
+			}
 			log_info("SIGUSR2: simulated power cut");
 			bk_xenbus_power_cut(&r->d);
 			/* no drain, no responses: as if the power went */

@@ -118,7 +118,8 @@ usage(FILE *fp)
 "\n"
 "Signals: SIGTERM/SIGINT drain every device and exit 0 (the guests keep their\n"
 "devices unless --close-on-exit); SIGHUP reopens the log and trace files and\n"
-"checks the backings' sizes; SIGUSR1 logs statistics.\n");
+"checks the backings' sizes; SIGUSR1 logs statistics; SIGUSR2 simulates a power\n"
+"cut with --cache=volatile or --record, and is ignored otherwise.\n");
 }
 
 static int

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SIGUSR1 logs exact per-vbd counters; --stats=1 logs them every second;
 # both list connected vbds only, and exit logs every vbd's final counters.
+# A stray SIGUSR2 is ignored, logged.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend --stats=1
@@ -37,6 +38,13 @@ more_lines() { [ "$(grep -c "$want" "$BACKEND_LOG")" -gt "$n" ]; }
 wait_for 3 more_lines || fail "--stats=1 did not log periodically"
 n1=$(grep -c "stats vbd=$closed/51712 " "$BACKEND_LOG" || true)
 [ "$n1" = "$n0" ] || { grep stats "$BACKEND_LOG"; fail "the closed vbd $closed/51712 is still listed"; }
+# a stray SIGUSR2 (blkcrash's power cut, without its options) is only
+# logged: the daemon goes on serving
+kill -USR2 "$(cat "$BACKEND_PIDFILE")"
+wait_for 5 grep -q "SIGUSR2 ignored: it simulates a power cut only with --cache=volatile or --record" "$BACKEND_LOG" ||
+	fail "SIGUSR2 without --cache=volatile/--record was not ignored with a log line"
+kill -0 "$(cat "$BACKEND_PIDFILE")" || fail "blkbackd stopped on a stray SIGUSR2"
+xs_is "$(bk_be $DOM)/state" 4
 stop_backend
 log_lines | grep -qx "blkbackd: stats vbd=$closed/51712 rd_req=0 wr_req=1 flush_req=0 barrier_req=0 discard_req=0 rd_sect=0 wr_sect=8 discard_sect=0 oo_req=0 errors=0 eopnotsupp=0 pgrants=0 pgrant_maps=1" ||
 	{ grep stats "$BACKEND_LOG"; fail "no final line for the closed vbd at exit"; }
