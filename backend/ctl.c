@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -123,6 +124,37 @@ int
 bk_ctl_fd(const struct bk_ctl *c)
 {
 	return c->fd;
+}
+
+/*
+ * Why PATH cannot be exec'ed, or NULL.  The upgrade drains every device
+ * before the exec, and a failed exec ends the daemon: refuse here what
+ * is sure to fail (root's access(X_OK) accepts any directory).
+ */
+static const char *
+upgrade_refusal(const char *path, char *buf, size_t len)
+{
+	unsigned char magic[4] = { 0 };
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat(path, &st) < 0 || access(path, X_OK) < 0) {
+		snprintf(buf, len, "%s", strerror(errno));
+		return buf;
+	}
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(buf, len, "%s", strerror(errno));
+		return buf;
+	}
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	if (!(n == 4 && !memcmp(magic, "\177ELF", 4)) && !(n >= 2 && !memcmp(magic, "#!", 2)))
+		return "not a program (neither ELF nor #!)";
+	return NULL;
 }
 
 const char *
@@ -413,8 +445,11 @@ dispatch(struct bk_ctl *c, char *line, struct reply *rp)
 			fail(rp, -EINVAL, "upgrade: \"%.200s\" is not an absolute path", path);
 			return BK_CTL_NONE;
 		}
-		if (access(path, X_OK) < 0) {
-			fail(rp, -errno, "upgrade: %.200s: %s", path, strerror(errno));
+		char err[128];
+		const char *why = upgrade_refusal(path, err, sizeof(err));
+
+		if (why) {
+			fail(rp, -EINVAL, "upgrade: %.200s: %s", path, why);
 			return BK_CTL_NONE;
 		}
 		snprintf(c->upgrade_path, sizeof(c->upgrade_path), "%s", path);

@@ -152,6 +152,17 @@ pid=$(cat "$BACKEND_PIDFILE")
 rc=0; blkbackd-ctl upgrade /nonexistent 2>"$BK_TMP/err" || rc=$?
 [ $rc != 0 ] && grep -q "/nonexistent" "$BK_TMP/err" || fail "upgrade to nothing: rc $rc"
 kill -0 $pid || fail "a refused upgrade stopped blkbackd"
+# what an exec would surely fail on is refused up front, the daemon
+# serving on: a directory (which root's access(X_OK) accepts), an
+# executable file that is no program
+printf 'garbage\n' > "$BK_TMP/junk"
+chmod +x "$BK_TMP/junk"
+for p in "$BK_TMP:not a regular file" "$BK_TMP/junk:not a program (neither ELF nor #!)"; do
+	rc=0; blkbackd-ctl upgrade "${p%%:*}" 2>"$BK_TMP/err" || rc=$?
+	[ $rc != 0 ] && grep -qF "upgrade: ${p%%:*}: ${p#*:}" "$BK_TMP/err" ||
+		fail "upgrade to ${p%%:*}: rc $rc, $(cat "$BK_TMP/err")"
+	kill -0 $pid || fail "a refused upgrade to ${p%%:*} stopped blkbackd"
+done
 kill $hold; wait $hold 2>/dev/null || true
 xs_wait "$(bk_be $B)/state" 6
 out=$(blkbackd-ctl upgrade "$abs_top_builddir/backend/blkbackd") || fail "upgrade failed"
