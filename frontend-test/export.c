@@ -417,6 +417,23 @@ ft_cmd_export(int argc, char **argv)
 		return 2;
 	}
 	mnt = argv[i];
+	/* FUSE mounts over a regular file as happily as over a directory,
+	 * and the file is then unreadable to everyone until we exit; our
+	 * disk is MOUNTPOINT/disk, so only a directory makes sense.
+	 * Checked before the device is connected. */
+	{
+		struct stat st;
+
+		if (stat(mnt, &st) < 0) {
+			log_error("export: %s: %m", mnt);
+			return 1;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			log_error("export: %s: not a directory (the disk is served as "
+				  "MOUNTPOINT/%s)", mnt, EX_FILE);
+			return 1;
+		}
+	}
 	memset(&e, 0, sizeof(e));
 	e.mtime = time(NULL);
 	pthread_rwlock_init(&e.rmw, NULL);

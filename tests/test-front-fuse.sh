@@ -4,6 +4,7 @@
 # written and fsync'ed; an application's fsync() reaches blkbackd as
 # FLUSH_DISKCACHE requests (counted in its trace), none with nobarrier;
 # umount, clean export shutdown, e2fsck -fn clean on the backing file.
+# A mount point that is not a directory is refused.
 . ./functions.sh
 . "$abs_top_srcdir/tests/front-lib.sh"
 requires_fuse_loop
@@ -12,6 +13,15 @@ start_backend
 img=$FT/disk.img
 truncate -s 64M "$img"
 blkfront-test xl-add --domid $DOM --params "$img" >/dev/null || fail "xl-add"
+# a mount point that is a file is refused (FUSE would mount over it and
+# make it unreadable to everyone), before the device is connected
+echo precious > "$FT/file"
+rc=0; blkfront-test export --domid $DOM "$FT/file" 2>"$FT/err" || rc=$?
+[ $rc = 1 ] && grep -qF "export: $FT/file: not a directory (the disk is served as MOUNTPOINT/disk)" "$FT/err" ||
+	fail "export on a file: rc $rc, $(cat "$FT/err")"
+[ "$(cat "$FT/file")" = precious ] || fail "the file is not readable after a refused export"
+! grep -q " $FT/file " /proc/mounts || fail "export mounted over a file"
+xs_wait "$(bk_be $DOM)/state" 2
 # two queues of two pages: FUSE's threads spread over both rings
 start_export "$FT/mnt" --domid $DOM --timeout 20000 --stats "$FT/stats" --queues 2 --ring-order 1
 [ "$(stat -c %s "$FT/mnt/disk")" = $((64 << 20)) ] || fail "export size: $(stat -c %s "$FT/mnt/disk")"
