@@ -88,7 +88,20 @@ bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
 	}
 	if (probe >= 0)
 		close(probe);
-	unlink(path);
+	/* only a socket is ours to replace: a file given by mistake is
+	 * somebody's data */
+	{
+		struct stat st;
+
+		if (lstat(path, &st) == 0) {
+			if (!S_ISSOCK(st.st_mode)) {
+				log_error("control socket %s: exists and is not a socket; "
+					  "not replaced", path);
+				return -EEXIST;
+			}
+			unlink(path);
+		}
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		r = -errno;

@@ -191,6 +191,14 @@ _backend_running=
 [ ! -e "$BACKEND_PIDFILE" ] || fail "pidfile left behind"
 [ ! -e "$sock" ] || fail "control socket left behind"
 xs_is "$(bk_be $C)/state" 4
+# a file where the socket goes is somebody's, never replaced: refused
+echo precious > "$sock"
+rc=0; timeout 20 blkbackd -f --transport=sim --sim-dir="$XENSIM_DIR" 2>"$BK_TMP/err3" || rc=$?
+[ $rc = 1 ] && grep -qF "control socket $sock: exists and is not a socket; not replaced" "$BK_TMP/err3" ||
+	fail "a file at the socket path: rc $rc, $(cat "$BK_TMP/err3")"
+[ "$(cat "$sock")" = precious ] || fail "the file at the socket path was replaced"
+rm -f "$sock"
+xs_is "$(bk_be $C)/state" 4
 start_backend
 new_guest; D=$DOM
 add_disk $D memory:1M
