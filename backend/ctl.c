@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -28,10 +30,30 @@
 #include "xbus.h"
 
 #define CTL_IO_TIMEOUT_S 2
+/* Clients whose request line has not come in yet.  Each is read as its
+ * bytes arrive, so that one that connects and says nothing (a stuck
+ * scraper) never holds up the control thread, whose xenstore work is
+ * every guest's handshake; past that many, the oldest is dropped. */
+#define CTL_MAX_PENDING 16
+#define CTL_TICK_MS 250			/* their deadlines are looked at this often */
+
+enum { CTL_EV_LISTEN = CTL_MAX_PENDING, CTL_EV_TIMER };
+
+struct ctl_client {
+	int fd;				/* -1: a free slot */
+	bool refused;			/* not root: answered EPERM */
+	size_t have;
+	struct timespec deadline;	/* CLOCK_MONOTONIC */
+	char line[BK_CTL_MAX_LINE];
+};
 
 struct bk_ctl {
 	struct bk_daemon *d;
 	int fd;				/* listening */
+	int epfd;			/* fd, tfd and the pending clients: bk_ctl_fd */
+	int tfd;			/* ticks while clients are pending */
+	unsigned int npending;
+	struct ctl_client pending[CTL_MAX_PENDING];
 	char *path;
 	int held;			/* a shutdown/upgrade client, or -1 */
 	char upgrade_path[PATH_MAX];
@@ -128,6 +150,20 @@ bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
 	c->d = d;
 	c->fd = fd;
 	c->held = -1;
+	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++)
+		c->pending[i].fd = -1;
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	c->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->epfd < 0 || c->tfd < 0 ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = CTL_EV_LISTEN }) < 0 ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->tfd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = CTL_EV_TIMER }) < 0) {
+		r = -errno;
+		log_error("control socket: epoll/timerfd: %m");
+		bk_ctl_close(c, true);
+		return r;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &c->started);
 	*out = c;
 	return 0;
@@ -136,7 +172,7 @@ bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
 int
 bk_ctl_fd(const struct bk_ctl *c)
 {
-	return c->fd;
+	return c->epfd;
 }
 
 /*
@@ -181,6 +217,13 @@ bk_ctl_close(struct bk_ctl *c, bool unlink_path)
 {
 	if (!c)
 		return;
+	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++)
+		if (c->pending[i].fd >= 0)
+			close(c->pending[i].fd);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	if (c->tfd >= 0)
+		close(c->tfd);
 	close(c->fd);
 	if (unlink_path)
 		unlink(c->path);
@@ -514,82 +557,192 @@ send_result(int fd, const struct reply *rp)
 	send_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-/* Read one line (without its newline) into buf.  0 or -errno. */
-static int
-read_request(int fd, char *buf, size_t len)
+static bool
+ts_before(const struct timespec *a, const struct timespec *b)
 {
-	size_t have = 0;
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
 
-	for (;;) {
-		ssize_t n = recv(fd, buf + have, len - 1 - have, 0);
-		char *nl;
+static void
+ticks(struct bk_ctl *c, bool on)
+{
+	struct itimerspec its = { 0 };
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		have += (size_t)n;
-		buf[have] = '\0';
-		nl = memchr(buf, '\n', have);
-		if (nl) {
-			*nl = '\0';
-			return 0;
-		}
-		if (have == len - 1)
-			return -E2BIG;
+	if (on) {
+		its.it_value.tv_nsec = CTL_TICK_MS * 1000000L;
+		its.it_interval = its.it_value;
 	}
+	timerfd_settime(c->tfd, 0, &its, NULL);
+}
+
+/* Forget a pending client; its fd is closed unless keep. */
+static void
+client_drop(struct bk_ctl *c, struct ctl_client *cl, bool keep)
+{
+	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
+	if (!keep)
+		close(cl->fd);
+	cl->fd = -1;
+	if (--c->npending == 0)
+		ticks(c, false);
+}
+
+/* Answer a client and forget it.  The socket turns blocking for the
+ * answer, bounded by CTL_IO_TIMEOUT_S (a client that does not read). */
+static void
+client_answer(struct bk_ctl *c, struct ctl_client *cl, const struct reply *rp, bool keep)
+{
+	struct timeval tv = { .tv_sec = CTL_IO_TIMEOUT_S };
+	int fl = fcntl(cl->fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(cl->fd, F_SETFL, fl & ~O_NONBLOCK);
+	setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	send_result(cl->fd, rp);
+	client_drop(c, cl, keep);
+}
+
+/* Take every connection waiting (the listening socket is non-blocking). */
+static void
+clients_accept(struct bk_ctl *c)
+{
+	for (;;) {
+		struct ctl_client *cl = NULL, *oldest = NULL;
+		struct ucred cred;
+		socklen_t cl_len = sizeof(cred);
+		unsigned int i;
+		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_error("control socket: accept: %m");
+			return;
+		}
+		for (i = 0; i < CTL_MAX_PENDING && !cl; i++) {
+			if (c->pending[i].fd < 0)
+				cl = &c->pending[i];
+			else if (!oldest || ts_before(&c->pending[i].deadline, &oldest->deadline))
+				oldest = &c->pending[i];
+		}
+		if (!cl) {
+			/* all taken by clients that have not spoken: the one
+			 * that waited longest goes (a live client speaks at
+			 * once) */
+			client_drop(c, oldest, false);
+			cl = oldest;
+		}
+		cl->fd = fd;
+		cl->have = 0;
+		cl->refused = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl_len) < 0 ||
+			      cred.uid != 0;
+		if (cl->refused)
+			log_info("control socket: refused a client (pid %d, uid %d): only root may "
+				 "control blkbackd", cl_len == sizeof(cred) ? (int)cred.pid : -1,
+				 cl_len == sizeof(cred) ? (int)cred.uid : -1);
+		clock_gettime(CLOCK_MONOTONIC, &cl->deadline);
+		cl->deadline.tv_sec += CTL_IO_TIMEOUT_S;
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd,
+			      &(struct epoll_event){ .events = EPOLLIN,
+						     .data.u32 = (uint32_t)(cl - c->pending) }) < 0) {
+			log_error("control socket: epoll_ctl: %m");
+			close(fd);
+			cl->fd = -1;
+			continue;
+		}
+		if (c->npending++ == 0)
+			ticks(c, true);
+	}
+}
+
+/* Clients past their deadline: told so, and dropped. */
+static void
+clients_expire(struct bk_ctl *c)
+{
+	struct timespec now;
+	uint64_t v;
+
+	if (read(c->tfd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: a tick already taken */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++) {
+		struct ctl_client *cl = &c->pending[i];
+		struct reply rp = { .err = 0 };
+
+		if (cl->fd < 0 || ts_before(&now, &cl->deadline))
+			continue;
+		fail(&rp, -ETIMEDOUT, "no request line within %d s", CTL_IO_TIMEOUT_S);
+		client_answer(c, cl, &rp, false);
+	}
+}
+
+/* What a pending client sent; a whole line is carried out. */
+static enum bk_ctl_action
+client_input(struct bk_ctl *c, struct ctl_client *cl)
+{
+	struct reply rp = { .err = 0 };
+	enum bk_ctl_action act;
+	bool keep;
+	ssize_t n;
+	char *nl;
+	int fd;
+
+	n = recv(cl->fd, cl->line + cl->have, sizeof(cl->line) - 1 - cl->have, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return BK_CTL_NONE;
+	if (n <= 0) {
+		client_drop(c, cl, false);	/* gone before its line */
+		return BK_CTL_NONE;
+	}
+	cl->have += (size_t)n;
+	cl->line[cl->have] = '\0';
+	nl = memchr(cl->line, '\n', cl->have);
+	if (!nl) {
+		if (cl->have == sizeof(cl->line) - 1) {
+			fail(&rp, -E2BIG, "request too long");
+			client_answer(c, cl, &rp, false);
+		}
+		return BK_CTL_NONE;
+	}
+	*nl = '\0';
+	if (cl->refused) {
+		fail(&rp, -EPERM, "only root may control blkbackd");
+		client_answer(c, cl, &rp, false);
+		return BK_CTL_NONE;
+	}
+	bk_dbg(BK_DBG_XENBUS, "control socket: \"%s\"", cl->line);
+	act = dispatch(c, cl->line, &rp);
+	/* a shutdown or upgrade client is kept: its EOF, at exit or exec,
+	 * is its "done" */
+	keep = act != BK_CTL_NONE && c->held < 0;
+	fd = cl->fd;
+	client_answer(c, cl, &rp, keep);
+	bk_ctl_buf_free(&rp.out);
+	if (keep)
+		c->held = fd;
+	return act;
 }
 
 enum bk_ctl_action
 bk_ctl_handle(struct bk_ctl *c)
 {
-	struct timeval tv = { .tv_sec = CTL_IO_TIMEOUT_S };
-	struct reply rp = { .err = 0 };
-	enum bk_ctl_action act = BK_CTL_NONE;
-	char line[BK_CTL_MAX_LINE];
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
-	int fd, r;
+	struct epoll_event evs[CTL_MAX_PENDING + 2];
+	int n, i;
 
-	fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			log_error("control socket: accept: %m");
-		return BK_CTL_NONE;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != 0) {
-		log_info("control socket: refused a client (pid %d, uid %d): only root may "
-			 "control blkbackd", cl == sizeof(cred) ? (int)cred.pid : -1,
-			 cl == sizeof(cred) ? (int)cred.uid : -1);
-		fail(&rp, -EPERM, "only root may control blkbackd");
-		/* take its request first: an answer before it would be lost
-		 * in the client's failed send */
-		read_request(fd, line, sizeof(line));
-		send_result(fd, &rp);
-		close(fd);
-		return BK_CTL_NONE;
-	}
-	r = read_request(fd, line, sizeof(line));
-	if (r < 0) {
-		if (r != -ECONNRESET) {
-			fail(&rp, r, "%s", r == -E2BIG ? "request too long" :
-			     "no request line within 2 s");
-			send_result(fd, &rp);
+	n = epoll_wait(c->epfd, evs, CTL_MAX_PENDING + 2, 0);
+	for (i = 0; i < n; i++) {
+		uint32_t ev = evs[i].data.u32;
+		enum bk_ctl_action act;
+
+		if (ev == CTL_EV_LISTEN) {
+			clients_accept(c);
+		} else if (ev == CTL_EV_TIMER) {
+			clients_expire(c);
+		} else if (ev < CTL_MAX_PENDING && c->pending[ev].fd >= 0) {
+			act = client_input(c, &c->pending[ev]);
+			if (act != BK_CTL_NONE)
+				return act;	/* the rest: the next call (level-triggered) */
 		}
-		close(fd);
-		return BK_CTL_NONE;
 	}
-	bk_dbg(BK_DBG_XENBUS, "control socket: \"%s\"", line);
-	act = dispatch(c, line, &rp);
-	send_result(fd, &rp);
-	bk_ctl_buf_free(&rp.out);
-	if (act != BK_CTL_NONE && c->held < 0)
-		c->held = fd;	/* closed by exit or exec: the client's "done" */
-	else
-		close(fd);
-	return act;
+	return BK_CTL_NONE;
 }

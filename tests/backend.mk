@@ -65,6 +65,7 @@ BACKEND_SH_TESTS = \
 	test-backend-startup.sh \
 	test-backend-resize.sh \
 	test-ctl.sh \
+	test-ctl-idle.sh \
 	test-backend-upgrade.sh \
 	test-backend-fe-empty-state.sh \
 	test-backend-restart-offline.sh \
