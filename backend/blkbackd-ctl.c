@@ -545,6 +545,7 @@ static int
 default_socket(int transport_sim, char *buf, size_t len)
 {
 	const char *xsp = getenv("XENSTORED_PATH");
+	char real[PATH_MAX];
 
 	if (transport_sim < 0)	/* not given: as blkbackd decides */
 		transport_sim = access("/dev/xen/evtchn", F_OK) < 0 && xsp;
@@ -557,7 +558,14 @@ default_socket(int transport_sim, char *buf, size_t len)
 			"is not set; give --socket\n", prog);
 		return -1;
 	}
-	snprintf(buf, len, "%s" BK_CTL_SIM_SUFFIX, xsp, 0u);
+	/* beside the socket itself, as blkbackd names it */
+	if (realpath(xsp, real))
+		xsp = real;
+	if ((size_t)snprintf(buf, len, "%s" BK_CTL_SIM_SUFFIX, xsp, 0u) >= len) {
+		fprintf(stderr, "%s: XENSTORED_PATH is too long for a socket path; give "
+			"--socket\n", prog);
+		return -1;
+	}
 	return 0;
 }
 

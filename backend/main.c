@@ -79,9 +79,13 @@ instance_path(enum xenops_transport t, unsigned int self, const char *ext,
 	      const char *dflt)
 {
 	const char *xsp = getenv("XENSTORED_PATH");
-	char *path;
+	char *path, real[PATH_MAX];
 	int n;
 
+	/* named after the socket itself, not the name it was given: a
+	 * symlink to it must find the same lock (and control socket) */
+	if (xsp && realpath(xsp, real))
+		xsp = real;
 	if (t == XENOPS_SIM && xsp)
 		n = asprintf(&path, "%s.blkbackd-%u%s", xsp, self, ext);
 	else

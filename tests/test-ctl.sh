@@ -173,6 +173,15 @@ grep -q "serving .* after an upgrade" "$BACKEND_LOG" || fail "no start line afte
 # it holds the instance lock again: a second blkbackd is refused
 rc=0; timeout 20 blkbackd -f --transport=sim --sim-dir="$XENSIM_DIR" 2>"$BK_TMP/err2" || rc=$?
 [ $rc = 1 ] && grep -q "another blkbackd (pid $pid)" "$BK_TMP/err2" || fail "lock after upgrade: rc $rc"
+# ... also when it names xenstore's socket through a symlink; and
+# blkbackd-ctl finds the daemon that way too
+ln -s "$XENSTORED_PATH" "$BK_TMP/xs-link"
+rc=0; XENSTORED_PATH=$BK_TMP/xs-link timeout 20 blkbackd -f --transport=sim \
+	--sim-dir="$XENSIM_DIR" 2>"$BK_TMP/err2" || rc=$?
+[ $rc = 1 ] && grep -q "another blkbackd (pid $pid)" "$BK_TMP/err2" ||
+	fail "lock through a symlinked XENSTORED_PATH: rc $rc, $(cat "$BK_TMP/err2")"
+XENSTORED_PATH=$BK_TMP/xs-link blkbackd-ctl --transport=sim status | grep -qx "pid: $pid" ||
+	fail "blkbackd-ctl through a symlinked XENSTORED_PATH"
 good_device_works memory:1M
 # and the default program: /proc/self/exe
 blkbackd-ctl upgrade >/dev/null || fail "upgrade (default path) failed"
