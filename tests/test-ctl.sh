@@ -194,7 +194,10 @@ echo "send op=write sector=0 seg=p0 expect=OKAY" > "$BK_TMP/c"
 run_script $C "$BK_TMP/c" --no-close
 out=$(blkbackd-ctl shutdown) || fail "shutdown failed"
 [ "$out" = "blkbackd stopped" ] || fail "shutdown said \"$out\""
-! kill -0 $pid 2>/dev/null || fail "blkbackd still runs after shutdown"
+# it has exited by now; our shell may not have reaped it yet (a zombie
+# still answers kill -0)
+exited() { [ ! -e /proc/$1 ] || [ "$(awk '{ print $3 }' /proc/$1/stat 2>/dev/null)" = Z ]; }
+exited $pid || fail "blkbackd still runs after shutdown"
 wait $pid || fail "blkbackd exited $? after blkbackd-ctl shutdown"
 _backend_running=
 [ ! -e "$BACKEND_PIDFILE" ] || fail "pidfile left behind"
