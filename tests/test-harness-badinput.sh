@@ -26,6 +26,10 @@ expect_error "unknown filesystem 'zfs' in --fs zfs" run "${common[@]}" --fs zfs
 expect_error "--file-size 512:2048: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 512:2048
 expect_error "--file-size 4k: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 4k
 expect_error "--prefill holes: sparse or zero" run "${common[@]}" --prefill holes
+# 0 is not "the default", and too small a bonnie++ file is said before
+# anything is set up
+expect_error "--size 0: must be at least 1" run "${common[@]}" --size 0
+expect_error "--size 100: bonnie++ needs at least twice --mem (128 MiB)" run "${common[@]}" --mem 64 --size 100
 # a value given twice in an axis would run its cells twice under one name
 expect_error "--where dom0,dom0: dom0 is given twice" run "${common[@]}" --where dom0,dom0
 expect_error "--wce 1,1: 1 is given twice" run "${common[@]}" --wce 1,1

@@ -27,14 +27,14 @@ from .workloads import WORKLOADS, RunContext, generate_tree_tar
 RUN_DEFAULTS = {
     "where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
     "fs": "ext3:data=journal", "mount-opts": "", "sched": "", "atime": "",
-    "workload": "bonnie", "runs": "3", "mem": "512", "size": "0", "files": "16",
+    "workload": "bonnie", "runs": "3", "mem": "512", "size": "", "files": "16",
     "file-size": "",
     "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
     "platform": "sim", "backing": "", "guest-kernel": "", "prefill": "sparse",
 }
-INT_KEYS = {"runs": 1, "mem": 16, "size": 0, "files": 1, "threads": 1,
+INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
             "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "timeout": 1}
 
@@ -152,7 +152,9 @@ def _resolve_options(ns, defaults):
     o = Opts()
     for key, v in values.items():
         attr = key.replace("-", "_")
-        if key in INT_KEYS:
+        if key == "size" and v == "":
+            o.size = 0	# not given: 2 x --mem
+        elif key in INT_KEYS:
             try:
                 iv = int(v)
             except ValueError:
@@ -180,6 +182,10 @@ def _resolve_options(ns, defaults):
                 raise BenchError("--scale %s: must be in (0, 10]" % v)
         else:
             setattr(o, attr, v)
+    # said now, not after the stacks are set up
+    if o.size and "bonnie" in re.split(r"[,;]", o.workload) and o.size < 2 * o.mem:
+        raise BenchError("--size %d: bonnie++ needs at least twice --mem (%d MiB)"
+                         % (o.size, 2 * o.mem))
     return o
 
 
