@@ -91,7 +91,7 @@ usage(FILE *fp)
 "      --size-check-interval=SECS  read the backings' sizes every SECS seconds and\n"
 "                               tell the guests of a change (default 2; 0 = only on\n"
 "                               SIGHUP and blkbackd-ctl resize)\n"
-"      --transport=xen|sim      real Xen (default when /dev/xen exists) or xensim\n"
+"      --transport=xen|sim      real Xen (default when /dev/xen/evtchn exists) or xensim\n"
 "      --sim-dir=DIR            xensim's directory (default $XENSIM_DIR)\n"
 "      --trace=FILE             one line per protocol event (blkbackd.8 TRACE FORMAT)\n"
 "      --stats[=SECS]           log per-vbd counters every SECS seconds (default 10)\n"
