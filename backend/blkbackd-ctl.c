@@ -52,7 +52,7 @@ usage(FILE *fp)
 "                       with --transport=sim: $XENSTORED_PATH" ".blkbackd-0.ctl)\n"
 "      --transport=xen|sim  which default socket (default: sim when\n"
 "                       /dev/xen/evtchn is missing and XENSTORED_PATH is set)\n"
-"      --json           list, stats: JSON\n"
+"      --json           list, stats, status: JSON\n"
 "      --prometheus     stats: Prometheus text exposition format\n"
 "      --timeout=SECS   shutdown, upgrade: wait this long (default 120)\n"
 "  -h, --help           this help\n"
@@ -296,27 +296,36 @@ json_quantile(const char *name, double v, bool comma)
 		printf(", ");
 }
 
+/* A record's keys and values, without the braces. */
+static void
+json_fields(const struct bk_ctl_record *r)
+{
+	unsigned int k;
+
+	for (k = 0; k < r->n; k++) {
+		printf("%s", k ? ", " : "");
+		json_str(r->key[k]);
+		printf(": ");
+		if (!strcmp(r->key[k], "lat_us"))
+			printf("[%s]", r->val[k]);
+		else if (!is_string_key(r->key[k]) && all_digits(r->val[k]))
+			printf("%s", r->val[k]);
+		else
+			json_str(r->val[k]);
+	}
+}
+
 static void
 print_json(const struct recs *rs, bool latency)
 {
-	unsigned int i, k;
+	unsigned int i;
 
 	printf("{\"vbds\": [");
 	for (i = 0; i < rs->n; i++) {
 		const struct bk_ctl_record *r = &rs->r[i];
 
 		printf("%s\n  {", i ? "," : "");
-		for (k = 0; k < r->n; k++) {
-			printf("%s", k ? ", " : "");
-			json_str(r->key[k]);
-			printf(": ");
-			if (!strcmp(r->key[k], "lat_us"))
-				printf("[%s]", r->val[k]);
-			else if (!is_string_key(r->key[k]) && all_digits(r->val[k]))
-				printf("%s", r->val[k]);
-			else
-				json_str(r->val[k]);
-		}
+		json_fields(r);
 		if (latency) {
 			uint64_t h[BK_LAT_BUCKETS];
 
@@ -740,8 +749,14 @@ main(int argc, char **argv)
 	} else if (!strcmp(cmd, "status") && rs.n) {
 		unsigned int k;
 
-		for (k = 0; k < rs.r[0].n; k++)
-			printf("%s: %s\n", rs.r[0].key[k], rs.r[0].val[k]);
+		if (out == OUT_JSON) {
+			printf("{");
+			json_fields(&rs.r[0]);
+			printf("}\n");
+		} else {
+			for (k = 0; k < rs.r[0].n; k++)
+				printf("%s: %s\n", rs.r[0].key[k], rs.r[0].val[k]);
+		}
 	} else if (!strcmp(cmd, "shutdown") || !strcmp(cmd, "upgrade")) {
 		/* the daemon keeps the connection until it exits or execs */
 		if (!wait_eof(fd, timeout_s)) {
