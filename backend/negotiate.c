@@ -81,9 +81,28 @@ bk_negotiate_config(struct bk_dev *dev)
 	static const char *const types[] = { "disk", "cdrom", NULL };
 	struct bk_dev_config c = { .discard_enable = -1, .flush_mode = BK_FLUSH_MODE_AUTO };
 	struct bk_store_why why = { .msg = "" };
-	char *params, *v;
+	char *params = NULL, *v;
 	int rc = -EINVAL;
 
+	/* The guest is the domain this directory is under (backend/vbd/
+	 * DOMID/DEVID), whose grants and ports we use; a toolstack that
+	 * names another, or no number at all, has made a mistake (Linux
+	 * refuses a frontend-id that is not a number too). */
+	v = xbus_read(dev->d->xs, XBT_NULL, dev->be, "frontend-id");
+	if (v) {
+		char *end;
+		unsigned long id;
+
+		errno = 0;
+		id = strtoul(v, &end, 10);
+		if (!*v || *end || errno || id != dev->frontid) {
+			bk_vbd_fatal(dev, "frontend-id", "\"%s\" is not %u, the domain this "
+				     "directory is for", v, dev->frontid);
+			free(v);
+			goto out;
+		}
+		free(v);
+	}
 	params = xbus_read(dev->d->xs, XBT_NULL, dev->be, "params");
 	if (!params || !*params) {
 		bk_vbd_fatal(dev, "params", "missing or empty (a file, a block device, "

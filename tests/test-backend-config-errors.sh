@@ -43,6 +43,12 @@ expect_error 41 "removable: \"yes\" is neither 0 nor 1"
 xs_is "$(bk_be $F 41)/error" "removable: \"yes\" is neither 0 nor 1"
 add_vbd $F 42 memory:1M device-type=""
 expect_error 42 "device-type: \"\" is neither disk nor cdrom"
+# the guest is the domain the directory is under: a frontend-id that
+# names another, or no number, is the toolstack's mistake
+add_vbd $F 43 memory:1M frontend-id=abc
+expect_error 43 "frontend-id: \"abc\" is not $F, the domain this directory is for"
+add_vbd $F 44 memory:1M frontend-id=$((F + 1))
+expect_error 44 "frontend-id: \"$((F + 1))\" is not $F, the domain this directory is for"
 
 # memory store options (test knobs, but a wrong one must not be ignored:
 # delay-ms=-5 once parsed as ~4e9 ms and hung the queue thread)
