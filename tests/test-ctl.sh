@@ -132,6 +132,14 @@ rc=0; blkbackd-ctl stats nonsense 2>"$BK_TMP/err" || rc=$?
 blkbackd-ctl status > "$BK_TMP/status" || fail "status failed"
 grep -qx "pid: $(cat "$BACKEND_PIDFILE")" "$BK_TMP/status" || fail "status: $(cat "$BK_TMP/status")"
 grep -qx "vbds: 2" "$BK_TMP/status" && grep -qx "connected: 2" "$BK_TMP/status" || fail "status counts"
+# --json: the same, as one JSON object
+blkbackd-ctl --json status > "$BK_TMP/status.json" || fail "status --json failed"
+python3 - "$BK_TMP/status.json" "$(cat "$BACKEND_PIDFILE")" <<'PY' || fail "status --json: $(cat "$BK_TMP/status.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["pid"] == int(sys.argv[2]) and d["vbds"] == 2 and d["connected"] == 2, d
+assert isinstance(d["version"], str), d
+PY
 
 # ---- root only ----
 rc=0; setpriv --reuid=nobody --regid=nogroup --clear-groups blkbackd-ctl --socket="$sock" list \
@@ -194,10 +202,11 @@ echo "send op=write sector=0 seg=p0 expect=OKAY" > "$BK_TMP/c"
 run_script $C "$BK_TMP/c" --no-close
 out=$(blkbackd-ctl shutdown) || fail "shutdown failed"
 [ "$out" = "blkbackd stopped" ] || fail "shutdown said \"$out\""
-# it has exited by now; our shell may not have reaped it yet (a zombie
-# still answers kill -0)
+# its fds close as it exits (the EOF that ended blkbackd-ctl), a moment
+# before it is a zombie, which our shell may not have reaped yet (and
+# which still answers kill -0)
 exited() { [ ! -e /proc/$1 ] || [ "$(awk '{ print $3 }' /proc/$1/stat 2>/dev/null)" = Z ]; }
-exited $pid || fail "blkbackd still runs after shutdown"
+wait_for 5 exited $pid || fail "blkbackd still runs after shutdown"
 wait $pid || fail "blkbackd exited $? after blkbackd-ctl shutdown"
 _backend_running=
 [ ! -e "$BACKEND_PIDFILE" ] || fail "pidfile left behind"

@@ -96,7 +96,7 @@ apid=$!
 cleanup_fn kill $apid
 xs_wait "$be/state" 4
 blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove under a held connection"
-wait_for 5 eval '! kill -0 $apid 2>/dev/null' || fail "attach --hold did not end when the backend closed"
+wait_for 20 eval '! kill -0 $apid 2>/dev/null' || { cat "$FT/attach4.log"; fail "attach --hold did not end when the backend closed"; }
 grep -q "backend $be went Closing" "$FT/attach4.log" ||
 	fail "attach --hold did not say why: $(cat "$FT/attach4.log")"
 xs_absent "$fe"
