@@ -186,6 +186,7 @@ struct fz_vbd {
 	bool present;		/* added by the toolstack, not removed */
 	bool removed;		/* removed: the directory must stay absent */
 	bool cfg_ok;		/* params and mode valid */
+	bool ram;		/* memory: params: gone with the daemon */
 	bool offline;		/* online=0 written */
 	bool clean;		/* reset seen, no junk since */
 	bool conn_written;	/* 3/4 written since: blkbackd may be connecting */
@@ -415,6 +416,20 @@ daemon_start(struct fz_ctx *c)
 	char why[96];
 	pid_t pid;
 
+	/* A RAM disk the new daemon finds Connected lost its data with the
+	 * old one: it is served failed, Closing with an error, until the
+	 * frontend starts over (vbd.c connect); whether the old daemon had
+	 * it Connected when it stopped depends on timing, so nothing is
+	 * expected of such a vbd until its frontend's next reset. */
+	for (unsigned int i = 0; i < c->seq.nvbds; i++) {
+		struct fz_vbd *v = &c->seq.vbds[i];
+
+		if (v->present && v->ram) {
+			v->clean = false;
+			v->ring_ok = false;
+			v->conn_ok = false;
+		}
+	}
 	if (unlink(dm->pidfile) < 0 && errno != ENOENT)
 		fail(c, "unlink %s: %s", dm->pidfile, strerror(errno));
 	fflush(stdout);
@@ -1316,7 +1331,9 @@ do_add(struct fz_ctx *c)
 	struct rng *r = &s->rng;
 	int dom = pick_live_dom(s);
 	uint32_t devid = devids[rng_below(r, DEVIDS)];
-	const char *params = "memory:1M", *mode = "w";
+	/* half on null:, whose vbds a restarted daemon takes over as they
+	 * were (a memory: one is served failed: daemon_start) */
+	const char *params = rng_below(r, 2) ? "memory:1M" : "null:1M", *mode = "w";
 	bool online = rng_below(r, 8) != 0, hotplug = rng_below(r, 8) != 0;
 	bool cfg_ok = true;
 	struct fz_vbd *v;
@@ -1344,8 +1361,10 @@ do_add(struct fz_ctx *c)
 		  params ? params : "(none)", mode ? mode : "(none)", online ? "" : " no-online",
 		  hotplug ? "" : " no-hotplug-status");
 	v = vbd_add(c, (unsigned int)dom, devid, params, mode, online, hotplug);
-	if (v)
+	if (v) {
 		v->cfg_ok = cfg_ok;
+		v->ram = params && !strncmp(params, "memory:", 7);
+	}
 }
 
 /* libxl's removal: online=0 + Closing if Connected, wait, then rm. */
