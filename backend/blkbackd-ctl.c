@@ -49,9 +49,11 @@ usage(FILE *fp)
 "\n"
 "Options:\n"
 "  -s, --socket=PATH    the control socket (default " BLKBACKD_CTL_SOCKET ";\n"
-"                       with --transport=sim: $XENSTORED_PATH" ".blkbackd-0.ctl)\n"
+"                       with --transport=sim: $XENSTORED_PATH" ".blkbackd-0.ctl,\n"
+"                       XENSTORED_PATH defaulting to $XENSIM_DIR/xenstore.sock)\n"
 "      --transport=xen|sim  which default socket (default: sim when\n"
-"                       /dev/xen/evtchn is missing and XENSTORED_PATH is set)\n"
+"                       /dev/xen/evtchn is missing and XENSTORED_PATH or\n"
+"                       XENSIM_DIR is set)\n"
 "      --json           list, stats, status: JSON\n"
 "      --prometheus     stats: Prometheus text exposition format\n"
 "      --timeout=SECS   shutdown, upgrade: wait this long (default 120)\n"
@@ -553,29 +555,34 @@ print_stats(const struct recs *rs)
 static int
 default_socket(int transport_sim, char *buf, size_t len)
 {
-	const char *xsp = getenv("XENSTORED_PATH");
-	char real[PATH_MAX];
+	const char *xsp = getenv("XENSTORED_PATH"), *simdir = getenv("XENSIM_DIR");
+	char *fromdir = NULL, *real = NULL;
+	int rc = 0;
 
+	/* as blkbackd finds xensim's xenstore: XENSTORED_PATH, else the
+	 * dom0 socket in XENSIM_DIR */
+	if (!xsp && simdir && *simdir && asprintf(&fromdir, "%s/xenstore.sock", simdir) >= 0)
+		xsp = fromdir;
 	if (transport_sim < 0)	/* not given: as blkbackd decides */
 		transport_sim = access("/dev/xen/evtchn", F_OK) < 0 && xsp;
 	if (!transport_sim) {
 		snprintf(buf, len, "%s", BLKBACKD_CTL_SOCKET);
-		return 0;
+	} else if (!xsp) {
+		fprintf(stderr, "%s: --transport=sim: neither XENSTORED_PATH (xensim's dom0 "
+			"socket) nor XENSIM_DIR is set; give --socket\n", prog);
+		rc = -1;
+	} else {
+		/* beside the socket itself, as blkbackd names it */
+		real = realpath(xsp, NULL);
+		if ((size_t)snprintf(buf, len, "%s" BK_CTL_SIM_SUFFIX, real ? real : xsp, 0u) >= len) {
+			fprintf(stderr, "%s: XENSTORED_PATH is too long for a socket path; give "
+				"--socket\n", prog);
+			rc = -1;
+		}
 	}
-	if (!xsp) {
-		fprintf(stderr, "%s: --transport=sim: XENSTORED_PATH (xensim's dom0 socket) "
-			"is not set; give --socket\n", prog);
-		return -1;
-	}
-	/* beside the socket itself, as blkbackd names it */
-	if (realpath(xsp, real))
-		xsp = real;
-	if ((size_t)snprintf(buf, len, "%s" BK_CTL_SIM_SUFFIX, xsp, 0u) >= len) {
-		fprintf(stderr, "%s: XENSTORED_PATH is too long for a socket path; give "
-			"--socket\n", prog);
-		return -1;
-	}
-	return 0;
+	free(real);
+	free(fromdir);
+	return rc;
 }
 
 /* Wait until fd sees EOF (the daemon exited or exec'ed). */

@@ -190,6 +190,9 @@ rc=0; XENSTORED_PATH=$BK_TMP/xs-link timeout 20 blkbackd -f --transport=sim \
 	fail "lock through a symlinked XENSTORED_PATH: rc $rc, $(cat "$BK_TMP/err2")"
 XENSTORED_PATH=$BK_TMP/xs-link blkbackd-ctl --transport=sim status | grep -qx "pid: $pid" ||
 	fail "blkbackd-ctl through a symlinked XENSTORED_PATH"
+# ... and from XENSIM_DIR alone, as blkbackd finds xensim
+(unset XENSTORED_PATH; blkbackd-ctl status) | grep -qx "pid: $pid" ||
+	fail "blkbackd-ctl with XENSIM_DIR=$XENSIM_DIR only"
 good_device_works memory:1M
 # and the default program: /proc/self/exe
 blkbackd-ctl upgrade >/dev/null || fail "upgrade (default path) failed"
