@@ -66,23 +66,6 @@ bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 		bk_vbd_update(dev);
 }
 
-/* Is dev's backend directory still the one we probed?  Only a probe
- * writes multi-queue-max-queues (negotiate.c), and a toolstack's new
- * directory starts without it. */
-static bool
-probed_dir_stays(const struct bk_dev *dev)
-{
-	char *v;
-	bool there;
-
-	if (!dev->probed || dev->gone)
-		return false;
-	v = xbus_read(dev->d->xs, XBT_NULL, dev->be, "multi-queue-max-queues");
-	there = v != NULL;
-	free(v);
-	return there;
-}
-
 static bool
 parse_id(const char *s, uint32_t *out)
 {
@@ -205,11 +188,8 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	/* The directory node itself: removed, or made (libxl's mkdir and
 	 * permissions, one transaction with the keys).  Events coalesce, so
 	 * "removed, then added again" may look like "still there": the vbd
-	 * served so far is gone either way.  A permission change (an
-	 * administrator's xenstore-chmod) fires the same event on a vbd
-	 * that has not gone anywhere: a directory made again has none of
-	 * the keys our probe wrote. */
-	if (!slash && (dev = bk_xenbus_find(d, f, id)) != NULL && !probed_dir_stays(dev))
+	 * served so far is gone either way. */
+	if (!slash && (dev = bk_xenbus_find(d, f, id)) != NULL)
 		dev->gone = true;
 	bk_xenbus_scan_device(d, f, id);
 }

@@ -71,7 +71,6 @@ BACKEND_SH_TESTS = \
 	test-backend-restart-offline.sh \
 	test-backend-restart-detach.sh \
 	test-backend-restart-memory.sh \
-	test-backend-chmod.sh \
 	test-backend-readd.sh \
 	test-backend-fe-initwait-state.sh \
 	test-backend-takeover-junk-state.sh \
