@@ -42,4 +42,33 @@ cmp "$FT/f.writethrough" "$FT/fs/f.writethrough" || fail "writethrough file diff
 umount "$FT/fs"
 losetup -d "$LOOPDEV"
 stop_export
+
+# 16 threads x 1 MiB O_DIRECT reads: one FUSE read each, 8 requests of
+# 128 KiB, 128 wanted at once against 32 slots
+head -c 64M /dev/urandom > "$FT/rnd"
+cp "$FT/rnd" "$FT/rnd.ref"
+start_export "$FT/mnt" --direct "$FT/rnd" --stats "$FT/stats.rnd"
+timeout -k 10 120 python3 - "$FT/mnt/disk" "$FT/rnd.ref" <<'EOF' || fail "concurrent 1 MiB reads"
+import mmap, os, random, sys, threading
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+ref = open(sys.argv[2], "rb").read()
+bad = []
+def reader(seed):
+    r = random.Random(seed)
+    buf = mmap.mmap(-1, 1 << 20)
+    for _ in range(100):
+        off = r.randrange(64) << 20
+        n = os.preadv(fd, [buf], off)
+        if n != 1 << 20 or buf[:] != ref[off:off + n]:
+            bad.append((off, n))
+ts = [threading.Thread(target=reader, args=(i,)) for i in range(16)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+if bad:
+    sys.exit("%d of 1600 reads differ, first at %d (%d bytes)" % (len(bad), *bad[0]))
+EOF
+stop_export
+grep -qx 'reads=1600' "$FT/stats.rnd" || { cat "$FT/stats.rnd"; fail "expected 1600 reads of 1 MiB"; }
 exit 0
