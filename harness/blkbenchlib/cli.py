@@ -29,14 +29,16 @@ RUN_DEFAULTS = {
     "fs": "ext3:data=journal", "mount-opts": "", "sched": "", "atime": "",
     "workload": "bonnie", "runs": "3", "mem": "512", "size": "", "files": "16",
     "file-size": "",
-    "bonnie-perchar": "0", "threads": "1", "fsmark-files": "1000",
+    "bonnie-perchar": "0", "bonnie-fsync": "0", "chunk": "8192", "threads": "1",
+    "fsmark-files": "1000",
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
     "platform": "sim", "backing": "", "guest-kernel": "", "prefill": "sparse",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
-            "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "timeout": 1}
+            "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "bonnie-fsync": 0, "chunk": 256,
+            "timeout": 1}
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
@@ -119,6 +121,10 @@ def _add_run_options(p):
     a("--file-size", help="bonnie++ -n N:MAX:MIN: file sizes in bytes as MAX:MIN "
       "(default: empty files)")
     a("--bonnie-perchar", help="1: also run bonnie++'s per-character tests (default 0: -f)")
+    a("--bonnie-fsync", help="1: bonnie++ -b, an fsync() after every write and every "
+      "file created, so that each waits for the disk (default 0)")
+    a("--chunk", help="bonnie++'s block size in bytes (-s SIZE:CHUNK), a power of two "
+      "from 256 to 1048576 (default 8192)")
     a("--threads", help="fsmark -t (default 1)")
     a("--fsmark-files", help="fsmark -n, files per thread per loop (default 1000)")
     a("--fsmark-size", help="fsmark -s, bytes per file (default 65536)")
@@ -182,6 +188,12 @@ def _resolve_options(ns, defaults):
                 raise BenchError("--scale %s: must be in (0, 10]" % v)
         else:
             setattr(o, attr, v)
+    for flag in ("bonnie_fsync", "bonnie_perchar"):
+        if getattr(o, flag) > 1:
+            raise BenchError("--%s %d: 0 or 1" % (flag.replace("_", "-"), getattr(o, flag)))
+    if o.chunk > 1 << 20 or o.chunk & (o.chunk - 1):
+        raise BenchError("--chunk %d: bonnie++ takes a power of two from 256 to 1048576"
+                         % o.chunk)
     # said now, not after the stacks are set up
     if o.size and "bonnie" in re.split(r"[,;]", o.workload) and o.size < 2 * o.mem:
         raise BenchError("--size %d: bonnie++ needs at least twice --mem (%d MiB)"

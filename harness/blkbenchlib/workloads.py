@@ -126,10 +126,13 @@ class Bonnie(Workload):
         nfiles = str(o.files)
         if getattr(o, "file_size", None):
             nfiles += ":%d:%d" % o.file_size
-        argv = [ctx.tools.path("bonnie++"), "-d", d, "-s", str(size), "-r", str(o.mem),
+        argv = [ctx.tools.path("bonnie++"), "-d", d, "-s", "%d:%d" % (size, o.chunk),
+                "-r", str(o.mem),
                 "-n", nfiles, "-u", "root", "-q", "-m", ctx.cell.name[:15]]
         if not o.bonnie_perchar:
             argv.append("-f")
+        if o.bonnie_fsync:
+            argv.append("-b")
         csv_path = ctx.raw("bonnie.csv")
         ctx.run_to_file(argv, "bonnie++", csv_path)
         with open(csv_path) as f:
