@@ -142,56 +142,75 @@ scan_frontend(struct bk_daemon *d, bool all, uint32_t f)
 	free(ents);
 }
 
-/* An event at or below vbd_root: which frontend, which vbd? */
-static void
-handle_vbd_event(struct bk_daemon *d, const char *path)
+/* Where a path at or below vbd_root points. */
+enum vbd_path {
+	VP_ALL,		/* vbd_root itself, or outside it: everything */
+	VP_FRONTEND,	/* vbd_root/F */
+	VP_DIR,		/* vbd_root/F/ID, the vbd's directory node */
+	VP_KEY,		/* below vbd_root/F/ID */
+	VP_BAD,		/* a component that is not a number */
+};
+
+/* Parse path into *f and *id; a bad component is reported (bad_dir)
+ * when report. */
+static enum vbd_path
+parse_vbd_path(struct bk_daemon *d, const char *path, uint32_t *f, uint32_t *id,
+	       bool report)
 {
 	size_t rl = strlen(d->vbd_root);
 	char buf[256], *p, *slash;
-	struct bk_dev *dev;
-	uint32_t f, id;
 
-	if (strncmp(path, d->vbd_root, rl) || (path[rl] != '/' && path[rl] != '\0')) {
-		scan_frontend(d, true, 0);
-		return;
-	}
+	if (strncmp(path, d->vbd_root, rl) || (path[rl] != '/' && path[rl] != '\0'))
+		return VP_ALL;
 	snprintf(buf, sizeof(buf), "%s", path + rl);
 	p = buf[0] == '/' ? buf + 1 : buf;
-	if (!*p) {
-		scan_frontend(d, true, 0);
-		return;
-	}
+	if (!*p)
+		return VP_ALL;
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &f)) {
-		if (*p)
+	if (!parse_id(p, f)) {
+		if (report && *p)
 			bad_dir(d, d->vbd_root, p);
-		return;
+		return VP_BAD;
 	}
-	if (!slash) {
-		scan_frontend(d, false, f);
-		return;
-	}
+	if (!slash)
+		return VP_FRONTEND;
 	p = slash + 1;
 	slash = strchr(p, '/');
 	if (slash)
 		*slash = '\0';
-	if (!parse_id(p, &id)) {
+	if (!parse_id(p, id)) {
 		char parent[sizeof(d->vbd_root) + 16];
 
-		snprintf(parent, sizeof(parent), "%s/%u", d->vbd_root, f);
-		if (*p)
+		snprintf(parent, sizeof(parent), "%s/%u", d->vbd_root, *f);
+		if (report && *p)
 			bad_dir(d, parent, p);
-		return;
+		return VP_BAD;
 	}
-	/* The directory node itself: removed, or made (libxl's mkdir and
-	 * permissions, one transaction with the keys).  Events coalesce, so
-	 * "removed, then added again" may look like "still there": the vbd
-	 * served so far is gone either way. */
-	if (!slash && (dev = bk_xenbus_find(d, f, id)) != NULL)
-		dev->gone = true;
-	bk_xenbus_scan_device(d, f, id);
+	return slash ? VP_KEY : VP_DIR;
+}
+
+/* An event at or below vbd_root: which frontend, which vbd? */
+static void
+handle_vbd_event(struct bk_daemon *d, const char *path)
+{
+	uint32_t f = 0, id = 0;
+
+	switch (parse_vbd_path(d, path, &f, &id, true)) {
+	case VP_ALL:
+		scan_frontend(d, true, 0);
+		break;
+	case VP_FRONTEND:
+		scan_frontend(d, false, f);
+		break;
+	case VP_DIR:
+	case VP_KEY:
+		bk_xenbus_scan_device(d, f, id);
+		break;
+	case VP_BAD:
+		break;
+	}
 }
 
 static void
@@ -326,6 +345,7 @@ bk_xenbus_handle_watches(struct bk_daemon *d)
 {
 	char paths[WATCH_PATHS][200];
 	unsigned int npaths = 0, n = 0, i;
+	uint32_t f, id;
 	bool rescan = false, release = false;
 	struct bk_dev *dev, *next;
 	char **w;
@@ -338,6 +358,16 @@ bk_xenbus_handle_watches(struct bk_daemon *d)
 		if (!strcmp(token, "vbd")) {
 			bool seen = false;
 
+			/* The directory node itself: removed, or made (libxl's
+			 * mkdir and permissions, one transaction with the
+			 * keys).  Events coalesce, so "removed, then added
+			 * again" may look like "still there": the vbd served so
+			 * far is gone either way.  Marked here, as it comes,
+			 * since a batch of more paths than are kept is
+			 * handled as a rescan that would not see it. */
+			if (parse_vbd_path(d, path, &f, &id, false) == VP_DIR &&
+			    (dev = bk_xenbus_find(d, f, id)) != NULL)
+				dev->gone = true;
 			for (i = 0; i < npaths && !seen; i++)
 				seen = !strcmp(paths[i], path);
 			if (!seen && npaths < WATCH_PATHS && strlen(path) < sizeof(paths[0]))
