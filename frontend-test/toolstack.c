@@ -302,6 +302,16 @@ again:
 	return 0;
 }
 
+static bool
+path_exists(struct xs_handle *xs, const char *path)
+{
+	unsigned int len;
+	void *v = xs_read(xs, XBT_NULL, path, &len);
+
+	free(v);
+	return v != NULL;
+}
+
 static void
 rm_if_empty(struct xs_handle *xs, const char *path)
 {
@@ -329,6 +339,15 @@ ft_cmd_xl_remove(int argc, char **argv)
 	xs = xs_open(0);
 	if (!xs) {
 		log_error("xl-remove: cannot connect to xenstore: %m");
+		return 1;
+	}
+	/* xl block-detach of a device that is not there: an error, not a
+	 * silent success (a typo in --domid or --vdev must not look like a
+	 * removal).  Any of the three directories left is cleaned up. */
+	if (!path_exists(xs, fe) && !path_exists(xs, be) && !path_exists(xs, lx)) {
+		log_error("xl-remove: no vbd %u/%u: neither %s nor %s exists",
+			  a.domid, a.devid, fe, be);
+		xs_close(xs);
 		return 1;
 	}
 	/* libxl__initiate_device_generic_remove: only a Connected backend

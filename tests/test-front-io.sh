@@ -69,6 +69,13 @@ awk -v a=$t0 -v b=$t1 'BEGIN { exit !(b - a < 15) }' ||
 grep -q '"errors":8,' "$FT/j" || fail "expected the 8 requests in flight to fail"
 grep -q "no response to read .* within 2000 ms" "$FT/e" || fail "io did not say why"
 
-blkfront-test xl-remove --domid $DOM >/dev/null
+blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove failed"
+xs_absent "$(be_dir)"
+# removing it again is an error, as xl block-detach's "not connected"
+rc=0
+blkfront-test xl-remove --domid $DOM --force 2>"$FT/rm2" || rc=$?
+[ "$rc" = 1 ] || fail "xl-remove of a removed vbd: exit $rc, expected 1"
+grep -qF "xl-remove: no vbd $DOM/51712: neither $(fe_dir) nor $(be_dir) exists" "$FT/rm2" ||
+	{ cat "$FT/rm2"; fail "xl-remove of a removed vbd: no message saying so"; }
 stop_backend
 exit 0
