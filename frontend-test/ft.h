@@ -81,6 +81,10 @@ void ft_common_close(struct ft_common *c, blkfront_t *bf);
 /* Print the negotiated info as "key: value" lines or one JSON object. */
 void ft_print_info(FILE *f, const blkfront_t *bf, bool json);
 
+/* A whole number in 0..UINT32_MAX (decimal, or 0x hex): no sign, no
+ * trailing characters.  0 or -1. */
+int ft_parse_uint(const char *s, unsigned int *out);
+
 /* Size parsing: "4k", "1M", "64m", "2G", plain bytes.  0 or -EINVAL. */
 #define SIZE_ALLOWED "a size (bytes, or with k, M, G or s for sectors)"
 int ft_parse_size(const char *s, uint64_t *out);

@@ -64,8 +64,8 @@ const struct option ft_common_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
-parse_uint(const char *s, unsigned int *out)
+int
+ft_parse_uint(const char *s, unsigned int *out)
 {
 	char *end;
 	unsigned long v;
@@ -138,11 +138,11 @@ ft_common_opt(struct ft_common *c, int opt, const char *arg)
 		c->sim_dir = arg;
 		return 1;
 	case O_DOMID:
-		if (parse_uint(arg, &c->domid))
+		if (ft_parse_uint(arg, &c->domid))
 			return ft_bad("a domain id (a whole number)");
 		return 1;
 	case O_DEVID:
-		if (parse_uint(arg, &c->bcfg.devid))
+		if (ft_parse_uint(arg, &c->bcfg.devid))
 			return ft_bad("a device id (a whole number, e.g. 51712)");
 		return 1;
 	case O_VDEV:
@@ -151,17 +151,17 @@ ft_common_opt(struct ft_common *c, int opt, const char *arg)
 		c->bcfg.devid = (202u << 8) | ((unsigned int)(arg[3] - 'a') << 4);
 		return 1;
 	case O_RINGORDER:
-		if (parse_uint(arg, &v) || v > BLKRING_MAX_PAGE_ORDER)
+		if (ft_parse_uint(arg, &v) || v > BLKRING_MAX_PAGE_ORDER)
 			return ft_bad("a whole number in 0..%d", BLKRING_MAX_PAGE_ORDER);
 		c->bcfg.max_ring_page_order = v;
 		return 1;
 	case O_QUEUES:
-		if (parse_uint(arg, &v) || v == 0 || v > 16)
+		if (ft_parse_uint(arg, &v) || v == 0 || v > 16)
 			return ft_bad("a whole number in 1..16");
 		c->bcfg.max_queues = v;
 		return 1;
 	case O_INDIRECT:
-		if (parse_uint(arg, &v) || v > BLKRING_MAX_INDIRECT_SEGMENTS)
+		if (ft_parse_uint(arg, &v) || v > BLKRING_MAX_INDIRECT_SEGMENTS)
 			return ft_bad("a whole number in 0..%d", BLKRING_MAX_INDIRECT_SEGMENTS);
 		c->bcfg.max_indirect_segments = v;
 		return 1;
@@ -184,11 +184,11 @@ ft_common_opt(struct ft_common *c, int opt, const char *arg)
 		c->fe_keys[c->nr_fe_keys++] = arg;
 		return 1;
 	case O_TIMEOUT:
-		if (parse_uint(arg, &c->bcfg.timeout_ms) || c->bcfg.timeout_ms == 0)
+		if (ft_parse_uint(arg, &c->bcfg.timeout_ms) || c->bcfg.timeout_ms == 0)
 			return ft_bad("milliseconds, at least 1");
 		return 1;
 	case O_POLL:
-		if (parse_uint(arg, &c->bcfg.poll_max_us) || c->bcfg.poll_max_us > 1000000)
+		if (ft_parse_uint(arg, &c->bcfg.poll_max_us) || c->bcfg.poll_max_us > 1000000)
 			return ft_bad("microseconds in 0..1000000");
 		return 1;
 	case 'v':

@@ -40,6 +40,7 @@ struct xl_args {
 	unsigned int domid, devid, backend_domid;
 	const char *vdev, *params, *mode, *type, *devtype;
 	bool removable, no_hotplug, discard, force;
+	bool have_backend_domid;
 	const char *be_keys[32], *fe_keys[32];
 	unsigned int nbe, nfe;
 	unsigned int timeout_ms;
@@ -54,12 +55,9 @@ static int
 vdev_to_devid(const char *vdev, unsigned int *devid)
 {
 	unsigned int disk;
-	char *end;
 
-	if (vdev[0] >= '0' && vdev[0] <= '9') {
-		*devid = (unsigned int)strtoul(vdev, &end, 0);
-		return *end ? -EINVAL : 0;
-	}
+	if (vdev[0] >= '0' && vdev[0] <= '9')
+		return ft_parse_uint(vdev, devid) ? -EINVAL : 0;
 	if (strncmp(vdev, "xvd", 3) || !vdev[3])
 		return -EINVAL;
 	if (vdev[3] < 'a' || vdev[3] > 'z')
@@ -85,6 +83,14 @@ xl_usage(FILE *f, const char *cmd)
 "  xl-remove: [--force] [--timeout MS]\n"
 "Run as dom0: XENSTORED_PATH is dom0's xenstore socket (xensim: DIR/xenstore.sock).\n",
 		cmd);
+}
+
+/* A bad option value: say what was expected; -1 (exit 2). */
+static int
+xl_bad(const char *opt, const char *val, const char *what)
+{
+	log_error("%s %s: expected %s", opt, val, what);
+	return -1;
 }
 
 static int
@@ -123,8 +129,16 @@ parse_xl_args(int argc, char **argv, struct xl_args *a)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': a->domid = (unsigned int)strtoul(optarg, NULL, 0); have_domid = true; break;
-		case 'D': a->devid = (unsigned int)strtoul(optarg, NULL, 0); a->vdev = NULL; break;
+		case 'd':
+			if (ft_parse_uint(optarg, &a->domid))
+				return xl_bad("--domid", optarg, "a domain id (a whole number)");
+			have_domid = true;
+			break;
+		case 'D':
+			if (ft_parse_uint(optarg, &a->devid))
+				return xl_bad("--devid", optarg, "a device id (a whole number, e.g. 51712)");
+			a->vdev = NULL;
+			break;
 		case 'v':
 			a->vdev = optarg;
 			if (vdev_to_devid(optarg, &a->devid)) {
@@ -138,7 +152,11 @@ parse_xl_args(int argc, char **argv, struct xl_args *a)
 		case 'T': a->devtype = optarg; break;
 		case 'r': a->removable = true; break;
 		case 'E': a->discard = strcmp(optarg, "0") != 0; break;
-		case 'b': a->backend_domid = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'b':
+			if (ft_parse_uint(optarg, &a->backend_domid))
+				return xl_bad("--backend-domid", optarg, "a domain id (a whole number)");
+			a->have_backend_domid = true;
+			break;
 		case 'k':
 			if (a->nbe == ARRAY_SIZE(a->be_keys) || !strchr(optarg, '='))
 				goto bad;
@@ -151,7 +169,10 @@ parse_xl_args(int argc, char **argv, struct xl_args *a)
 			break;
 		case 'H': a->no_hotplug = true; break;
 		case 'f': a->force = true; break;
-		case 'o': a->timeout_ms = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'o':
+			if (ft_parse_uint(optarg, &a->timeout_ms) || !a->timeout_ms)
+				return xl_bad("--timeout", optarg, "milliseconds (a whole number, at least 1)");
+			break;
 		case 'h': xl_usage(stdout, argv[0]); exit(0);
 		default: goto bad;
 		}
@@ -323,6 +344,38 @@ rm_if_empty(struct xs_handle *xs, const char *path)
 	free(d);
 }
 
+/*
+ * The backend directory named by the libxl record lx, if there is one,
+ * into be; it must be a vbd backend directory of this device.  0, or 1
+ * when it disagrees with an explicit --backend-domid (logged).
+ */
+static int
+record_backend(struct xs_handle *xs, const struct xl_args *a, const char *lx,
+	       char *be, size_t len)
+{
+	char *rec = xbus_read(xs, XBT_NULL, lx, "backend");
+	unsigned int bdom;
+	char want[64];
+	int n = -1, rc = 0;
+
+	if (!rec)
+		return 0;
+	snprintf(want, sizeof(want), "/backend/vbd/%u/%u", a->domid, a->devid);
+	if (sscanf(rec, "/local/domain/%u%n", &bdom, &n) != 1 || n < 0 ||
+	    strcmp(rec + n, want)) {
+		log_info("xl-remove: %s/backend is \"%s\", not this vbd's backend: ignored",
+			 lx, rec);
+	} else if (a->have_backend_domid && bdom != a->backend_domid) {
+		log_error("xl-remove: the vbd's backend is %s (%s), not in domain %u "
+			  "(--backend-domid)", rec, lx, a->backend_domid);
+		rc = 1;
+	} else {
+		snprintf(be, len, "%s", rec);
+	}
+	free(rec);
+	return rc;
+}
+
 int
 ft_cmd_xl_remove(int argc, char **argv)
 {
@@ -339,6 +392,15 @@ ft_cmd_xl_remove(int argc, char **argv)
 	xs = xs_open(0);
 	if (!xs) {
 		log_error("xl-remove: cannot connect to xenstore: %m");
+		return 1;
+	}
+	/* The backend is where the toolstack's own record says (libxl's
+	 * block-detach reads it the same way), not where --backend-domid
+	 * guesses; never the frontend's backend key, which the guest
+	 * writes. */
+	r = record_backend(xs, &a, lx, be, sizeof(be));
+	if (r) {
+		xs_close(xs);
 		return 1;
 	}
 	/* xl block-detach of a device that is not there: an error, not a

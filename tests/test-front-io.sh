@@ -77,5 +77,28 @@ blkfront-test xl-remove --domid $DOM --force 2>"$FT/rm2" || rc=$?
 [ "$rc" = 1 ] || fail "xl-remove of a removed vbd: exit $rc, expected 1"
 grep -qF "xl-remove: no vbd $DOM/51712: neither $(fe_dir) nor $(be_dir) exists" "$FT/rm2" ||
 	{ cat "$FT/rm2"; fail "xl-remove of a removed vbd: no message saying so"; }
+# numbers are whole numbers or refused (exit 2), never read up to the junk
+for bad in "--domid abc" "--domid 1x" "--domid -1" "--devid 99999999999999" \
+	   "--backend-domid abc" "--timeout 0"; do
+	rc=0
+	blkfront-test xl-add $bad --domid $DOM --params memory:1M 2>"$FT/bad" || rc=$?
+	[ "$rc" = 2 ] || fail "xl-add $bad: exit $rc, expected 2"
+	grep -qF -- "${bad% *} ${bad#* }: expected " "$FT/bad" || { cat "$FT/bad"; fail "xl-add $bad: no message"; }
+done
+xs_absent "$(be_dir)"
+# xl-remove finds the backend where xl-add's record says (another
+# backend domain here), and refuses a --backend-domid that disagrees
+blkfront-test xl-add --domid $DOM --backend-domid 7 --params memory:1M --no-hotplug >/dev/null ||
+	fail "xl-add --backend-domid 7 failed"
+be7=/local/domain/7/backend/vbd/$DOM/51712
+xs_is $be7/state 1
+rc=0
+blkfront-test xl-remove --domid $DOM --backend-domid 5 2>"$FT/rm5" || rc=$?
+[ "$rc" = 1 ] || fail "xl-remove --backend-domid 5: exit $rc, expected 1"
+grep -qF "the vbd's backend is $be7" "$FT/rm5" || { cat "$FT/rm5"; fail "no message naming $be7"; }
+xs_is $be7/state 1
+blkfront-test xl-remove --domid $DOM --force || fail "xl-remove of the domain-7 vbd failed"
+xs_absent $be7
+xs_absent "$(fe_dir)"
 stop_backend
 exit 0
