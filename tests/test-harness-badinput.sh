@@ -49,6 +49,9 @@ expect_error "--out /proc/nope: cannot create the results directory" \
 grep -q Traceback "$tmp/err" && fail "--out /proc/nope: a traceback"
 expect_error "$tmp/none.csv: No such file or directory" parse bonnie "$tmp/none.csv"
 grep -q Traceback "$tmp/err" && fail "parse of a missing file: a traceback"
+printf 'where = raw\n\xff\n' > "$tmp/bin.conf"
+expect_error "--config $tmp/bin.conf: not UTF-8 text (byte 12)" run "${common[@]}" --config "$tmp/bin.conf"
+grep -q Traceback "$tmp/err" && fail "a config file not UTF-8: a traceback"
 printf 'where = raw\nbarriers = 1\n' > "$tmp/bad.conf"
 expect_error "$tmp/bad.conf:2: unknown key 'barriers'" run "${common[@]}" --config "$tmp/bad.conf"
 # XFS has no nobarrier since Linux 4.19: refused before anything starts.

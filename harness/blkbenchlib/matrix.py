@@ -173,10 +173,12 @@ def read_config(path, known_keys):
     long option names of "blkbench run".  Returns {key: value}."""
     out = {}
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             lines = f.readlines()
     except OSError as e:
         raise BenchError("--config %s: %s" % (path, e.strerror)) from None
+    except UnicodeDecodeError as e:
+        raise BenchError("--config %s: not UTF-8 text (byte %d)" % (path, e.start)) from None
     for n, line in enumerate(lines, 1):
         line = line.split("#", 1)[0].strip()
         if not line:
