@@ -696,9 +696,16 @@ completion_thread(void *opaque)
 			while ((ev = xs_check_watch(bf->xsw)) != NULL)
 				free(ev);
 			r = xbus_read_uint(bf->xsw, XBT_NULL, bf->be, "state", 0, &state);
-			if (!blkfront_broken(bf) && (r == -ENOENT || state >= XenbusStateClosing)) {
-				snprintf(msg, sizeof(msg), "backend %s went %s",
-					 bf->be, r == -ENOENT ? "away" : xbus_state_name(state));
+			/* a removed directory reads as ENOENT, or as EACCES
+			 * once its parent went too (xenstored checks the
+			 * nearest ancestor's permissions) */
+			if (!blkfront_broken(bf) && (r < 0 || state >= XenbusStateClosing)) {
+				if (r < 0)
+					snprintf(msg, sizeof(msg), "backend %s went away (%s)",
+						 bf->be, strerror(-r));
+				else
+					snprintf(msg, sizeof(msg), "backend %s went %s",
+						 bf->be, xbus_state_name(state));
 				fail_all(bf, msg);
 			} else if (r == 0 && state == XenbusStateConnected) {
 				reread_sectors(bf);
@@ -1038,9 +1045,14 @@ publish(blkfront_t *bf, unsigned int order)
 static int
 switch_state(blkfront_t *bf, unsigned int state)
 {
-	int r = xbus_printf(bf->xs, XBT_NULL, bf->fe, "state", "%u", state);
+	/* only while the node exists (Linux __xenbus_switch_state): a
+	 * frontend removed by the toolstack is not brought back */
+	int r = xbus_switch_state(bf->xs, bf->fe, state);
 
-	if (r)
+	if (r == -ENOENT)
+		log_info("vbd %s: %s/state is gone: %s not written", bf->fe, bf->fe,
+			 xbus_state_name(state));
+	else if (r)
 		log_error("vbd %s: writing %s/state=%u: %s", bf->fe, bf->fe, state, strerror(-r));
 	return r;
 }
@@ -1157,6 +1169,12 @@ disconnect(blkfront_t *bf, bool handshake)
 	if (!handshake)
 		goto teardown;
 
+	/* a backend that is gone will not answer: no 30 s waits for it */
+	if (xbus_read_uint(bf->xs, XBT_NULL, bf->be, "state", 0, &st) < 0) {
+		log_info("vbd %s: backend %s is gone: not waiting for it to close",
+			 bf->fe, bf->be);
+		goto teardown;
+	}
 	/* Linux: Closing; backend Closing; Closed; backend Closed. */
 	if (switch_state(bf, XenbusStateClosing) == 0 &&
 	    xbus_wait(bf->xs, bf->be, "state", xbus_ge, XenbusStateClosing,

@@ -9,6 +9,7 @@ FRONT_TESTS = \
 	test-front-fuse.sh \
 	test-front-bonnie.sh \
 	test-front-death.sh \
+	test-front-removed.sh \
 	test-front-direct.sh \
 	test-front-io.sh \
 	test-front-eopnotsupp.sh \
