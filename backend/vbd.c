@@ -636,8 +636,17 @@ probe(struct bk_dev *dev)
 		dev->probed = true;
 		return;
 	}
-	log_error("vbd %s: cannot write the probe keys under %s: %s", dev->name, dev->be,
-		  strerror(-r));
+	if (r == -ENOENT) {
+		/* removed before we got to it (an xl-add followed at once by
+		 * its xl-remove): the toolstack's doing, not an error; the
+		 * directory's own watch event forgets the vbd */
+		if (bk_vbd_log_ok(dev))
+			log_info("vbd %s: %s was removed before it could be probed",
+				 dev->name, dev->be);
+	} else {
+		log_error("vbd %s: cannot write the probe keys under %s: %s", dev->name,
+			  dev->be, strerror(-r));
+	}
 failed:
 	dev->probed = true;
 }
