@@ -636,6 +636,15 @@ reread_sectors(blkfront_t *bf)
 	WRITE_ONCE(bf->info.sectors, v);
 }
 
+/* A read of the backend's state that says its directory is gone:
+ * ENOENT, or EACCES once the parent went too (xenstored checks the
+ * nearest existing ancestor's permissions). */
+static bool
+backend_gone(int r)
+{
+	return r == -ENOENT || r == -EACCES;
+}
+
 /*
  * The completion thread: the backend's state (xenstore watch), request
  * timeouts, and, unless callers reap for themselves (pollers, see
@@ -696,10 +705,10 @@ completion_thread(void *opaque)
 			while ((ev = xs_check_watch(bf->xsw)) != NULL)
 				free(ev);
 			r = xbus_read_uint(bf->xsw, XBT_NULL, bf->be, "state", 0, &state);
-			/* a removed directory reads as ENOENT, or as EACCES
-			 * once its parent went too (xenstored checks the
-			 * nearest ancestor's permissions) */
-			if (!blkfront_broken(bf) && (r < 0 || state >= XenbusStateClosing)) {
+			/* a state that is not a number is Linux's Unknown:
+			 * ignored, as blkfront's backend_changed does */
+			if (!blkfront_broken(bf) &&
+			    (backend_gone(r) || (r == 0 && state >= XenbusStateClosing))) {
 				if (r < 0)
 					snprintf(msg, sizeof(msg), "backend %s went away (%s)",
 						 bf->be, strerror(-r));
@@ -1170,7 +1179,7 @@ disconnect(blkfront_t *bf, bool handshake)
 		goto teardown;
 
 	/* a backend that is gone will not answer: no 30 s waits for it */
-	if (xbus_read_uint(bf->xs, XBT_NULL, bf->be, "state", 0, &st) < 0) {
+	if (backend_gone(xbus_read_uint(bf->xs, XBT_NULL, bf->be, "state", 0, &st))) {
 		log_info("vbd %s: backend %s is gone: not waiting for it to close",
 			 bf->fe, bf->be);
 		goto teardown;
