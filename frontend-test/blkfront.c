@@ -79,6 +79,8 @@ struct blkfront {
 	struct xs_handle *xsw;		/* completion thread's watch */
 	struct blkfront_info info;
 	char fe[128], be[128];
+	char fe_state[136];		/* fe + "/state": watched, as Linux's
+					 * xenbus core watches the device */
 	enum blkring_abi abi;
 	const char *protocol;
 	unsigned int nr_ind_pages;	/* per slot */
@@ -704,6 +706,16 @@ completion_thread(void *opaque)
 
 			while ((ev = xs_check_watch(bf->xsw)) != NULL)
 				free(ev);
+			/* our own directory removed under us (the toolstack
+			 * took the vbd away without asking the backend): the
+			 * device is gone, as when Linux's xenbus core
+			 * unregisters it */
+			r = xbus_read_uint(bf->xsw, XBT_NULL, bf->fe, "state", 0, &state);
+			if (!blkfront_broken(bf) && backend_gone(r)) {
+				snprintf(msg, sizeof(msg), "frontend %s was removed (%s)",
+					 bf->fe, strerror(-r));
+				fail_all(bf, msg);
+			}
 			r = xbus_read_uint(bf->xsw, XBT_NULL, bf->be, "state", 0, &state);
 			/* a state that is not a number is Linux's Unknown:
 			 * ignored, as blkfront's backend_changed does */
@@ -1171,6 +1183,7 @@ disconnect(blkfront_t *bf, bool handshake)
 		pthread_join(bf->thread, NULL);
 		bf->thread_running = false;
 		xs_unwatch(bf->xsw, bf->be, "ft-backend");
+		xs_unwatch(bf->xsw, bf->fe_state, "ft-frontend");
 		if (read(bf->stop_fd, &v, sizeof(v)) != sizeof(v))
 			log_error("vbd %s: draining stop eventfd: %m", bf->fe);
 	}
@@ -1336,9 +1349,16 @@ connect_rings(blkfront_t *bf)
 			log_error("vbd %s: watching %s: %m", bf->fe, bf->be);
 			goto fail;
 		}
+		if (!xs_watch(bf->xsw, bf->fe_state, "ft-frontend")) {
+			r = -errno;
+			log_error("vbd %s: watching %s: %m", bf->fe, bf->fe_state);
+			xs_unwatch(bf->xsw, bf->be, "ft-backend");
+			goto fail;
+		}
 		r = pthread_create(&bf->thread, NULL, completion_thread, bf);
 		if (r) {
 			xs_unwatch(bf->xsw, bf->be, "ft-backend");
+			xs_unwatch(bf->xsw, bf->fe_state, "ft-frontend");
 			r = -r;
 			goto fail;
 		}
@@ -1408,6 +1428,7 @@ blkfront_open(const struct blkfront_config *cfg)
 	}
 	snprintf(bf->fe, sizeof(bf->fe), "/local/domain/%u/device/vbd/%u",
 		 xenops_self_domid(bf->x), cfg->devid);
+	snprintf(bf->fe_state, sizeof(bf->fe_state), "%s/state", bf->fe);
 	v = xbus_read(bf->xs, XBT_NULL, bf->fe, "backend");
 	if (!v) {
 		log_error("vbd %u: reading %s/backend: %m (no such device; see blkfront-test xl-add)",

@@ -168,7 +168,9 @@ int blkfront_reconnect(blkfront_t *bf);
 const struct blkfront_info *blkfront_info(const blkfront_t *bf);
 /* Most 512-byte sectors one request can carry. */
 unsigned int blkfront_max_sectors(const blkfront_t *bf);
-/* true once a protocol fault or a dead backend broke the device. */
+/* true once a protocol fault, a backend gone or Closing, or our own
+ * frontend directory removed (Linux's xenbus core would unregister the
+ * device) broke it.  Any thread. */
 bool blkfront_broken(const blkfront_t *bf);
 
 /* ---- asynchronous requests ---- */

@@ -7,6 +7,7 @@
 # Its closing state writes never bring the removed frontend directory
 # back (as Linux's __xenbus_switch_state).  A removed directory reads
 # as ENOENT, or as EACCES once its parent is gone too.
+# 2. The same when only the frontend's own directory is removed.
 . ./functions.sh
 . "$abs_top_srcdir/tests/front-lib.sh"
 front_sim
@@ -19,8 +20,9 @@ cleanup_fn _kill_hold $hold
 xs_wait "$(be_dir)/state" 4
 xs_wait "$(fe_dir)/state" 4
 blkfront-test xl-remove --domid $DOM --force || fail "xl-remove --force failed"
-wait_for 10 grep -q "backend $(be_dir) went away" "$FT/hold.err" ||
-	{ cat "$FT/hold.err"; fail "attach --hold did not notice its backend going away"; }
+# (xl-remove takes the frontend's directory first: either is noticed)
+wait_for 10 grep -q -e "backend $(be_dir) went away" -e "frontend $(fe_dir) was removed" "$FT/hold.err" ||
+	{ cat "$FT/hold.err"; fail "attach --hold did not notice its vbd going away"; }
 t0=$EPOCHREALTIME
 kill -INT $hold
 rc=0
@@ -32,5 +34,33 @@ awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN { exit !(b - a < 10) }' || fail "SIGINT 
 xs_absent "$(fe_dir)"
 xs_absent "$(be_dir)"
 grep -q "vbd $DOM/51712: removed" "$BACKEND_LOG" || fail "blkbackd did not forget the vbd"
+
+# 2. Only the frontend directory goes (the backend's stays): the device
+# is gone, as when Linux's xenbus core unregisters it.  attach --hold
+# notices by itself (blkbackd is stopped meanwhile, so its Closed cannot
+# be what tells it) and exits 1 once blkbackd, let go, disconnects and
+# writes Closed (Unknown: the node gone); nothing brings the directory
+# back.
+add_disk $DOM memory:1M --devid 51728
+blkfront-test attach --domid $DOM --devid 51728 --hold > "$FT/hold2.out" 2> "$FT/hold2.err" &
+hold=$!
+cleanup_fn _kill_hold $hold
+xs_wait "$(be_dir 51728)/state" 4
+xs_wait "$(fe_dir 51728)/state" 4
+kill -STOP "$(bk_pid)"
+cleanup_fn kill -CONT "$(bk_pid)"
+xenstore-rm "$(fe_dir 51728)"
+wait_for 10 grep -q "frontend $(fe_dir 51728) was removed" "$FT/hold2.err" ||
+	{ cat "$FT/hold2.err"; fail "attach --hold did not notice its frontend directory going"; }
+kill -CONT "$(bk_pid)"
+rc=0
+wait_for 20 eval "! kill -0 $hold 2>/dev/null" ||
+	{ cat "$FT/hold2.err"; fail "attach --hold did not exit after its frontend directory went"; }
+wait $hold || rc=$?
+cat "$FT/hold2.err"
+[ "$rc" = 1 ] || fail "attach --hold: exit $rc after its frontend directory went, expected 1"
+xs_wait "$(be_dir 51728)/state" 6
+xs_absent "$(fe_dir 51728)"
+blkfront-test xl-remove --domid $DOM --devid 51728 --force || fail "xl-remove --force (2) failed"
 stop_backend
 exit 0
