@@ -682,12 +682,23 @@ watch_frontend(struct bk_dev *dev)
  * xenbus_read_driver_state() says of an absent node: taken as Closed,
  * with one line saying so.
  */
+static uint64_t
+fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
 static int
 fe_state_read(struct bk_dev *dev, unsigned long *out)
 {
 	char *s = xbus_read(dev->d->xs, XBT_NULL, dev->fe, "state"), *end;
 	unsigned long v = ULONG_MAX;
 	bool same, valid;
+	char shown[33];
 
 	if (!s)
 		return -ENOENT;
@@ -698,8 +709,9 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 			v = ULONG_MAX;
 	}
 	/* (an empty node is junk too: compared only once one was reported) */
-	same = dev->fe_bad_set && strncmp(dev->fe_bad, s, sizeof(dev->fe_bad) - 1) == 0 &&
-	       strlen(s) < sizeof(dev->fe_bad);
+	/* Every value must compare, whatever its length: reporting it
+	 * rewrites our error node, whose watch event brings us back here. */
+	same = dev->fe_bad_set && dev->fe_bad_len == strlen(s) && dev->fe_bad_hash == fnv1a(s);
 	/* 2 (InitWait) is a backend's state: from a frontend it is junk, as
 	 * Linux blkback's frontend_changed() has it (its default case) */
 	valid = v >= XenbusStateInitialising && v <= XenbusStateClosed &&
@@ -707,7 +719,8 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 	if (valid) {
 		dev->fe_bad_set = false;
 	} else if (!same) {
-		snprintf(dev->fe_bad, sizeof(dev->fe_bad), "%s", s);
+		dev->fe_bad_len = strlen(s);
+		dev->fe_bad_hash = fnv1a(s);
 		dev->fe_bad_set = true;
 		if (v == XenbusStateUnknown)
 			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
@@ -716,9 +729,10 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 			bk_vbd_fatal(dev, "state", "the frontend's state \"2\" (InitWait) at %s "
 				     "is a backend's state", dev->fe_state);
 		else
-			bk_vbd_fatal(dev, "state", "the frontend's state \"%.32s\"%s at %s is "
-				     "not a XenbusState in 1..6", s, strlen(s) > 32 ? "..." : "",
-				     dev->fe_state);
+			bk_vbd_fatal(dev, "state", "the frontend's state \"%s\"%s at %s is "
+				     "not a XenbusState in 1..6",
+				     xbus_printable(shown, sizeof(shown), s),
+				     strlen(s) > 32 ? "..." : "", dev->fe_state);
 	}
 	free(s);
 	*out = v;

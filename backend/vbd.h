@@ -106,8 +106,10 @@ struct bk_dev {
 	bool fe_live;			/* seen in 1..5 since we serve the vbd */
 	bool fe_event;			/* xenbus.c: a watch event this batch */
 	/* the frontend state value outside 1..6 last reported (when
-	 * fe_bad_set): reported once per value, not per watch event */
-	char fe_bad[24];
+	 * fe_bad_set), as its length and FNV-1a hash (a guest's value may
+	 * be up to 4 KiB): reported once per value, not per watch event */
+	size_t fe_bad_len;
+	uint64_t fe_bad_hash;
 	bool fe_bad_set;
 	int state;			/* the state we wrote last, -1 none */
 	bool probed;

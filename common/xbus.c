@@ -197,6 +197,17 @@ xbus_state_name(unsigned int state)
 	return state < ARRAY_SIZE(names) ? names[state] : "?";
 }
 
+char *
+xbus_printable(char *buf, size_t size, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && s[i]; i++)
+		buf[i] = s[i] >= 0x20 && s[i] <= 0x7e ? s[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
 bool
 xbus_eq(unsigned int state, unsigned int want)
 {

@@ -82,6 +82,12 @@ int xbus_switch_state(struct xs_handle *xs, const char *dir, enum xenbus_state s
 /* "Unknown", "Initialising", ..., "Closed", "Reconfiguring",
  * "Reconfigured"; "?" for anything else (Linux xenbus_strstate). */
 const char *xbus_state_name(unsigned int state);
+/*
+ * A guest-written value made fit for a log line or a table: at most
+ * size - 1 bytes of s into buf, each byte outside printable ASCII
+ * (0x20..0x7e) as '?'.  Returns buf.  size >= 1.
+ */
+char *xbus_printable(char *buf, size_t size, const char *s);
 
 /*
  * Wait until the number at dir/key satisfies pred(value, arg), or

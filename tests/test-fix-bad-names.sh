@@ -40,6 +40,16 @@ xs_wait "$be/state" 6
 xenstore-write "$fe/state" 9
 xs_wait "$be/error" "$msg"
 expect_lines 2 "vbd 3/60: $msg"
+# a long value (over 24 bytes), with a newline in it: said once, its
+# first 32 bytes printable; reporting it must not report it again (the
+# error node's own watch event used to bring it back, without end)
+xenstore-write "$fe/state" "$(printf 'ab\ncd%s' 1234567890123456789012345678901234567)"
+msg3="state: the frontend's state \"ab?cd123456789012345678901234567\"... at $fe/state is not a XenbusState in 1..6"
+xs_wait "$be/error" "$msg3"
+n=$(timeout 2 xenstore-watch "$be" | wc -l) || true
+[ "$n" -le 3 ] || fail "$n watch events in 2 s under $be after one bad state (a loop)"
+expect_lines 1 "vbd 3/60: $msg3"
+[ "$(count "lines not logged")" = 0 ] || { cat "$BACKEND_LOG"; fail "state-change lines were dropped"; }
 
 # state 0 (Unknown): Closed, with one line
 add_vbd 3 61 memory:1M
