@@ -181,7 +181,9 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 		return -ENOMEM;
 	}
 	s->writethrough = cfg->writethrough;
-	flags = (cfg->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	/* O_NONBLOCK until the type is known: opening a FIFO (or a tty)
+	 * must not block the control thread, which serves every guest */
+	flags = (cfg->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK;
 	if (cfg->writethrough)
 		flags |= O_DSYNC;
 	s->fd = open(s->path, flags | O_DIRECT);
@@ -234,6 +236,11 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 	} else {
 		rc = bk_store_fail(cfg, -EINVAL, s->path,
 				   "neither a regular file nor a block device");
+		goto err;
+	}
+	flags = fcntl(s->fd, F_GETFL);
+	if (flags < 0 || fcntl(s->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		rc = bk_store_fail(cfg, -errno, s->path, "fcntl: %m");
 		goto err;
 	}
 	if (s->f.size & 511)	/* Linux blkback: sectors = size >> 9 */

@@ -47,6 +47,13 @@ xs_is "$(bk_be 3 6)/error" \
 	"params: cannot open memory store \"0\": size 0 is not a positive multiple of 512"
 xs_is "$(bk_be 3 1)/error" \
 	"params: cannot open file store \"$BK_TMP/missing\": No such file or directory"
+# a FIFO opened read-only would wait for a writer, and hold up the
+# daemon with it: refused at once like any other non-disk
+mkfifo "$BK_TMP/fifo"
+add_vbd 3 10 "$BK_TMP/fifo" mode=r
+xs_wait "$(bk_be 3 10)/state" 5
+xs_is "$(bk_be 3 10)/error" \
+	"params: cannot open file store \"$BK_TMP/fifo\": neither a regular file nor a block device"
 add_vbd 3 9 null:1000
 xs_wait "$(bk_be 3 9)/state" 5
 xs_is "$(bk_be 3 9)/error" \
