@@ -319,7 +319,7 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 	for (dev = d->devs; dev; dev = dev->next) {
 		struct bk_ctl_buf *b = &rp->out;
 		struct bk_stats st;
-		unsigned int order = 0;
+		unsigned int fstate = 0;
 
 		bk_vbd_stats(dev, &st);
 		bk_ctl_buf_printf(b, "vbd");
@@ -327,18 +327,24 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 		bk_ctl_buf_kvu(b, "domid", dev->frontid);
 		bk_ctl_buf_kvu(b, "devid", dev->devid);
 		kv_xs(rp, d, dev->be, "dev", "vdev");
-		kv_xs(rp, d, dev->be, "params", "params");
+		/* what it serves, once probed; not what xenstore says now */
+		if (dev->cfg.params_raw)
+			bk_ctl_buf_kv(b, "params", dev->cfg.params_raw);
+		else
+			kv_xs(rp, d, dev->be, "params", "params");
 		bk_ctl_buf_kvu(b, "state", dev->state < 0 ? 0 : (uint64_t)dev->state);
 		bk_ctl_buf_kv(b, "state_name", dev->state < 0 ? "none" :
 			      xbus_state_name((unsigned int)dev->state));
-		kv_xs(rp, d, dev->fe, "state", "frontend_state");
+		/* the guest's node: a number, or nothing (junk stays out of
+		 * the admin's table) */
+		if (*dev->fe && xbus_read_uint(d->xs, XBT_NULL, dev->fe, "state", 0, &fstate) == 0)
+			bk_ctl_buf_kvu(b, "frontend_state", fstate);
 		bk_ctl_buf_kv(b, "phase", phase_name(dev->phase));
 		bk_ctl_buf_kvu(b, "queues", dev->nr_queues);
 		if (dev->phase != DEV_DISCONNECTED) {
 			const struct bk_features *f = &dev->feat;
 
-			xbus_read_uint(d->xs, XBT_NULL, dev->fe, "ring-page-order", 0, &order);
-			bk_ctl_buf_kvu(b, "ring_pages", 1u << (order < 8 ? order : 0));
+			bk_ctl_buf_kvu(b, "ring_pages", dev->ring_pages);
 			bk_ctl_buf_kvu(b, "sectors", f->sectors);
 			bk_ctl_buf_kvu(b, "flush_cache", f->flush_cache);
 			bk_ctl_buf_kvu(b, "barrier", f->barrier);

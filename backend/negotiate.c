@@ -34,6 +34,7 @@ void
 bk_negotiate_config_free(struct bk_dev_config *c)
 {
 	bk_params_free(&c->params);
+	free(c->params_raw);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -142,6 +143,8 @@ bk_negotiate_config(struct bk_dev *dev)
 		goto out;
 	c.removable = v && !strcmp(v, "1");
 	free(v);
+	c.params_raw = params;
+	params = NULL;
 
 	bk_negotiate_config_free(&dev->cfg);
 	dev->cfg = c;

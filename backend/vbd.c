@@ -447,6 +447,7 @@ connect(struct bk_dev *dev, bool takeover)
 	nq = bk_negotiate_rings(dev, rings);
 	if (nq < 0)
 		return;
+	dev->ring_pages = rings[0].nr_pages;
 	if (store_open(dev, false) < 0)
 		return;	/* -EINPROGRESS: retried once the backing is free */
 	dev->phase = DEV_CONNECTED;

@@ -81,6 +81,8 @@ struct bk_daemon {
 /* The per-vbd knobs (blkbackd.8 "XENSTORE KEYS"), read by negotiate.c. */
 struct bk_dev_config {
 	struct bk_params params;	/* params: driver and its arg */
+	char *params_raw;		/* params as read (malloc'd): what
+					 * blkbackd-ctl list shows */
 	bool read_only;			/* mode=r */
 	bool writethrough;		/* cache=writethrough */
 	enum bk_flush_mode flush_mode;
@@ -139,6 +141,7 @@ struct bk_dev {
 	struct bk_claim *claim;		/* on the backing, while connected/draining */
 	struct bk_features feat;
 	unsigned int nr_queues;
+	unsigned int ring_pages;	/* each queue's, as negotiated at connect */
 	struct bk_queue *queues[BK_MAX_QUEUES];
 	struct bk_stats closed_stats;	/* of queues already destroyed */
 };

@@ -57,6 +57,15 @@ assert b["frontend_state"] == 4 and b["queues"] == 2 and b["ring_pages"] == 2
 assert b["sectors"] == 16384 and b["flush_cache"] == 1 and b["persistent"] == 1
 assert a["params"] == "memory:4M" and a["barrier"] == 1 and a["pgrants"] >= 1
 EOP
+# list says what is served, not what the keys say now: a ring-page-order
+# the guest rewrites after connecting, a params the admin rewrites under
+# a connected vbd (blkbackd keeps serving what it opened)
+feB=/local/domain/$B/device/vbd/51712
+xenstore-write "$feB/ring-page-order" 7 "$(bk_be $B)/params" "$BK_TMP/other.img"
+blkbackd-ctl list > "$BK_TMP/list2" || fail "list (2) failed"
+grep -Eq "^$B/51712 +xvda +Connected +4 +2 +2 +0 +flush,discard,persistent,fua=native +$BK_TMP/b.img\$" \
+	"$BK_TMP/list2" || { cat "$BK_TMP/list2"; fail "list shows the keys as rewritten, not what is served"; }
+xenstore-write "$feB/ring-page-order" 1 "$(bk_be $B)/params" "$BK_TMP/b.img"
 
 # ---- stats ----
 want="rd_req=2 wr_req=3 flush_req=1 barrier_req=1 discard_req=1 rd_sect=16 wr_sect=32 discard_sect=8 oo_req=0 errors=1 eopnotsupp=1"

@@ -49,6 +49,13 @@ xs_wait "$be/error" "$msg3"
 n=$(timeout 2 xenstore-watch "$be" | wc -l) || true
 [ "$n" -le 3 ] || fail "$n watch events in 2 s under $be after one bad state (a loop)"
 expect_lines 1 "vbd 3/60: $msg3"
+# nor does it reach the admin's table: frontend_state is a number or absent
+blkbackd-ctl list --json > "$BK_TMP/list.json" || fail "list --json failed"
+python3 - "$BK_TMP/list.json" <<'EOP' || fail "list --json: $(cat "$BK_TMP/list.json")"
+import json, sys
+v = {x["vbd"]: x for x in json.load(open(sys.argv[1]))["vbds"]}
+assert "frontend_state" not in v["3/60"], v["3/60"]
+EOP
 [ "$(count "lines not logged")" = 0 ] || { cat "$BACKEND_LOG"; fail "state-change lines were dropped"; }
 
 # state 0 (Unknown): Closed, with one line
