@@ -273,9 +273,10 @@ report_ready(struct run *r, int status)
 			dup2(fd, STDERR_FILENO);
 			close(fd);
 		}
-		if (chdir("/") < 0)
-			log_info("chdir /: %m");
 	}
+	/* (an upgraded one was exec'ed from start_cwd, upgrade_exec) */
+	if (!r->foreground && chdir("/") < 0)
+		log_info("chdir /: %m");
 	log_set_errors_to_stderr(false);
 #ifdef HAVE_LIBSYSTEMD
 	sd_notifyf(0, "READY=1\nMAINPID=%d\nSTATUS=serving %s", (int)getpid(), r->d.vbd_root);
@@ -557,7 +558,12 @@ teardown(struct run *r, int rc)
 	free(r->log_file);
 	free(r->ctl_path);
 	free(r->state_dir);
+	free(r->sim_dir);
 	free(r->record_path);
+	if (!r->upgrade) {	/* else upgrade_exec needs it, main frees it */
+		free(r->start_cwd);
+		r->start_cwd = NULL;
+	}
 }
 
 /*
@@ -576,6 +582,10 @@ upgrade_exec(struct run *r, const char *path)
 	/* the signals stay blocked: one sent meanwhile waits for the new
 	 * program's signalfd instead of killing it */
 	setenv(UPGRADED_ENV, "1", 1);
+	/* argv's relative paths were relative to this */
+	if (r->start_cwd && chdir(r->start_cwd) < 0)
+		log_error("upgrade: chdir %s: %m (relative paths on the command line will "
+			  "be taken from /)", r->start_cwd);
 	execv(path, r->argv);
 	log_error("upgrade: exec %s: %m; exiting (the devices are still attached: "
 		  "start blkbackd again)", path);
@@ -623,6 +633,7 @@ main(int argc, char **argv)
 		unsetenv(UPGRADED_ENV);	/* not for our children */
 	}
 
+	r.start_cwd = getcwd(NULL, 0);
 	rc = parse_options(argc, argv, &r);
 	if (rc) {
 		teardown(&r, 1);
@@ -658,5 +669,6 @@ main(int argc, char **argv)
 		rc = 1;
 	}
 	free(upgrade_path);
+	free(r.start_cwd);
 	return rc;
 }

@@ -228,7 +228,11 @@ parse_options(int argc, char **argv, struct run *r)
 			transport_set = true;
 			break;
 		case OPT_SIM_DIR:
-			o->sim_dir = optarg;
+			free(r->sim_dir);
+			r->sim_dir = abs_path("--sim-dir", optarg);
+			if (!r->sim_dir)
+				return -1;
+			o->sim_dir = r->sim_dir;
 			break;
 		case OPT_TRACE:
 			free(r->trace_path);
@@ -315,7 +319,11 @@ parse_options(int argc, char **argv, struct run *r)
 			}
 			break;
 		case OPT_STATE_DIR:
-			o->state_dir = optarg;
+			free(r->state_dir);
+			r->state_dir = abs_path("--state-dir", optarg);
+			if (!r->state_dir)
+				return -1;
+			o->state_dir = r->state_dir;
 			break;
 		case OPT_TEST_CRASH_AT: {
 			char name[16];
@@ -365,6 +373,15 @@ parse_options(int argc, char **argv, struct run *r)
 		log_error("no Xen here (/dev/xen/evtchn missing); use --transport=sim with a "
 			  "running xensim");
 		return -1;
+	}
+	/* a detached daemon works from /: what it opens later (the sim's
+	 * event channels, the recovery records) must not be relative */
+	if (o->transport == XENOPS_SIM && !o->sim_dir && getenv("XENSIM_DIR") &&
+	    *getenv("XENSIM_DIR")) {
+		r->sim_dir = abs_path("$XENSIM_DIR", getenv("XENSIM_DIR"));
+		if (!r->sim_dir)
+			return -1;
+		o->sim_dir = r->sim_dir;
 	}
 	if (o->record_path && check_record_dir(o->record_path) < 0)
 		return -1;

@@ -24,7 +24,14 @@ struct run {
 	unsigned int stats_secs;
 	unsigned int size_check_secs;	/* --size-check-interval; 0: never */
 	sigset_t sigs;			/* blocked in every thread; read from sfd */
-	char *state_dir;		/* --state-dir's default, malloc'd, or NULL */
+	char *state_dir;		/* --state-dir, absolute, or its default:
+					 * malloc'd, or NULL */
+	char *sim_dir;			/* --sim-dir or $XENSIM_DIR, absolute:
+					 * malloc'd, or NULL */
+	/* the working directory at start (malloc'd, or NULL): an upgrade
+	 * execs from it, so that relative paths in argv mean what they
+	 * meant at start */
+	char *start_cwd;
 	bool poll_set;			/* --poll-max-us was given */
 	int sfd, tfd, size_tfd, lockfd;
 	int ready_fd;			/* detached: the waiting parent's pipe, or -1 */

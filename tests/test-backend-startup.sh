@@ -77,6 +77,29 @@ wait_for 30 eval "! kill -0 $pid 2>/dev/null" || fail "blkbackd ignored SIGTERM"
 [ "$(grep -c "cannot write the trace file /dev/full: No space left on device" "$BK_TMP/tfull.err")" = 1 ] ||
 	fail "the trace's write errors were not said exactly once: $(grep -c "cannot write" "$BK_TMP/tfull.err")"
 
+# ---- relative paths, detached: meant from where it was started, at
+# start and after an upgrade (the daemon itself works from /) ----
+rel=$BK_TMP/rel/here n=rel$$
+mkdir -p "$rel"
+(cd "$rel" && blkbackd --transport=sim --sim-dir="$(realpath --relative-to=. "$XENSIM_DIR")" \
+	--state-dir=st --pidfile=$n.pid --log-file=$n.log --trace=$n.trace) 2>"$BK_TMP/rel.err" ||
+	fail "blkbackd (relative paths) exited $?: $(cat "$BK_TMP/rel.err")"
+pid=$(cat "$rel/$n.pid")
+cleanup_fn kill -9 "$pid"
+cleanup_fn rm -f "/$n.pid" "/$n.log" "/$n.trace"
+io_works $DOM
+[ -d "$rel/st" ] || fail "--state-dir=st was not made where blkbackd started"
+connects() { grep -c "vbd $DOM/51712: .*-> Connected" "$rel/$n.log" || true; }
+[ "$(connects)" = 1 ] || fail "relative --log-file: $(connects) Connected lines in it, expected 1"
+blkbackd-ctl upgrade "$abs_top_builddir/backend/blkbackd" >/dev/null || fail "upgrade (relative paths) failed"
+io_works $DOM
+[ "$(cat "$rel/$n.pid")" = "$pid" ] || fail "after the upgrade the pidfile says $(cat "$rel/$n.pid")"
+wait_for 10 eval '[ "$(connects)" = 2 ]' || fail "after the upgrade the log went elsewhere (/$n.log?)"
+[ ! -e "/$n.log" ] && [ ! -e "/$n.pid" ] && [ ! -e "/$n.trace" ] ||
+	fail "the upgraded blkbackd took its relative paths from /"
+kill -TERM "$pid"
+wait_for 30 eval "! kill -0 $pid 2>/dev/null" || fail "blkbackd ignored SIGTERM"
+
 # ---- sd_notify ----
 if grep -q "define HAVE_LIBSYSTEMD 1" "$abs_top_builddir/config.h"; then
 	requires python3 --version
