@@ -30,11 +30,15 @@
 #include "xbus.h"
 
 #define CTL_IO_TIMEOUT_S 2
-/* Clients whose request line has not come in yet.  Each is read as its
- * bytes arrive, so that one that connects and says nothing (a stuck
- * scraper) never holds up the control thread, whose xenstore work is
- * every guest's handshake; past that many, the oldest is dropped. */
+/* Clients being served: their request line coming in, or their answer
+ * going out.  Each is read, and written, as its socket lets it, so that
+ * one that says nothing or reads nothing (a stuck scraper) never holds
+ * up the control thread, whose xenstore work is every guest's
+ * handshake.  Each has CTL_IO_TIMEOUT_S for its line, then
+ * CTL_ANSWER_TIMEOUT_S to take its answer.  While all slots are taken,
+ * new connections wait in the listen backlog. */
 #define CTL_MAX_PENDING 16
+#define CTL_ANSWER_TIMEOUT_S 10
 #define CTL_TICK_MS 250			/* their deadlines are looked at this often */
 
 enum { CTL_EV_LISTEN = CTL_MAX_PENDING, CTL_EV_TIMER };
@@ -45,6 +49,10 @@ struct ctl_client {
 	size_t have;
 	struct timespec deadline;	/* CLOCK_MONOTONIC */
 	char line[BK_CTL_MAX_LINE];
+	/* the answer, once the line was carried out: what is left of it
+	 * goes out as the socket takes it (EPOLLOUT) */
+	struct bk_ctl_buf answer;
+	size_t sent;
 };
 
 struct bk_ctl {
@@ -53,6 +61,7 @@ struct bk_ctl {
 	int epfd;			/* fd, tfd and the pending clients: bk_ctl_fd */
 	int tfd;			/* ticks while clients are pending */
 	unsigned int npending;
+	bool accepting;			/* the listening socket is in epfd */
 	struct ctl_client pending[CTL_MAX_PENDING];
 	char *path;
 	int held;			/* a shutdown/upgrade client, or -1 */
@@ -133,7 +142,7 @@ bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
 	old = umask(077);	/* born 0600: never a moment open to others */
 	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 8) < 0) {
+	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
 		r = -errno;
 		log_error("control socket %s: %m", path);
 		close(fd);
@@ -150,6 +159,7 @@ bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
 	c->d = d;
 	c->fd = fd;
 	c->held = -1;
+	c->accepting = true;
 	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++)
 		c->pending[i].fd = -1;
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -217,9 +227,12 @@ bk_ctl_close(struct bk_ctl *c, bool unlink_path)
 {
 	if (!c)
 		return;
-	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++)
+	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++) {
 		if (c->pending[i].fd >= 0)
 			close(c->pending[i].fd);
+		if (!c->pending[i].answer.oom)
+			bk_ctl_buf_free(&c->pending[i].answer);
+	}
 	if (c->epfd >= 0)
 		close(c->epfd);
 	if (c->tfd >= 0)
@@ -543,24 +556,32 @@ send_all(int fd, const char *p, size_t len)
 	return true;
 }
 
+/* The whole answer into *ans (records, then "ok" or the error line);
+ * rp->out is moved into it.  An answer that cannot be built is the
+ * ENOMEM line alone, which needs no memory. */
 static void
-send_result(int fd, const struct reply *rp)
+compose(struct reply *rp, struct bk_ctl_buf *ans)
 {
-	char line[400];
-	int n;
+	static const char nomem[] = "error ENOMEM out of memory\n";
+	bool oom = rp->out.oom;
 
-	if (rp->out.oom)
-		n = snprintf(line, sizeof(line), "error ENOMEM out of memory\n");
-	else if (rp->err)
-		n = snprintf(line, sizeof(line), "error %s %s\n",
-			     strerrorname_np(-rp->err) ? strerrorname_np(-rp->err) : "EIO",
-			     rp->msg);
+	if (!oom && !rp->err)
+		*ans = rp->out;
 	else
-		n = snprintf(line, sizeof(line), "ok\n");
-	if (!rp->out.oom && !rp->err && rp->out.len &&
-	    !send_all(fd, rp->out.p, rp->out.len))
-		return;
-	send_all(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		bk_ctl_buf_free(&rp->out);
+	memset(&rp->out, 0, sizeof(rp->out));
+	if (!oom && rp->err)
+		bk_ctl_buf_printf(ans, "error %s %s\n",
+				  strerrorname_np(-rp->err) ? strerrorname_np(-rp->err) : "EIO",
+				  rp->msg);
+	else if (!oom)
+		bk_ctl_buf_printf(ans, "ok\n");
+	if (oom || ans->oom) {
+		bk_ctl_buf_free(ans);
+		ans->p = (char *)nomem;	/* never freed: see client_release */
+		ans->len = sizeof(nomem) - 1;
+		ans->oom = true;
+	}
 }
 
 static bool
@@ -581,7 +602,21 @@ ticks(struct bk_ctl *c, bool on)
 	timerfd_settime(c->tfd, 0, &its, NULL);
 }
 
-/* Forget a pending client; its fd is closed unless keep. */
+static void
+listening(struct bk_ctl *c, bool on)
+{
+	if (c->accepting == on)
+		return;
+	if (on)
+		epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->fd,
+			  &(struct epoll_event){ .events = EPOLLIN, .data.u32 = CTL_EV_LISTEN });
+	else
+		epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	c->accepting = on;
+}
+
+/* Forget a client; its fd is closed unless keep.  A slot is free again:
+ * connections waiting in the backlog are taken. */
 static void
 client_drop(struct bk_ctl *c, struct ctl_client *cl, bool keep)
 {
@@ -589,23 +624,63 @@ client_drop(struct bk_ctl *c, struct ctl_client *cl, bool keep)
 	if (!keep)
 		close(cl->fd);
 	cl->fd = -1;
+	if (!cl->answer.oom)
+		bk_ctl_buf_free(&cl->answer);
+	memset(&cl->answer, 0, sizeof(cl->answer));
+	cl->sent = 0;
 	if (--c->npending == 0)
 		ticks(c, false);
+	listening(c, true);
 }
 
-/* Answer a client and forget it.  The socket turns blocking for the
- * answer, bounded by CTL_IO_TIMEOUT_S (a client that does not read). */
+/* Send what the socket takes of cl's answer, without blocking; the
+ * client is forgotten once all of it went, or its reader went. */
 static void
-client_answer(struct bk_ctl *c, struct ctl_client *cl, const struct reply *rp, bool keep)
+client_write(struct bk_ctl *c, struct ctl_client *cl)
 {
-	struct timeval tv = { .tv_sec = CTL_IO_TIMEOUT_S };
-	int fl = fcntl(cl->fd, F_GETFL);
+	while (cl->sent < cl->answer.len) {
+		ssize_t n = send(cl->fd, cl->answer.p + cl->sent, cl->answer.len - cl->sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 
-	if (fl >= 0)
-		fcntl(cl->fd, F_SETFL, fl & ~O_NONBLOCK);
-	setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	send_result(cl->fd, rp);
-	client_drop(c, cl, keep);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;		/* EPOLLOUT brings us back */
+		if (n <= 0)
+			break;		/* the client went: nothing more to do */
+		cl->sent += (size_t)n;
+	}
+	client_drop(c, cl, false);
+}
+
+/*
+ * Answer a client.  What the socket takes now goes at once; the rest
+ * when it can take more (EPOLLOUT), within CTL_ANSWER_TIMEOUT_S.  A
+ * shutdown or upgrade client (keep) gets its short answer whole, the
+ * socket blocking for at most CTL_IO_TIMEOUT_S, and its fd stays open.
+ */
+static void
+client_answer(struct bk_ctl *c, struct ctl_client *cl, struct reply *rp, bool keep)
+{
+	compose(rp, &cl->answer);
+	cl->sent = 0;
+	if (keep) {
+		struct timeval tv = { .tv_sec = CTL_IO_TIMEOUT_S };
+		int fl = fcntl(cl->fd, F_GETFL);
+
+		if (fl >= 0)
+			fcntl(cl->fd, F_SETFL, fl & ~O_NONBLOCK);
+		setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		send_all(cl->fd, cl->answer.p, cl->answer.len);
+		client_drop(c, cl, true);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &cl->deadline);
+	cl->deadline.tv_sec += CTL_ANSWER_TIMEOUT_S;
+	epoll_ctl(c->epfd, EPOLL_CTL_MOD, cl->fd,
+		  &(struct epoll_event){ .events = EPOLLOUT,
+					 .data.u32 = (uint32_t)(cl - c->pending) });
+	client_write(c, cl);
 }
 
 /* Take every connection waiting (the listening socket is non-blocking). */
@@ -613,29 +688,28 @@ static void
 clients_accept(struct bk_ctl *c)
 {
 	for (;;) {
-		struct ctl_client *cl = NULL, *oldest = NULL;
+		struct ctl_client *cl = NULL;
 		struct ucred cred;
 		socklen_t cl_len = sizeof(cred);
 		unsigned int i;
-		int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		int fd;
 
+		for (i = 0; i < CTL_MAX_PENDING && !cl; i++)
+			if (c->pending[i].fd < 0)
+				cl = &c->pending[i];
+		if (!cl) {
+			/* every slot taken: the others wait in the backlog
+			 * until one is free (within the slots' deadlines),
+			 * rather than drop a client whose line may be there
+			 * already */
+			listening(c, false);
+			return;
+		}
+		fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 				log_error("control socket: accept: %m");
 			return;
-		}
-		for (i = 0; i < CTL_MAX_PENDING && !cl; i++) {
-			if (c->pending[i].fd < 0)
-				cl = &c->pending[i];
-			else if (!oldest || ts_before(&c->pending[i].deadline, &oldest->deadline))
-				oldest = &c->pending[i];
-		}
-		if (!cl) {
-			/* all taken by clients that have not spoken: the one
-			 * that waited longest goes (a live client speaks at
-			 * once) */
-			client_drop(c, oldest, false);
-			cl = oldest;
 		}
 		cl->fd = fd;
 		cl->have = 0;
@@ -677,6 +751,10 @@ clients_expire(struct bk_ctl *c)
 
 		if (cl->fd < 0 || ts_before(&now, &cl->deadline))
 			continue;
+		if (cl->answer.p) {	/* it did not take its answer in time */
+			client_drop(c, cl, false);
+			continue;
+		}
 		fail(&rp, -ETIMEDOUT, "no request line within %d s", CTL_IO_TIMEOUT_S);
 		client_answer(c, cl, &rp, false);
 	}
@@ -723,7 +801,6 @@ client_input(struct bk_ctl *c, struct ctl_client *cl)
 	keep = act != BK_CTL_NONE && c->held < 0;
 	fd = cl->fd;
 	client_answer(c, cl, &rp, keep);
-	bk_ctl_buf_free(&rp.out);
 	if (keep)
 		c->held = fd;
 	return act;
@@ -744,6 +821,9 @@ bk_ctl_handle(struct bk_ctl *c)
 			clients_accept(c);
 		} else if (ev == CTL_EV_TIMER) {
 			clients_expire(c);
+		} else if (ev < CTL_MAX_PENDING && c->pending[ev].fd >= 0 &&
+			   c->pending[ev].answer.p) {
+			client_write(c, &c->pending[ev]);
 		} else if (ev < CTL_MAX_PENDING && c->pending[ev].fd >= 0) {
 			act = client_input(c, &c->pending[ev]);
 			if (act != BK_CTL_NONE)
