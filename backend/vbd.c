@@ -910,8 +910,9 @@ void
 bk_vbd_update(struct bk_dev *dev)
 {
 	struct bk_daemon *d = dev->d;
-	unsigned int be_state, online;
+	unsigned int be_state, online = 1;
 	unsigned long fe_state;
+	char *v;
 	int r;
 
 	if (dev->phase == DEV_DRAINING) {
@@ -919,7 +920,15 @@ bk_vbd_update(struct bk_dev *dev)
 		return;
 	}
 	xbus_read_uint(d->xs, XBT_NULL, dev->be, "state", XenbusStateUnknown, &be_state);
-	xbus_read_uint(d->xs, XBT_NULL, dev->be, "online", 1, &online);
+	/* as Linux's xenbus_dev_is_online(): "%d" scanned, and a value
+	 * that does not scan ("false", "") is offline; absent is online */
+	v = xbus_read(d->xs, XBT_NULL, dev->be, "online");
+	if (v) {
+		int o;
+
+		online = sscanf(v, "%d", &o) == 1 && o != 0;
+		free(v);
+	}
 
 	/* The toolstack asks for teardown (libxl: online=0 and Closing).
 	 * A Closing found by a blkbackd that has written no state yet is

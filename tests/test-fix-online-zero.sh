@@ -14,7 +14,8 @@ transitions() {
 	grep -oE "vbd $1/51712: [A-Za-z?]+ -> [A-Za-z]+" "$BACKEND_LOG" | sed 's/.*: //'
 }
 
-for how in "online 0" "online 0 state 5"; do
+# "false" does not scan as a number: offline, as Linux's xenbus_dev_is_online
+for how in "online 0" "online 0 state 5" "online false"; do
 	frozen_guest
 	# shellcheck disable=SC2086
 	set -- $how
