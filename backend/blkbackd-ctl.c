@@ -243,19 +243,56 @@ get_hist(const struct bk_ctl_record *r, uint64_t *h)
 /* JSON.                                                              */
 /* ---------------------------------------------------------------- */
 
-static void
-json_str(const char *s)
+/* Length of the well-formed UTF-8 sequence (RFC 3629: no overlong
+ * forms, no surrogates, at most U+10FFFF) at s, or 0. */
+static size_t
+utf8_len(const unsigned char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	size_t n, i;
+	uint32_t cp;
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/* s as a JSON string: UTF-8 kept as it is, control characters escaped,
+ * a byte that is not part of well-formed UTF-8 as U+FFFD. */
+static void
+json_str(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n;
+
+	putchar('"');
+	while (*s) {
+		if (*s == '"' || *s == '\\') {
+			printf("\\%c", *s++);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			printf("\\u%04x", *s++);
+		} else if (*s < 0x80) {
+			putchar(*s++);
+		} else if ((n = utf8_len(s)) != 0) {
+			fwrite(s, 1, n, stdout);
+			s += n;
+		} else {
+			fputs("\\ufffd", stdout);
+			s++;
+		}
 	}
 	putchar('"');
 }
@@ -621,6 +658,8 @@ main(int argc, char **argv)
 	char sock[PATH_MAX], req[BK_CTL_MAX_LINE], *reply = NULL, *result;
 	const char *socket_path = NULL, *cmd;
 	int out = OUT_TABLE, transport_sim = -1, timeout_s = 120, c, fd, rc = EXIT_REFUSED;
+	char *tend;
+	long lt;
 	bool close_all = false;
 	struct recs rs = { 0 };
 
@@ -647,7 +686,9 @@ main(int argc, char **argv)
 			close_all = true;
 			break;
 		case O_TIMEOUT:
-			timeout_s = atoi(optarg);
+			errno = 0;
+			lt = strtol(optarg, &tend, 10);
+			timeout_s = errno || tend == optarg || *tend || lt < 1 || lt > 86400 ? 0 : (int)lt;
 			if (timeout_s < 1 || timeout_s > 86400) {
 				fprintf(stderr, "%s: --timeout: \"%s\" is not 1..86400\n", prog,
 					optarg);

@@ -136,6 +136,20 @@ rc=0; blkbackd-ctl stats 4242/1 2>"$BK_TMP/err" || rc=$?
 [ $rc = 1 ] && grep -q "ENOENT no vbd 4242/1" "$BK_TMP/err" || fail "stats of an unknown vbd: rc $rc"
 rc=0; blkbackd-ctl stats nonsense 2>"$BK_TMP/err" || rc=$?
 [ $rc = 1 ] && grep -q "EINVAL" "$BK_TMP/err" || fail "stats nonsense: rc $rc"
+rc=0; blkbackd-ctl --timeout=5abc status 2>"$BK_TMP/err" || rc=$?
+[ $rc = 2 ] && grep -q -- '--timeout: "5abc" is not 1..86400' "$BK_TMP/err" || fail "--timeout=5abc: rc $rc"
+
+# ---- JSON strings: UTF-8 as it is ----
+new_guest; U=$DOM
+add_vbd $U 7 "/nonexistent/dísk 1.img"
+xs_wait "$(bk_be $U 7)/state" 5
+blkbackd-ctl list --json > "$BK_TMP/u.json" || fail "list --json (UTF-8) failed"
+python3 - "$BK_TMP/u.json" $U <<'EOP' || fail "list --json, UTF-8: $(grep -a dísk "$BK_TMP/u.json")"
+import json, sys
+v = {x["vbd"]: x for x in json.load(open(sys.argv[1], encoding="utf-8"))["vbds"]}
+assert v[sys.argv[2] + "/7"]["params"] == "/nonexistent/dísk 1.img", v[sys.argv[2] + "/7"]["params"]
+EOP
+xenstore-rm "$(bk_be $U 7)"
 
 # ---- status ----
 blkbackd-ctl status > "$BK_TMP/status" || fail "status failed"
