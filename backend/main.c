@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
@@ -629,8 +630,14 @@ main(int argc, char **argv)
 	log_init(argv[0]);
 	log_set_timestamps(true);
 	if (getenv(UPGRADED_ENV)) {
+		const char *base = strrchr(argv[0], '/');
+
 		r.upgraded = true;
 		unsetenv(UPGRADED_ENV);	/* not for our children */
+		/* exec'ed as /proc/self/exe (upgrade's default), our name
+		 * would be "exe": keep the one ps, pgrep and monitoring
+		 * knew us by */
+		prctl(PR_SET_NAME, base ? base + 1 : argv[0]);
 	}
 
 	r.start_cwd = getcwd(NULL, 0);

@@ -220,6 +220,8 @@ good_device_works memory:1M
 # and the default program: /proc/self/exe
 blkbackd-ctl upgrade >/dev/null || fail "upgrade (default path) failed"
 blkbackd-ctl status | grep -qx "pid: $pid" || fail "not the same process after the second upgrade"
+# still called blkbackd (ps -C, pgrep -x), not "exe"
+[ "$(cat /proc/$pid/comm)" = blkbackd ] || fail "after an upgrade from /proc/self/exe: comm $(cat /proc/$pid/comm)"
 
 # ---- shutdown: as SIGTERM, devices left attached; --close: closed ----
 new_guest; C=$DOM
