@@ -48,7 +48,7 @@ struct ctl_client {
 	bool refused;			/* not root: answered EPERM */
 	size_t have;
 	struct timespec deadline;	/* CLOCK_MONOTONIC */
-	char line[BK_CTL_MAX_LINE];
+	char line[BK_CTL_MAX_LINE + 1];	/* the line, newline included, and a NUL */
 	/* the answer, once the line was carried out: what is left of it
 	 * goes out as the socket takes it (EPOLLOUT) */
 	struct bk_ctl_buf answer;
@@ -529,6 +529,12 @@ dispatch(struct bk_ctl *c, char *line, struct reply *rp)
 		}
 		snprintf(c->upgrade_path, sizeof(c->upgrade_path), "%s", path);
 		return BK_CTL_UPGRADE;
+	} else if (!strcmp(argv[0], "list") || !strcmp(argv[0], "status")) {
+		fail(rp, -EINVAL, "usage: %s (no argument)", argv[0]);
+	} else if (!strcmp(argv[0], "shutdown")) {
+		fail(rp, -EINVAL, "usage: shutdown [--close]");
+	} else if (!strcmp(argv[0], "upgrade")) {
+		fail(rp, -EINVAL, "usage: upgrade [PATH] (an absolute path without spaces)");
 	} else {
 		fail(rp, -EINVAL, "unknown request \"%.64s\" (list, stats [VBD], resize VBD, "
 		     "status, shutdown [--close], upgrade [PATH])", argv[0]);

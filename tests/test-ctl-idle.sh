@@ -50,6 +50,32 @@ told=$(sed -n 's/^told //p' "$BK_TMP/idle.out")
 [ "$told" = 20 ] || fail "idle clients told of their timeout: $told, expected 20"
 kill -0 "$(cat "$BACKEND_PIDFILE")" || fail "blkbackd died"
 
+# a request line of exactly BK_CTL_MAX_LINE (4096) bytes with its
+# newline is taken, a longer one is E2BIG; a known command with a
+# wrong argument gets its usage
+python3 - "$sock" <<'PY' || fail "request lines at the limit"
+import socket, sys
+def ask(line):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.sendall(line)
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            return data
+        data += b
+a = ask(b"status" + b" " * 4089 + b"\n")
+assert len(b"status" + b" " * 4089 + b"\n") == 4096
+assert a.endswith(b"\nok\n"), a[-200:]
+# 4096 bytes and no newline yet: the line would be longer (sent with
+# no byte more, so that the close after the answer resets nothing)
+b = ask(b"status" + b" " * 4090)
+assert b == b"error E2BIG request too long\n", b
+c = ask(b"status extra\n")
+assert c == b"error EINVAL usage: status (no argument)\n", c
+PY
+
 # 2. a list of about 320 KB (80 vbds with 4000-byte params, refused at
 # probe but listed): more than the socket buffers hold
 long=/nonexistent/$(printf 'x%.0s' $(seq 1 3980))
