@@ -181,7 +181,8 @@ bk_ctl_get(const struct bk_ctl_record *r, const char *key)
 double
 bk_lat_quantile(const uint64_t *buckets, unsigned int nbuckets, double q)
 {
-	uint64_t total = 0, cum = 0, rank;
+	uint64_t total = 0, cum = 0;
+	double rank;
 	unsigned int b;
 
 	for (b = 0; b < nbuckets; b++)
@@ -190,19 +191,18 @@ bk_lat_quantile(const uint64_t *buckets, unsigned int nbuckets, double q)
 		return -1;
 	if (q > 1)
 		q = 1;
-	rank = (uint64_t)ceil(q * (double)total);
-	if (rank < 1)
-		rank = 1;
+	/* as Prometheus: the rank is q * total, not rounded to a sample */
+	rank = q * (double)total;
 	for (b = 0; b < nbuckets; b++) {
 		double lo, hi;
 
-		if (cum + buckets[b] < rank) {
+		if (!buckets[b] || (double)(cum + buckets[b]) < rank) {
 			cum += buckets[b];
 			continue;
 		}
 		lo = b ? ldexp(1.0, (int)b) : 0.0;
 		hi = ldexp(1.0, (int)b + 1);
-		return lo + (hi - lo) * (double)(rank - cum) / (double)buckets[b];
+		return lo + (hi - lo) * (rank - (double)cum) / (double)buckets[b];
 	}
 	return ldexp(1.0, (int)nbuckets);	/* not reached */
 }

@@ -66,8 +66,9 @@ int bk_ctl_split(char *line, char **words, unsigned int max);
 /*
  * The q-quantile (0 < q <= 1) of a latency histogram whose bucket b
  * counts samples in [2^b, 2^(b+1)) microseconds (b = 0: [0, 2)), in
- * microseconds: the bucket that holds the sample of rank ceil(q * total),
- * interpolated linearly inside it (Prometheus's histogram_quantile).
+ * microseconds: the first bucket whose cumulative count reaches the rank
+ * q * total, interpolated linearly inside it, as Prometheus's
+ * histogram_quantile computes it from the same buckets.
  * -1 when the histogram is empty.
  */
 double bk_lat_quantile(const uint64_t *buckets, unsigned int nbuckets, double q);
