@@ -788,10 +788,17 @@ main(int argc, char **argv)
 	} else if (!strcmp(cmd, "resize") && rs.n) {
 		uint64_t o = get_u64(&rs.r[0], "old_sectors"), n = get_u64(&rs.r[0], "sectors");
 
-		if (o == n)
+		if (o == n) {
 			printf("vbd %s: %" PRIu64 " sectors (unchanged)\n",
 			       get_s(&rs.r[0], "vbd", "?"), n);
-		else
+		} else if (n < o) {
+			/* announced, but an admin's mistake: say it as one */
+			fprintf(stderr, "%s: vbd %s: BACKING SHRANK: %" PRIu64 " -> %" PRIu64
+				" sectors under a connected guest; its I/O past the new end "
+				"fails (see its error node)\n", prog,
+				get_s(&rs.r[0], "vbd", "?"), o, n);
+			rc = EXIT_REFUSED;
+		} else
 			printf("vbd %s: %" PRIu64 " -> %" PRIu64 " sectors\n",
 			       get_s(&rs.r[0], "vbd", "?"), o, n);
 	} else if (!strcmp(cmd, "status") && rs.n) {

@@ -106,6 +106,12 @@ xs_wait "$(bk_be $M)/state" 6
 rc=0; blkbackd-ctl resize $M/51712 2>"$BK_TMP/err" || rc=$?
 [ $rc = 1 ] && grep -q "ENOTCONN vbd $M/51712 is not connected" "$BK_TMP/err" ||
 	fail "closed vbd: rc $rc, $(cat "$BK_TMP/err")"
+# a shrink is announced too, but said as the mistake it is: exit 1
+truncate -s 10M "$BK_TMP/c.img"
+rc=0; blkbackd-ctl resize $C/51712 >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
+[ $rc = 1 ] && grep -q "vbd $C/51712: BACKING SHRANK: 24576 -> 20480 sectors" "$BK_TMP/err" ||
+	fail "shrink: rc $rc, $(cat "$BK_TMP/out" "$BK_TMP/err")"
+xs_is "$(bk_be $C)/sectors" 20480
 kill $hold; wait $hold 2>/dev/null || true
 
 # ---- 3. shrunk under a connected guest ----
