@@ -6,6 +6,7 @@
  */
 #include <config.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -276,16 +277,17 @@ static struct bk_dev *
 find_vbd(struct bk_daemon *d, const char *arg, struct reply *rp)
 {
 	unsigned long f, id;
+	const char *p;
 	char *end;
 	struct bk_dev *dev;
 
 	errno = 0;
 	f = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end != '/' || f > UINT32_MAX)
+	if (errno || end == arg || *end != '/' || f > UINT32_MAX || !isdigit((unsigned char)*arg))
 		goto bad;
-	arg = end + 1;
-	id = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || id > UINT32_MAX)
+	p = end + 1;
+	id = strtoul(p, &end, 10);
+	if (errno || end == p || *end || id > UINT32_MAX || !isdigit((unsigned char)*p))
 		goto bad;
 	dev = bk_xenbus_find(d, (uint32_t)f, (uint32_t)id);
 	if (!dev)
