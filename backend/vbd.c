@@ -664,6 +664,20 @@ watch_frontend(struct bk_dev *dev)
 	fe = xbus_read(d->xs, XBT_NULL, dev->be, "frontend");
 	if (!fe)
 		return -ENOENT;
+	/* Linux's xenbus_read_otherend_details: an empty path is fatal.
+	 * So is one that is not absolute, or too long to watch whole.
+	 * Once: our error write's own event comes back here. */
+	if (fe[0] != '/' || strlen(fe) >= sizeof(dev->fe)) {
+		char shown[65];
+
+		if (!dev->fatal)
+			bk_vbd_fatal(dev, "frontend", "\"%s\"%s is not a frontend directory "
+				     "(an absolute xenstore path under %zu bytes)",
+				     xbus_printable(shown, sizeof(shown), fe),
+				     strlen(fe) > 64 ? "..." : "", sizeof(dev->fe));
+		free(fe);
+		return -EINVAL;
+	}
 	snprintf(dev->fe, sizeof(dev->fe), "%s", fe);
 	free(fe);
 	snprintf(dev->fe_state, sizeof(dev->fe_state), "%s/state", dev->fe);
