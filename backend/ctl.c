@@ -586,7 +586,7 @@ compose(struct reply *rp, struct bk_ctl_buf *ans)
 		bk_ctl_buf_printf(ans, "ok\n");
 	if (oom || ans->oom) {
 		bk_ctl_buf_free(ans);
-		ans->p = (char *)nomem;	/* never freed: see client_release */
+		ans->p = (char *)nomem;	/* never freed: client_drop checks oom */
 		ans->len = sizeof(nomem) - 1;
 		ans->oom = true;
 	}
