@@ -813,13 +813,26 @@ snap_pages(struct sc *s, void **pages, unsigned int max)
 	return n;
 }
 
-/* snapshot: remember the content of every page we have granted. */
+/*
+ * snapshot: remember the content of every page we have granted.  First
+ * wait (up to 1 s) for the backend to finish its pass over the ring: a
+ * backend that answered our last request may still re-arm req_event
+ * (RING_FINAL_CHECK_FOR_REQUESTS: req_cons + 1) a moment later, a write
+ * that belongs before the snapshot, not after it.
+ */
 static int
 cmd_snapshot(struct sc *s)
 {
 	unsigned int max = BLKRING_MAX_PAGES + blkfront_raw_nr_pages(s->bf) + s->ngrants, i;
-	void **pages = calloc(max, sizeof(*pages));
+	unsigned int nring;
+	/* xen/io/ring.h: the shared ring starts req_prod, req_event */
+	const volatile uint32_t *hdr = blkfront_raw_ring_pages(s->bf, &nring);
+	uint64_t deadline = ft_now_ns() + 1000000000ull;
+	void **pages;
 
+	while (hdr[1] != hdr[0] + 1 && ft_now_ns() < deadline)
+		usleep(1000);
+	pages = calloc(max, sizeof(*pages));
 	if (!pages)
 		return sc_fail(s, "out of memory");
 	for (i = 0; i < s->nsnap; i++)

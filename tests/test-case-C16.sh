@@ -94,7 +94,9 @@ blkfront-test script --domid $C --max-indirect 16 --no-close "$BK_TMP/c1" \
 first=$!
 cleanup_fn kill $first
 xs_wait $fe/ready 1
-run_script $C "$BK_TMP/c2"
+# (the first instance's output too when the second waits for it in vain)
+blkfront-test script --domid $C --max-indirect 16 "$BK_TMP/c2" ||
+	{ echo "---- first instance ----"; cat "$BK_TMP/c1.out"; fail "script $BK_TMP/c2 failed"; }
 wait $first || { cat "$BK_TMP/c1.out"; fail "the first instance's pages were touched"; }
 be_states_are $C 2 4 5 6 2 4 5 6
 grep -q "backend $be is Connected to an earlier instance: resetting it" "$BK_TMP/c1.out" &&
