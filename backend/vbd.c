@@ -689,14 +689,7 @@ watch_frontend(struct bk_dev *dev)
 	return 0;
 }
 
-/*
- * Read the frontend's state node.  0 with *out in 0..6 but 2, -ENOENT
- * if absent, -EINVAL if it holds anything else: Linux blkback's
- * frontend_changed() calls that fatal ("saw state N at frontend"), and
- * so does this, once per value.  0 (Unknown) is what Linux's
- * xenbus_read_driver_state() says of an absent node: taken as Closed,
- * with one line saying so.
- */
+/* 64-bit FNV-1a: a guest's bad state value, remembered without a copy. */
 static uint64_t
 fnv1a(const char *s)
 {
@@ -707,6 +700,14 @@ fnv1a(const char *s)
 	return h;
 }
 
+/*
+ * Read the frontend's state node.  0 with *out in 0..6 but 2, -ENOENT
+ * if absent, -EINVAL if it holds anything else: Linux blkback's
+ * frontend_changed() calls that fatal ("saw state N at frontend"), and
+ * so does this, once per value.  0 (Unknown) is what Linux's
+ * xenbus_read_driver_state() says of an absent node: taken as Closed,
+ * with one line saying so.
+ */
 static int
 fe_state_read(struct bk_dev *dev, unsigned long *out)
 {
@@ -938,9 +939,10 @@ bk_vbd_update(struct bk_dev *dev)
 	 * that does not scan ("false", "") is offline; absent is online */
 	v = xbus_read(d->xs, XBT_NULL, dev->be, "online");
 	if (v) {
-		int o;
+		char *end;
+		long o = strtol(v, &end, 10);	/* "%d" without its overflow */
 
-		online = sscanf(v, "%d", &o) == 1 && o != 0;
+		online = end != v && o != 0;
 		free(v);
 	}
 

@@ -23,9 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xen/io/blkif.h>
 #include <xen/io/xenbus.h>
 
 #include "compiler.h"
+#include "barrier.h"
 #include "log.h"
 #include "xbus.h"
 #include "ft.h"
@@ -825,12 +827,13 @@ cmd_snapshot(struct sc *s)
 {
 	unsigned int max = BLKRING_MAX_PAGES + blkfront_raw_nr_pages(s->bf) + s->ngrants, i;
 	unsigned int nring;
-	/* xen/io/ring.h: the shared ring starts req_prod, req_event */
-	const volatile uint32_t *hdr = blkfront_raw_ring_pages(s->bf, &nring);
+	/* every ABI's shared ring starts with the same header (ring.h) */
+	struct blkif_sring *sr = blkfront_raw_ring_pages(s->bf, &nring);
 	uint64_t deadline = ft_now_ns() + 1000000000ull;
 	void **pages;
 
-	while (hdr[1] != hdr[0] + 1 && ft_now_ns() < deadline)
+	while (READ_ONCE(sr->req_event) != READ_ONCE(sr->req_prod) + 1 &&
+	       ft_now_ns() < deadline)
 		usleep(1000);
 	pages = calloc(max, sizeof(*pages));
 	if (!pages)
