@@ -47,7 +47,9 @@ xenstore-write "$fe/state" "$(printf 'ab\ncd%s' 12345678901234567890123456789012
 msg3="state: the frontend's state \"ab?cd123456789012345678901234567\"... at $fe/state is not a XenbusState in 1..6"
 xs_wait "$be/error" "$msg3"
 n=$(timeout 2 xenstore-watch "$be" | wc -l) || true
-[ "$n" -le 3 ] || fail "$n watch events in 2 s under $be after one bad state (a loop)"
+echo "watch events under $be in 2 s after the long bad state: $n"
+# (at least the one a new watch fires at once: the watcher worked)
+[ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "$n watch events in 2 s under $be after one bad state (a loop)"
 expect_lines 1 "vbd 3/60: $msg3"
 # nor does it reach the admin's table: frontend_state is a number or absent
 blkbackd-ctl list --json > "$BK_TMP/list.json" || fail "list --json failed"
