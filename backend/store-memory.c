@@ -20,6 +20,12 @@
  *   delay-ms=N     every I/O takes N ms, 0..MEMORY_MAX_DELAY_MS (blocks
  *                  the queue thread), so a test can stop the daemon with
  *                  requests in flight
+ *   hold=PATH      every I/O waits while the file PATH exists (an
+ *                  absolute path; looked at every MEMORY_HOLD_POLL_MS,
+ *                  for at most MEMORY_MAX_HOLD_MS, then it goes ahead):
+ *                  a test decides when requests in flight complete, so
+ *                  what happens meanwhile is asserted by order, not by
+ *                  a stopwatch
  *   fail-sectors=A-B  a medium error: a READ or WRITE touching any
  *                  512-byte sector A..B (inclusive) transfers the
  *                  sectors before the first bad one, as a disk does,
@@ -34,11 +40,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "compiler.h"
 #include "log.h"
@@ -47,6 +55,10 @@
 /* A store slower than this is a test that hangs: draining a queue waits
  * for every request in flight (delay x queue depth). */
 #define MEMORY_MAX_DELAY_MS 10000u
+/* hold=: how often the file is looked at, and the longest wait (a test
+ * that died without removing it must not hold a queue for ever). */
+#define MEMORY_HOLD_POLL_MS 5u
+#define MEMORY_MAX_HOLD_MS 120000u
 
 struct memory_store {
 	unsigned char *data;
@@ -54,12 +66,13 @@ struct memory_store {
 	pthread_mutex_t lock;		/* the copies */
 	bool fail_flush, no_flush, no_fua, refuse_flush, refuse_discard;
 	unsigned int delay_ms;
+	char *hold;			/* hold=: NULL for none */
 	uint64_t bad_first, bad_last;	/* fail-sectors, in bytes; last < first: none */
 };
 
 static const char *const memory_options[] = {
 	"fail-flush", "no-flush", "delay-ms", "fua", "no-discard",
-	"refuse-flush", "refuse-discard", "fail-sectors", "sector-size", NULL,
+	"refuse-flush", "refuse-discard", "fail-sectors", "sector-size", "hold", NULL,
 };
 
 /* "A-B", decimal sectors, A <= B.  0 or -1. */
@@ -82,8 +95,8 @@ static int
 memory_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features *f)
 {
 	struct memory_store *s;
-	char buf[16], fbuf[16], rbuf[48], zbuf[16];
-	const char *opts, *fua, *delay, *range, *ssize;
+	char buf[16], fbuf[16], rbuf[48], zbuf[16], hbuf[PATH_MAX];
+	const char *opts, *fua, *delay, *range, *ssize, *hold;
 	unsigned long delay_ms = 0;
 	unsigned int sector_size = 512;
 	uint64_t size, bad_a = 1, bad_b = 0;
@@ -124,14 +137,20 @@ memory_open(const struct bk_store_config *cfg, void **priv, struct bk_store_feat
 		return bk_store_fail(cfg, -EINVAL, "memory store",
 				     "size %llu is not a multiple of sector-size %u",
 				     (unsigned long long)size, sector_size);
+	hold = bk_opt_get(opts, "hold", hbuf, sizeof(hbuf));
+	if (hold && hold[0] != '/')
+		return bk_store_fail(cfg, -EINVAL, "memory store",
+				     "hold=\"%s\" is not an absolute path", hold);
 	fua = bk_opt_get(opts, "fua", fbuf, sizeof(fbuf));
 	if (fua && strcmp(fua, "none") && strcmp(fua, "emulated") && strcmp(fua, "native")) {
 		return bk_store_fail(cfg, -EINVAL, "memory store",
 				     "fua=\"%s\" is not one of none, emulated, native", fua);
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s || (hold && !(s->hold = strdup(hold)))) {
+		free(s);
 		return -ENOMEM;
+	}
 	s->size = size;
 	s->data = mmap(NULL, s->size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -140,6 +159,7 @@ memory_open(const struct bk_store_config *cfg, void **priv, struct bk_store_feat
 
 		bk_store_fail(cfg, err, "memory store", "mmap %llu bytes: %m",
 			      (unsigned long long)s->size);
+		free(s->hold);
 		free(s);
 		return err;
 	}
@@ -180,6 +200,7 @@ memory_close(void *priv)
 
 	munmap(s->data, s->size);
 	pthread_mutex_destroy(&s->lock);
+	free(s->hold);
 	free(s);
 }
 
@@ -266,18 +287,27 @@ memory_do(struct memory_store *s, struct bk_io *io)
 }
 
 static void
+sleep_ms(unsigned int ms)
+{
+	struct timespec ts = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (long)(ms % 1000) * 1000000,
+	};
+
+	nanosleep(&ts, NULL);
+}
+
+static void
 memory_io(void *priv, struct bk_io *io)
 {
 	struct memory_store *s = priv;
+	unsigned int waited;
 
-	if (s->delay_ms) {
-		struct timespec ts = {
-			.tv_sec = s->delay_ms / 1000,
-			.tv_nsec = (long)(s->delay_ms % 1000) * 1000000,
-		};
-
-		nanosleep(&ts, NULL);
-	}
+	for (waited = 0; s->hold && waited < MEMORY_MAX_HOLD_MS &&
+			 access(s->hold, F_OK) == 0; waited += MEMORY_HOLD_POLL_MS)
+		sleep_ms(MEMORY_HOLD_POLL_MS);
+	if (s->delay_ms)
+		sleep_ms(s->delay_ms);
 	pthread_mutex_lock(&s->lock);
 	memory_do(s, io);
 	pthread_mutex_unlock(&s->lock);

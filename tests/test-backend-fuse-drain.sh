@@ -49,11 +49,9 @@ grep -q "vbd=$A/51712 ring=0 op=write " "$BACKEND_TRACE" &&
 # A's frontend closes: Closing at once, although nothing can drain
 xenstore-write $fe/state 5
 xs_wait "$(bk_be $A)/state" 5 5
-# another vbd connects and serves meanwhile
-t0=$EPOCHREALTIME
+# another vbd connects and serves meanwhile: it completes while A's
+# backing is stopped (liveness by order; A is checked still hung below)
 good_device_works memory:1M
-awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN { exit !(b - a < 1.5) }' ||
-	fail "a new vbd took more than 1.5 s to connect and do I/O while A hangs"
 # B on A's loop device waits for A: no InitWait yet
 new_guest; B=$DOM
 add_disk $B "$dev"
