@@ -97,7 +97,9 @@ echo "round 1 (alone): median p99 $base us"
 # the hostile guest: Connected, then floods and storms while round 2 runs
 {
 	echo "xs-expect fe go 1 timeout=30000"
-	for i in $(seq 1 20000); do echo notify; echo "usleep 200"; done
+	# far longer than round 2 (30 s and more): killed when round 2 ends,
+	# so a slow machine cannot outlast it
+	for i in $(seq 1 150000); do echo notify; echo "usleep 200"; done
 } > "$BK_TMP/h"
 blkfront-test script --domid $H --max-indirect 16 "$BK_TMP/h" > "$BK_TMP/h.out" 2>&1 &
 fh=$!
