@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # blkbench's Python is clean under pyflakes (unused imports, undefined
-# names, redefinitions): skipped where pyflakes3 is not installed.
+# names, redefinitions); .ci/install-deps installs pyflakes3.
 . ./functions.sh
 requires pyflakes3 --version
 pyflakes3 "$top_srcdir"/harness/blkbenchlib/*.py "$top_builddir/harness/blkbench" ||

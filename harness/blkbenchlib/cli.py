@@ -658,10 +658,12 @@ def cmd_parse(ns):
 
 
 def cmd_probe(ns, paths):
-    """Exit 0 if every named where can run here, else 77 with the reason.
+    """Exit 0 if every named where can run here, 77 with the reason when
+    one cannot (a program or a facility missing).
 
     --io also runs the stack: ext4, dd 64 MiB + sync through it within
-    60 s; a stack that starts but loses I/O is not usable either."""
+    60 s.  A stack that can run here but fails that is broken, not
+    missing: exit 1, so that a test never skips what it should catch."""
     tools = Tools(paths)
     for name in ns.where.split(","):
         if name not in WHERES:
@@ -671,11 +673,15 @@ def cmd_probe(ns, paths):
             for prog in w.programs:
                 tools.path(prog)
             w.probe()
-            if ns.io:
-                _probe_io(name, paths)
         except BenchError as e:
             print("%s: not available: %s" % (name, e))
             return 77
+        if ns.io:
+            try:
+                _probe_io(name, paths)
+            except BenchError as e:
+                print("%s: broken: I/O through it failed: %s" % (name, e))
+                return 1
         print("%s: available%s" % (name, " (I/O through it works)" if ns.io else ""))
     return 0
 
