@@ -131,6 +131,6 @@ EOP
 	wait_for 30 grep -q "STOPPING=1" "$BK_TMP/notify.out" || fail "no STOPPING=1"
 	wait_for 30 eval "! kill -0 $pid 2>/dev/null" || fail "blkbackd ignored SIGTERM"
 else
-	echo "built without libsystemd: sd_notify not tested"
+	skip_part "sd_notify not tested: built without libsystemd"
 fi
 exit 0

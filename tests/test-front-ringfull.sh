@@ -61,7 +61,7 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && losetup --version >/dev/null 2>&1 &
 	losetup -d "$LOOPDEV"
 	stop_export
 else
-	echo "export: skipped (needs root, /dev/fuse, losetup and fio)"
+	skip_part "export (fio through FUSE and a loop device) needs root, /dev/fuse, losetup and fio"
 fi
 grep -q "still maps" "$BK_TMP"/* && fail "a grant was still mapped somewhere"
 stop_backend
