@@ -17,7 +17,8 @@ SERIAL is the boot's console (bench-xen-console.txt).  The lines read:
                                 latency, ring to response, for one run
 Every round x backend x workload must have its numbers: whatever is missing
 is listed and makes the exit status 1, as does any health finding or failed
-step.  Medians over the rounds go to the table (TXT, printed too) and,
+step.  bonnie++'s "+++++" (a phase too fast to time) is a result, not a
+missing number: the row says "+++++" for that backend, and no ratio.  Medians over the rounds go to the table (TXT, printed too) and,
 with every round's raw numbers and the parameters, to JSON.
 """
 import json
@@ -101,9 +102,14 @@ def num(v):
     return x if x == x else None  # no NaN
 
 
+TOO_FAST = "+++++"  # bonnie++: the phase ended too fast to time
+
+
 def fmt(v):
     if v is None:
         return "-"
+    if v == TOO_FAST:
+        return v
     a = abs(v)
     if a >= 100:
         return "%.0f" % v
@@ -170,6 +176,7 @@ def main():
     missing, runs = [], []
     # values[(wl, row)][label] = [per round]
     values = {}
+    too_fast = {}  # (wl, row) -> the labels bonnie++ could not time in some round
     for r in range(1, rounds + 1):
         for label in LABELS:
             before = "%d:%s:attach" % (r, label)
@@ -197,6 +204,10 @@ def main():
                     missing.append("%s: no %s" % (rid, "guest numbers" if g is None else "dom0 CPU numbers"))
                     continue
                 for row, key, scale in rows:
+                    if g.get(key, "").startswith(TOO_FAST):
+                        run["metrics"][row] = TOO_FAST
+                        too_fast.setdefault((wl, row), set()).add(label)
+                        continue
                     v = num(g.get(key))
                     if v is None or v <= 0:
                         missing.append("%s: %s = %r" % (rid, key, g.get(key)))
@@ -223,11 +234,14 @@ def main():
             name = "%s %s" % (NAMES[wl], row)
             per = values.get((wl, row), {})
             med = {lb: statistics.median(per[lb]) if len(per.get(lb, [])) == rounds else None for lb in LABELS}
+            for lb in too_fast.get((wl, row), ()):
+                med[lb] = TOO_FAST
             medians[name] = med
             rat = {}
             for other in LABELS[1:]:
                 a, b = med["blkbackd"], med[other]
-                rat["blkbackd/" + other] = a / b if a is not None and b else None
+                timed = a not in (None, TOO_FAST) and b not in (None, TOO_FAST)
+                rat["blkbackd/" + other] = a / b if timed and b else None
             ratios[name] = rat
             table.append((name, (med, rat)))
 
