@@ -885,6 +885,38 @@ cmd_untouched(struct sc *s)
 	return 0;
 }
 
+/*
+ * mapped PAGE yes|no: does the backend hold PAGE's grant mapped now?
+ * Seen from our side of the grant, as Linux's
+ * gnttab_try_end_foreign_access() sees it: ending access is refused
+ * while the peer maps the page (access is granted again at once).  What
+ * shows that persistent grants are really used, not only negotiated.
+ * Only the simulator can tell (xenops_end_access(): gntalloc cannot).
+ */
+static int
+cmd_mapped(struct sc *s, int argc, char **argv)
+{
+	void *page;
+	grant_ref_t g;
+	bool want;
+	int r;
+
+	if (argc != 3 || (strcmp(argv[2], "yes") && strcmp(argv[2], "no")))
+		return sc_syntax(s, "mapped PAGE yes|no");
+	if (resolve(s, argv[1], &page, &g, false) || !page)
+		return sc_syntax(s, "mapped: no such page %s", argv[1]);
+	want = strcmp(argv[2], "yes") == 0;
+	r = xenops_end_access(s->x, page, 1);
+	if (r == 0)
+		xenops_grant_again(s->x, page, 1);
+	else if (r != -EBUSY)
+		return sc_fail(s, "mapped %s: %s", argv[1], strerror(-r));
+	if ((r == -EBUSY) != want)
+		return sc_fail(s, "mapped %s: the backend %s gref %u", argv[1],
+			       want ? "does not map" : "still maps", g);
+	return 0;
+}
+
 static int
 cmd_req_prod(struct sc *s, int argc, char **argv)
 {
@@ -1078,6 +1110,8 @@ run_line(struct sc *s, char *line)
 		return cmd_ring_new(s, argc, argv);
 	if (strcmp(argv[0], "snapshot") == 0)
 		return argc == 1 ? cmd_snapshot(s) : sc_syntax(s, "snapshot takes no argument");
+	if (strcmp(argv[0], "mapped") == 0)
+		return cmd_mapped(s, argc, argv);
 	if (strcmp(argv[0], "untouched") == 0)
 		return argc == 1 ? cmd_untouched(s) : sc_syntax(s, "untouched takes no argument");
 	if (strcmp(argv[0], "close") == 0) {
