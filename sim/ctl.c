@@ -248,6 +248,21 @@ out_printf(char **out, size_t *len, const char *fmt, ...)
 	free(s);
 }
 
+struct grants_out {
+	char **out;
+	size_t *len;
+};
+
+/* "grants ID": one line per grant in use, "REF pins=N writable=W by=DOMID" */
+static void
+grant_line(void *opaque, uint32_t ref, unsigned int pins, unsigned int wpins, uint32_t by)
+{
+	struct grants_out *g = opaque;
+
+	out_printf(g->out, g->len, "%" PRIu32 " pins=%u writable=%u by=%" PRIu32 "\n",
+		   ref, pins, wpins, by);
+}
+
 static void
 handle_line(struct ctl *c, char *line, char **out, size_t *len)
 {
@@ -280,6 +295,26 @@ handle_line(struct ctl *c, char *line, char **out, size_t *len)
 		else
 			out_printf(out, len,
 				   "ERR %s cannot destroy domain %s: %s\n",
+				   err_name(-e), arg, strerror(-e));
+	} else if (!strcmp(line, "grants") && arg) {
+		struct grants_out g = { out, len };
+		char *end;
+		unsigned long id;
+
+		errno = 0;
+		id = strtoul(arg, &end, 10);
+		e = errno || *end || !*arg || id > UINT16_MAX ? -EINVAL : 0;
+		if (e == 0) {
+			out_printf(out, len, "OK\n");
+			e = hv_domain_grants_in_use(c->hv, (uint32_t)id, grant_line, &g);
+			if (e < 0) {	/* no such domain: the OK goes */
+				free(*out);
+				*out = NULL;
+				*len = 0;
+			}
+		}
+		if (e < 0)
+			out_printf(out, len, "ERR %s no grants of domain %s: %s\n",
 				   err_name(-e), arg, strerror(-e));
 	} else if (!strcmp(line, "list") && !arg) {
 		struct sim_domain *d, *last = NULL;

@@ -582,6 +582,28 @@ hv_conn_cb(void *opaque, uint32_t events)
 	}
 }
 
+int
+hv_domain_grants_in_use(struct hv *hv, uint32_t domid,
+			void (*fn)(void *opaque, uint32_t ref, unsigned int pins,
+				   unsigned int wpins, uint32_t by),
+			void *opaque)
+{
+	struct hv_dom *d = hv_dom_find(hv, domid);
+	uint32_t ref;
+
+	if (!d)
+		return -ENOENT;
+	for (ref = 0; ref < HV_NR_GRANTS; ref++) {
+		/* mappers change it on shared memory: one atomic snapshot */
+		uint32_t p = HV_PIN(__atomic_load_n(&d->act[ref].pin, __ATOMIC_ACQUIRE));
+
+		if (p & HV_PIN_MASK)
+			fn(opaque, ref, p & HV_PIN_MASK, (p & HV_PIN_W_MASK) / HV_PIN_W_ONE,
+			   d->act[ref].domid);
+	}
+	return 0;
+}
+
 /* ---- pin ledgers ---- */
 
 /* ~1 s of waiting for another mapper's BUSY transition (as pin_backoff in

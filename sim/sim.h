@@ -48,5 +48,17 @@ int hv_domain_create(struct hv *hv, uint32_t domid);
 /* Close the domain's event channels (peers see -ENOTCONN), stop serving
  * its hv socket; mappings other domains hold stay valid until unmapped. */
 int hv_domain_destroy(struct hv *hv, uint32_t domid);
+/*
+ * The grant ledger as the hypervisor keeps it (the active grant table):
+ * for each grant of domid that another domain holds pinned now (mapped,
+ * or a copy in progress), fn(opaque, ref, pins, writable pins, the
+ * pinning domain), in ref order.  What the granting guest can only see
+ * as GTF_reading/GTF_writing, counted.  0, or -ENOENT (no such domain).
+ * Loop thread only.
+ */
+int hv_domain_grants_in_use(struct hv *hv, uint32_t domid,
+			    void (*fn)(void *opaque, uint32_t ref, unsigned int pins,
+				       unsigned int wpins, uint32_t by),
+			    void *opaque);
 
 #endif /* SIM_SIM_H */

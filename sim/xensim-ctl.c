@@ -31,6 +31,8 @@ usage(FILE *f)
 "  create-domain NAME   create a domain; prints its domid\n"
 "  destroy-domain ID    destroy a domain (fires @releaseDomain)\n"
 "  list                 \"domid name\" per line, dom0 first\n"
+"  grants ID            the domain's grants another domain holds mapped now:\n"
+"                       \"REF pins=N writable=W by=DOMID\" per line\n"
 "Options:\n"
 "  -d, --dir DIR        xensim's directory (default $XENSIM_DIR)\n"
 "  -h, --help           this help\n");
@@ -46,7 +48,7 @@ main(int argc, char **argv)
 	};
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	const char *dir = getenv("XENSIM_DIR");
-	static char reply[65536];
+	static char reply[1 << 20];	/* "grants": up to 8192 lines */
 	char req[256], *nl;
 	size_t len = 0;
 	int fd, opt, n;
@@ -75,6 +77,8 @@ main(int argc, char **argv)
 	else if (optind + 2 == argc && !strcmp(argv[optind], "destroy-domain"))
 		n = snprintf(req, sizeof(req), "destroy-domain %s\n",
 			     argv[optind + 1]);
+	else if (optind + 2 == argc && !strcmp(argv[optind], "grants"))
+		n = snprintf(req, sizeof(req), "grants %s\n", argv[optind + 1]);
 	else if (optind + 1 == argc && !strcmp(argv[optind], "list"))
 		n = snprintf(req, sizeof(req), "list\n");
 	else {

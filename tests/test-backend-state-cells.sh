@@ -6,18 +6,28 @@
 # whether the ring is still served.  The table and where it differs from
 # Linux blkback's frontend_changed are in DESIGN-NOTES.md ("blkbackd",
 # the vbd state machine).  The frontend here is a script holding its
-# ring (its keys stay valid) while the test writes its state node.
+# ring (its keys stay valid) while the test writes its state node; at
+# each "ping" it writes and reads a block through the ring and answers
+# "pong": served means that I/O completed, as the guest saw it; stopped
+# means the hypervisor's grant ledger shows the ring unmapped.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
 new_guest
 fe=/local/domain/$DOM/device/vbd/51712 be=$(bk_be $DOM)
 add_disk $DOM memory:4M
-cat > "$BK_TMP/hold" <<'EOS'
-fill p0 seed:1
-send op=write sector=0 seg=p0 expect=OKAY
-xs-expect fe done 1 timeout=600000
-EOS
+{
+	echo "fill p0 seed:1"
+	echo "send op=write sector=0 seg=p0 expect=OKAY"
+	for i in $(seq 1 40); do
+		echo "xs-expect fe ping $i timeout=600000"
+		echo "fill p1 seed:$((100 + i))"
+		echo "send op=write sector=8 seg=p1 expect=OKAY timeout=10000"
+		echo "send op=read sector=8 seg=p2 expect=OKAY timeout=10000"
+		echo "check p2 seed:$((100 + i))"
+		echo "xs-write fe pong $i"
+	done
+} > "$BK_TMP/hold"
 blkfront-test script --domid $DOM --max-indirect 16 --no-close "$BK_TMP/hold" \
 	> "$BK_TMP/hold.out" 2>&1 &
 front=$!
@@ -45,12 +55,23 @@ goto() {
 	6)  goto 4; fe_set 6; settle 6 ;;
 	esac
 }
-# The ring is served while the vbd's queue thread runs; a disconnect
-# stops it (a reconnect starts another: a new Connected line, which is
-# never rate-limited in the log)
-threads() { bk_res | cut -d' ' -f2; }
+# served: a write and a read through the ring complete now (the
+# script's ping/pong), and no reconnect happened meanwhile (a new
+# Connected line, which is never rate-limited in the log); stopped: dom0
+# no longer maps the ring (xensim's ledger) or it reconnected
+ping=0
+served() {
+	ping=$((ping + 1))
+	xenstore-write $fe/ping $ping
+	wait_for 20 _xs_eq $fe/pong $ping || { cat "$BK_TMP/hold.out"; return 1; }
+}
+ring_mapped() {
+	local ref
+	ref=$(xenstore-read $fe/ring-ref 2>/dev/null || xenstore-read $fe/ring-ref0)
+	xensim-ctl grants $DOM | grep -q "^$ref pins=[1-9][0-9]* writable=[0-9]* by=0\$"
+}
 connects() { grep -c "vbd $DOM/51712: .*-> Connected (" "$BACKEND_LOG" || true; }
-T1=$(threads)	# with the queue thread
+served || fail "the ring does not carry I/O"
 cells=0
 # cell FROM FE WANT [served|stopped]: from blkbackd state FROM, the
 # frontend writes FE; blkbackd must end in WANT; served: no disconnect
@@ -63,10 +84,10 @@ cell() {
 	settle "$want" || true
 	case $ring in
 	served)
-		[ "$(connects)" = "$c0" ] && [ "$(threads)" = "$T1" ] ||
+		served && [ "$(connects)" = "$c0" ] ||
 			fail "cell ($from, $v): the ring was stopped" ;;
 	stopped)
-		[ "$(connects)" != "$c0" ] || [ "$(threads)" = $((T1 - 1)) ] ||
+		[ "$(connects)" != "$c0" ] || ! ring_mapped ||
 			fail "cell ($from, $v): the ring is still served" ;;
 	esac
 	echo "cell (blkbackd $from, frontend $v) -> $want${ring:+, ring $ring}"
@@ -123,15 +144,14 @@ echo "$cells cells"
 goto 4
 xenstore-write $be/online 0 $be/state 5
 settle 5
-[ "$(threads)" = "$T1" ] || fail "toolstack close: the ring was stopped before the frontend closed"
+served || fail "toolstack close: the ring was stopped before the frontend closed"
 fe_set 5; settle 5
 fe_set 6; settle 6
 xs_is $be/online 0
 
 # a frontend Closed since blkbackd serves the vbd (a restart): InitWait
 # stays, until it writes Initialising
-xenstore-write $fe/done 1
-wait $front || true
+kill $front; wait $front 2>/dev/null || true
 stop_backend
 xenstore-write $be/online 1 $be/state 1 $fe/state 6
 start_backend
