@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # powercut-long.sh: "make crash-campaign", the power-cut campaign at
-# scale (never part of make check or CI; about 10 minutes on two cores;
-# BENCHMARKS.md "Power-cut campaigns" records the runs).
+# scale (not part of make check; .ci/run runs it on the plain build;
+# about 10 minutes on two cores; BENCHMARKS.md "Power-cut campaigns"
+# records the runs).
 #
 # For ext4 and xfs: CRASH_POINTS crash points (default 1000, seed
 # CRASH_SEED, default 42) with flushes honoured as FLUSH_DISKCACHE and as
