@@ -4,7 +4,7 @@
  *
  *   fuzz-control --seed S --seconds T [--sequences N] [--replay SEQ]
  *                [--verbose] [--check-every N] [--rss-slack KIB]
- *                [--frontend BLKFRONT-TEST] [--slow N]
+ *                [--frontend BLKFRONT-TEST] [--slow N] [--min-sequences N]
  *                --pidfile FILE --log FILE -- BLKBACKD-COMMAND...
  * (--slow multiplies every timeout: 5 under valgrind.)
  *
@@ -60,7 +60,12 @@
  * see half of each layout, a fatal error), or junk whose Closed was not
  * seen to hold (a Closed read before blkbackd took the junk in): such a
  * vbd's history is not "clean" until a reset the backend answered.
- * Exit: 0, 1 on a failed invariant, 2 on a usage or setup error.
+ * The summary counts what was checked: sequences, vbd states found
+ * exact (invariant 3) and handshake checks (invariant 5).  With
+ * --min-sequences N a run that did fewer than N sequences fails: a
+ * fuzzer starved of time has proven little, and must not look green.
+ * Exit: 0, 1 on a failed invariant or too few sequences, 2 on a usage
+ * or setup error.
  */
 #include <config.h>
 
@@ -226,6 +231,7 @@ struct fz_opts {
 	long rss_slack;		/* KiB; 0: RSS not checked */
 	const char *frontend;	/* blkfront-test */
 	unsigned int slow;	/* timeouts multiplied (valgrind) */
+	uint64_t min_seq;	/* --min-sequences: fewer fails the run */
 };
 
 /* The steps of a sequence: toolstack (T_), frontend (F_), daemon (D_). */
@@ -252,6 +258,8 @@ struct fz_ctx {
 	struct xs_handle *xs;	/* dom0, the toolstack */
 	struct fz_seq seq;
 	uint64_t sequences, steps_done;
+	uint64_t states_checked;	/* invariant 3: vbd states found exact */
+	uint64_t handshakes_checked;	/* invariant 5: verify runs that passed */
 	/* where the time goes (printed at the end) */
 	uint64_t restarts, nudges;
 	double t_steps, t_states, t_quiesce;
@@ -1658,8 +1666,12 @@ check_states(struct fz_ctx *c)
 		/* settled, and still so a little later */
 		if (all_settled(c, got, &bad)) {
 			sleep_us(20000);
-			if (all_settled(c, got, &bad))
+			if (all_settled(c, got, &bad)) {
+				for (unsigned int i = 0; i < s->nvbds; i++)
+					if (s->vbds[i].present && expect_states(s, &s->vbds[i]))
+						c->states_checked++;
 				return;
+			}
 		}
 		if (now_s() > end)
 			break;
@@ -1795,6 +1807,7 @@ check_clean_handshake(struct fz_ctx *c)
 	if (rc != 0)
 		fail(c, "blkfront-test verify on a fresh vbd exited %d (its output: %s.front)",
 		     rc, c->dm.log);
+	c->handshakes_checked++;
 	vbd_rm(c, v);
 }
 
@@ -1969,7 +1982,8 @@ usage(FILE *f)
 	fprintf(f,
 "usage: fuzz-control --seed S --seconds T [--sequences N] [--replay SEQ]\n"
 "         [--verbose] [--check-every N] [--rss-slack KIB] [--frontend PATH]\n"
-"         [--slow N] --pidfile FILE --log FILE -- BLKBACKD-COMMAND...\n"
+"         [--slow N] [--min-sequences N]\n"
+"         --pidfile FILE --log FILE -- BLKBACKD-COMMAND...\n"
 "XENSIM_DIR names the running xensim.  See the comment in tests/fuzz-control.c.\n");
 }
 
@@ -1986,6 +2000,7 @@ parse_args(int argc, char **argv, struct fz_ctx *c)
 		{ "rss-slack", required_argument, NULL, 'R' },
 		{ "frontend", required_argument, NULL, 'f' },
 		{ "slow", required_argument, NULL, 'S' },
+		{ "min-sequences", required_argument, NULL, 'm' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
@@ -2005,6 +2020,7 @@ parse_args(int argc, char **argv, struct fz_ctx *c)
 		case 'R': c->o.rss_slack = strtol(optarg, NULL, 0); break;
 		case 'f': c->o.frontend = optarg; break;
 		case 'S': c->o.slow = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'm': c->o.min_seq = strtoull(optarg, NULL, 0); break;
 		case 'p': c->dm.pidfile = optarg; break;
 		case 'l': c->dm.log = optarg; break;
 		case 'h': usage(stdout); exit(0);
@@ -2087,6 +2103,8 @@ main(int argc, char **argv)
 	printf("fuzz-control: seed %" PRIu64 ": %" PRIu64 " sequences, %" PRIu64 " steps in "
 	       "%.1f s (%.1f sequences/s), every invariant held\n", c.o.seed, c.sequences,
 	       c.steps_done, now_s() - start, (double)c.sequences / (now_s() - start));
+	printf("fuzz-control: checked: %" PRIu64 " vbd states exact, %" PRIu64
+	       " fresh handshakes with verified I/O\n", c.states_checked, c.handshakes_checked);
 	printf("fuzz-control: time in steps %.1f s, settling %.1f s, quiesce %.1f s; "
 	       "%" PRIu64 " blkbackd starts, %" PRIu64 " release nudges\n", c.t_steps,
 	       c.t_states, c.t_quiesce, c.restarts, c.nudges);
@@ -2102,5 +2120,10 @@ main(int argc, char **argv)
 	}
 	daemon_stop(&c, SIGTERM);
 	xs_close(c.xs);
+	if (c.sequences < c.o.min_seq) {
+		printf("fuzz-control: FAILED: %" PRIu64 " sequences, fewer than --min-sequences %"
+		       PRIu64 ": too little was tried to mean anything\n", c.sequences, c.o.min_seq);
+		return 1;
+	}
 	return 0;
 }

@@ -9,6 +9,10 @@
 #                         same sequences each time; make fuzz-long picks
 #                         a new one); printed, so a failure replays with
 #                         fuzz-control --seed S --replay SEQ ...
+#   FUZZ_CONTROL_MIN_SEQUENCES  fewer sequences fail the run (default:
+#                         one per 4 s; ASan beside other tests did
+#                         about 4 a second; under valgrind, one per 15 s,
+#                         where it did one per 5 s on a busy machine)
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
@@ -16,10 +20,11 @@ need_frontend
 requires test -x ./fuzz-control
 
 if [ "${BLK_VALGRIND:-}" = 1 ]; then
-	secs=${FUZZ_CONTROL_SECONDS:-30} slow=5
+	secs=${FUZZ_CONTROL_SECONDS:-30} slow=5 per=15
 else
-	secs=${FUZZ_CONTROL_SECONDS:-120} slow=1
+	secs=${FUZZ_CONTROL_SECONDS:-120} slow=1 per=4
 fi
+min=${FUZZ_CONTROL_MIN_SEQUENCES:-$(( ${secs%.*} / per ))}
 seed=${FUZZ_CONTROL_SEED:-20261202}
 # RSS tells of memory kept only without ASan's quarantine (and not under
 # valgrind): the daemon may then grow by at most 4 MiB over a run
@@ -45,6 +50,7 @@ cleanup_fn _fz_kill "$pidfile"
 echo "fuzz-control: $secs s, seed $seed"
 # the fuzzer itself is not run under valgrind (blkbackd is)
 ./fuzz-control --seed "$seed" --seconds "$secs" --slow "$slow" --rss-slack "$rss" \
+	--min-sequences "$min" \
 	--pidfile "$pidfile" --log "$log" -- \
 	$(valgrind_prefix) blkbackd -f --transport=sim --pidfile="$pidfile" \
 	--sim-dir="$XENSIM_DIR" ${BK_BACKEND_ARGS:-} || {
