@@ -5,8 +5,9 @@
  * three ABIs, so decoding is covered too), validated, and for INDIRECT
  * requests parsed from indirect pages.  Every case pins the exact blkif
  * status and the exact reason string.  Case names starting with Cnn are
- * the ring-level parts of /work/shared/cases (blkif-hostile-and-edge.md);
- * C03 (producer overflow) is in test-ring-overflow.c.
+ * the ring-level parts of the hostile-input cases the test-case-Cnn.sh
+ * integration tests cover end to end; C03 (producer overflow) is in
+ * test-ring-overflow.c.
  */
 #include <config.h>
 
