@@ -83,6 +83,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fnv.h"
+
 #define CRASHLOG_MAGIC		"BLKCRLOG"
 #define CRASHLOG_VERSION	1u
 #define CRASHLOG_HDR_SIZE	64u
@@ -129,23 +131,15 @@ struct crashlog_rec {
 };
 
 /*
- * FNV-1a 64 over len bytes: identical to guestlog_hash() (guestlog.h).
- * Detects lost, stale, torn and misplaced data, not an adversary.
- * Pure; any thread.  Chainable: pass the previous result as h to hash
- * scattered buffers (start with CRASHLOG_HASH_INIT).
+ * FNV-1a 64 over len bytes (fnv.h): identical to guestlog_hash()
+ * (guestlog.h).  Pure; any thread.  Chainable: pass the previous result
+ * as h to hash scattered buffers (start with CRASHLOG_HASH_INIT).
  */
-#define CRASHLOG_HASH_INIT	0xcbf29ce484222325ull
+#define CRASHLOG_HASH_INIT	BLK_FNV1A64_INIT
 static inline uint64_t
 crashlog_hash_update(uint64_t h, const void *buf, size_t len)
 {
-	const unsigned char *p = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return blk_fnv1a64_update(h, buf, len);
 }
 
 static inline uint64_t
@@ -154,7 +148,9 @@ crashlog_hash(const void *buf, size_t len)
 	return crashlog_hash_update(CRASHLOG_HASH_INIT, buf, len);
 }
 
-/* Header checksum: low 32 bits of crashlog_hash().  Pure; any thread. */
+/* Header and record checksum (the format's "crc" field, a name kept for
+ * the format's sake: it is no CRC): the low 32 bits of crashlog_hash().
+ * Pure; any thread. */
 static inline uint32_t
 crashlog_crc(const void *buf, size_t len)
 {

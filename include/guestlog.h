@@ -64,25 +64,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fnv.h"
+
 #define GUESTLOG_MAGIC		"blkfront-guestlog"
 #define GUESTLOG_VERSION	1
 
-/*
- * FNV-1a, 64 bit, over len bytes.  Not cryptographic: it detects lost,
- * stale, torn and misplaced data, not an adversary.  Pure, any thread.
- */
+/* The hash of a block's data in the log: FNV-1a 64 (fnv.h), as the
+ * crash log's, so blkcrash can compare the two.  Pure, any thread. */
 static inline uint64_t
 guestlog_hash(const void *buf, size_t len)
 {
-	const unsigned char *p = buf;
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return blk_fnv1a64(buf, len);
 }
 
 #endif /* BLK_GUESTLOG_H */

@@ -37,13 +37,10 @@
 
 #include "blkcrash.h"
 #include "compiler.h"
+#include "guestlog.h"
 #include "log.h"
 
 /* ---- guest log ---- */
-
-/* include/guestlog.h (blkfront-test) */
-#define GUESTLOG_MAGIC		"blkfront-guestlog"
-#define GUESTLOG_VERSION	1
 
 static int
 gl_push(struct gl_log *gl, size_t *cap, const struct gl_entry *e)
