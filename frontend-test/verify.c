@@ -24,9 +24,10 @@
  * checked), then every block of the region read back: a block verify
  * wrote must hold its last acknowledged write, one it never wrote
  * zeroes or a whole block of this sector (an earlier run's).  The
- * summary says "ok" only after that read-back saw every block; a second
- * signal abandons it, and that is a failure (an unfinished check is not
- * a pass).
+ * summary says "ok" only after that read-back saw every block; a signal
+ * that comes once it has begun abandons it, and that is a failure (an
+ * unfinished check is not a pass).  Signals before it do not count:
+ * timeout(1) passes one on twice, to its child and to its process group.
  *
  * Threads: the main thread submits; completions (libblkfront's thread)
  * update the per-block state and check reads under one mutex, and wake
@@ -374,6 +375,7 @@ run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
 {
 	const struct blkfront_info *in = blkfront_info(v->bf);
 	uint64_t rs = v->seed | 1, w = 0, i;
+	sig_atomic_t stops;
 	struct vfy_op *o;
 	char why[320];
 	int tries;
@@ -427,10 +429,11 @@ run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
 	/*
 	 * Final pass: every block of the region, written or not, also when
 	 * a signal ended the writes (that is how the kill and restart tests
-	 * stop the guest, and this read is their check).  A second signal
-	 * abandons it: an I/O error already does (v->failed).
+	 * stop the guest, and this read is their check).  A signal from now
+	 * on abandons it, as an I/O error does (v->failed).
 	 */
-	for (i = 0; i < v->nblocks && !v->failed && ft_stops < 2; i++) {
+	stops = ft_stops;
+	for (i = 0; i < v->nblocks && !v->failed && ft_stops == stops; i++) {
 		o = get_op(v);
 		if (!o)
 			break;
@@ -451,7 +454,7 @@ run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
 		vfy_fail(v, why);
 	}
 	if (!v->failed && v->read_back < v->nblocks) {
-		snprintf(why, sizeof(why), "read-back interrupted by a second signal: %" PRIu64
+		snprintf(why, sizeof(why), "read-back interrupted by a signal: %" PRIu64
 			 " of %" PRIu64 " blocks checked, so no verdict", v->read_back, v->nblocks);
 		vfy_fail(v, why);
 	}
