@@ -22,8 +22,11 @@
  * The run ends -- its --count done, or on the first SIGINT/SIGTERM --
  * the same way: no new writes, everything in flight answered (and
  * checked), then every block of the region read back: a block verify
- * wrote must hold its last acknowledged write, one it never wrote
- * zeroes or a whole block of this sector (an earlier run's).  The
+ * wrote must hold its last acknowledged write.  One it never wrote holds
+ * whatever the disk held before (zeroes, an earlier run's blocks of
+ * another --bs, a file system): the model says nothing of it, except
+ * that a block of this --bs there must be whole and of this sector -- a
+ * misdirected or torn write of ours would show there.  The
  * summary says "ok" only after that read-back saw every block; a signal
  * that comes once it has begun abandons it, and that is a failure (an
  * unfinished check is not a pass).  Signals before it do not count:
@@ -194,17 +197,24 @@ check_block(const struct vfy *v, void *buf, uint64_t sector, uint64_t want,
 
 /*
  * Check a block read at sector against the model: want is the generation
- * of its last acknowledged write (0: verify never wrote it, so zeroes or
- * any whole block of this sector will do).  A written block must be byte
- * for byte what make_block() made for it (expect: a bs scratch buffer);
- * check_block() then only names what is wrong.
+ * of its last acknowledged write.  A written block must be byte for byte
+ * what make_block() made for it (expect: a bs scratch buffer);
+ * check_block() then only names what is wrong.  want 0: verify never
+ * wrote it, and only a header of this --bs is held to anything (whole,
+ * and of this sector).
  */
 static bool
 check_read(const struct vfy *v, void *buf, void *expect, uint64_t sector, uint64_t want,
 	   char *why, size_t len)
 {
-	if (!want)
+	struct vfy_hdr h;
+
+	if (!want) {
+		memcpy(&h, buf, sizeof(h));
+		if (h.magic != VFY_MAGIC || h.bs != v->bs)
+			return true;
 		return check_block(v, buf, sector, 0, why, len);
+	}
 	make_block(v, expect, sector, want);
 	if (!memcmp(buf, expect, v->bs))
 		return true;
