@@ -112,8 +112,11 @@ int ft_direct_discard(struct ft_direct *d, uint64_t off, uint64_t len);
 /* Deterministic test data: fill / check len bytes from (seed). */
 void ft_pattern_fill(void *buf, size_t len, uint64_t seed);
 
-/* SIGINT/SIGTERM set this (installed by ft_install_stop_signals). */
+/* SIGINT/SIGTERM set ft_stop (to the signal) and count themselves in
+ * ft_stops, so that a command can tell a later signal from the first
+ * (installed by ft_install_stop_signals). */
 extern volatile sig_atomic_t ft_stop;
+extern volatile sig_atomic_t ft_stops;
 void ft_install_stop_signals(void);
 
 int ft_cmd_attach(int argc, char **argv);

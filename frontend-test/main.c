@@ -20,11 +20,15 @@
 #include "ft.h"
 
 volatile sig_atomic_t ft_stop;
+volatile sig_atomic_t ft_stops;
 
 static void
 on_stop(int sig)
 {
 	ft_stop = sig;
+	/* only this handler writes it, and SIGINT/SIGTERM block each other
+	 * while it runs: the increment cannot be torn */
+	ft_stops++;
 }
 
 void
@@ -35,6 +39,8 @@ ft_install_stop_signals(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 }

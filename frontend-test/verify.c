@@ -15,6 +15,22 @@
  *   stale      a valid block with an older generation than the last
  *              acknowledged write (the write was lost);
  *   phantom    a generation never acknowledged for that sector.
+ * A block verify wrote is also compared byte for byte with what its last
+ * acknowledged write carried, which catches what the header cannot (a
+ * whole block of another run, say).
+ *
+ * The run ends -- its --count done, or on the first SIGINT/SIGTERM --
+ * the same way: no new writes, everything in flight answered (and
+ * checked), then every block of the region read back: a block verify
+ * wrote must hold its last acknowledged write.  One it never wrote holds
+ * whatever the disk held before (zeroes, an earlier run's blocks of
+ * another --bs, a file system): the model says nothing of it, except
+ * that a block of this --bs there must be whole and of this sector -- a
+ * misdirected or torn write of ours would show there.  The
+ * summary says "ok" only after that read-back saw every block; a signal
+ * that comes once it has begun abandons it, and that is a failure (an
+ * unfinished check is not a pass).  Signals before it do not count:
+ * timeout(1) passes one on twice, to its child and to its process group.
  *
  * Threads: the main thread submits; completions (libblkfront's thread)
  * update the per-block state and check reads under one mutex, and wake
@@ -36,6 +52,7 @@
 #include "ft.h"
 
 #define VFY_MAGIC 0x594656544b464c42ull		/* "BLKFTVFY" little-endian */
+#define VFY_SAY_BAD 16		/* bad blocks of the read-back named one by one */
 
 struct vfy_hdr {
 	uint64_t magic;
@@ -61,7 +78,9 @@ struct vfy_op {
 	uint64_t block;
 	uint64_t gen;
 	bool busy;
+	bool readback;		/* a read of the final pass */
 	void *buf;
+	void *want;		/* the block a read must find (check_read) */
 };
 
 struct vfy {
@@ -76,7 +95,11 @@ struct vfy {
 	pthread_cond_t cond;
 	uint64_t gen;
 	uint64_t writes_acked, reads_checked, flushes, since_flush;
-	char failure[256];
+	/* the final pass: blocks read back and checked, and how many of
+	 * them were wrong (each said on stderr, up to VFY_SAY_BAD) */
+	uint64_t read_back, bad;
+	char first_bad[200];
+	char failure[320];
 	bool failed;
 	/* each read's and write's latency, for the summary's p99 */
 	uint64_t *lat;
@@ -172,6 +195,35 @@ check_block(const struct vfy *v, void *buf, uint64_t sector, uint64_t want,
 	return true;
 }
 
+/*
+ * Check a block read at sector against the model: want is the generation
+ * of its last acknowledged write.  A written block must be byte for byte
+ * what make_block() made for it (expect: a bs scratch buffer);
+ * check_block() then only names what is wrong.  want 0: verify never
+ * wrote it, and only a header of this --bs is held to anything (whole,
+ * and of this sector).
+ */
+static bool
+check_read(const struct vfy *v, void *buf, void *expect, uint64_t sector, uint64_t want,
+	   char *why, size_t len)
+{
+	struct vfy_hdr h;
+
+	if (!want) {
+		memcpy(&h, buf, sizeof(h));
+		if (h.magic != VFY_MAGIC || h.bs != v->bs)
+			return true;
+		return check_block(v, buf, sector, 0, why, len);
+	}
+	make_block(v, expect, sector, want);
+	if (!memcmp(buf, expect, v->bs))
+		return true;
+	if (check_block(v, buf, sector, want, why, len))
+		snprintf(why, len, "sector %" PRIu64 ": not the block written as generation %"
+			 PRIu64 " (a valid header: another run's seed?)", sector, want);
+	return false;
+}
+
 static void
 vfy_fail(struct vfy *v, const char *why)
 {
@@ -219,8 +271,21 @@ op_done(struct blkfront_req *req)
 	} else if (req->op == BLKFRONT_READ) {
 		struct vfy_block *b = &v->blk[o->block];
 
-		if (!check_block(v, o->buf, req->sector, b->acked, why, sizeof(why)))
+		if (o->readback) {
+			/* every bad block of the final pass is counted and
+			 * the first few named, not just the first */
+			if (!check_read(v, o->buf, o->want, req->sector, b->acked, why,
+					sizeof(why))) {
+				if (!v->bad++)
+					snprintf(v->first_bad, sizeof(v->first_bad), "%s", why);
+				if (v->bad <= VFY_SAY_BAD)
+					fprintf(stderr, "verify: read back: %s\n", why);
+			}
+			v->read_back++;
+		} else if (!check_read(v, o->buf, o->want, req->sector, b->acked, why,
+				       sizeof(why))) {
 			vfy_fail(v, why);
+		}
 		v->reads_checked++;
 		b->reading = false;
 	} else {
@@ -309,12 +374,20 @@ drain(struct vfy *v)
 		pthread_cond_wait(&v->cond, &v->lock);
 }
 
+/*
+ * Write (and read) until count writes or the first stop signal, let what
+ * is in flight finish, then read every block of the region back and
+ * check it.  0 when every block was read back and right, else 1 with
+ * v->failure saying why.
+ */
 static int
 run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
 {
 	const struct blkfront_info *in = blkfront_info(v->bf);
 	uint64_t rs = v->seed | 1, w = 0, i;
+	sig_atomic_t stops;
 	struct vfy_op *o;
+	char why[320];
 	int tries;
 
 	pthread_mutex_lock(&v->lock);
@@ -333,6 +406,7 @@ run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
 			continue;
 		}
 		memset(&o->req, 0, sizeof(o->req));
+		o->readback = false;
 		o->block = blk;
 		o->req.sector = sector_of(v, blk);
 		o->req.buf = o->buf;
@@ -359,15 +433,22 @@ run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
 			submit(v, o);
 		}
 	}
+	/* no new writes: what is in flight is answered and checked first,
+	 * so that the model below is final */
 	drain(v);
-	/* final pass: read every written block back */
-	for (i = 0; i < v->nblocks && !v->failed && !ft_stop; i++) {
-		if (!v->blk[i].acked)
-			continue;
+	/*
+	 * Final pass: every block of the region, written or not, also when
+	 * a signal ended the writes (that is how the kill and restart tests
+	 * stop the guest, and this read is their check).  A signal from now
+	 * on abandons it, as an I/O error does (v->failed).
+	 */
+	stops = ft_stops;
+	for (i = 0; i < v->nblocks && !v->failed && ft_stops == stops; i++) {
 		o = get_op(v);
 		if (!o)
 			break;
 		memset(&o->req, 0, sizeof(o->req));
+		o->readback = true;
 		o->block = i;
 		o->req.op = BLKFRONT_READ;
 		o->req.sector = sector_of(v, i);
@@ -377,6 +458,16 @@ run_verify(struct vfy *v, uint64_t count, unsigned int flush_every)
 		submit(v, o);
 	}
 	drain(v);
+	if (!v->failed && v->bad) {
+		snprintf(why, sizeof(why), "%" PRIu64 " of %" PRIu64 " blocks read back are wrong"
+			 " (first: %s)", v->bad, v->read_back, v->first_bad);
+		vfy_fail(v, why);
+	}
+	if (!v->failed && v->read_back < v->nblocks) {
+		snprintf(why, sizeof(why), "read-back interrupted by a signal: %" PRIu64
+			 " of %" PRIu64 " blocks checked, so no verdict", v->read_back, v->nblocks);
+		vfy_fail(v, why);
+	}
 	pthread_mutex_unlock(&v->lock);
 	return v->failed ? 1 : 0;
 }
@@ -405,6 +496,11 @@ run_check_only(struct vfy *v)
 			return 1;
 		}
 		valid++;
+	}
+	if (i < v->nblocks) {
+		fprintf(stderr, "verify: FAILED: check-only interrupted by a signal: %" PRIu64
+			" of %" PRIu64 " blocks checked, so no verdict\n", i, v->nblocks);
+		return 1;
 	}
 	printf("verify: ok: check-only: %" PRIu64 " valid blocks, %" PRIu64 " zero blocks\n",
 	       valid, zero);
@@ -546,6 +642,9 @@ ft_cmd_verify(int argc, char **argv)
 		v.ops[i].v = &v;
 		if (posix_memalign(&v.ops[i].buf, 4096, v.bs))
 			goto out_free;
+		v.ops[i].want = malloc(v.bs);
+		if (!v.ops[i].want)
+			goto out_free;
 	}
 	if (vo.check_only) {
 		r = run_check_only(&v);
@@ -555,13 +654,15 @@ ft_cmd_verify(int argc, char **argv)
 			fprintf(stderr, "verify: FAILED: %s\n", v.failure);
 		else
 			printf("verify: ok: %" PRIu64 " writes acknowledged, %" PRIu64
-			       " reads checked, %" PRIu64 " flushes, %" PRIu64 " blocks of %u bytes;"
-			       " p99 %.1f us\n", v.writes_acked, v.reads_checked, v.flushes,
-			       v.nblocks, v.bs, p99_us(&v));
+			       " reads checked, %" PRIu64 " flushes, %" PRIu64 " blocks of %u bytes"
+			       " read back; p99 %.1f us\n", v.writes_acked, v.reads_checked,
+			       v.flushes, v.read_back, v.bs, p99_us(&v));
 	}
 out_free:
-	for (i = 0; v.ops && i < v.depth; i++)
+	for (i = 0; v.ops && i < v.depth; i++) {
 		free(v.ops[i].buf);
+		free(v.ops[i].want);
+	}
 	free(v.ops);
 	free(v.blk);
 	free(v.lat);

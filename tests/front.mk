@@ -6,6 +6,7 @@ FRONT_TESTS = \
 	test-front-handshake.sh \
 	test-front-badbackend.sh \
 	test-front-verify.sh \
+	test-front-verify-lost.sh \
 	test-front-fuse.sh \
 	test-front-bonnie.sh \
 	test-front-death.sh \

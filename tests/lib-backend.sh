@@ -20,6 +20,10 @@
 #   xs_is PATH VALUE          fail unless PATH reads exactly VALUE
 #   xs_absent PATH            fail unless PATH does not exist
 #   need_frontend             skip (77) unless blkfront-test can run scripts
+#   verify_read_all OUT BLOCKS [WHAT]
+#                             fail (saying WHAT) unless OUT, the output of a
+#                             blkfront-test verify, says ok with all BLOCKS
+#                             blocks of its region read back
 #
 # The disks of the hostile-request tests (test-case-C*.sh) come from
 # new_disk, so that "make check-ceph" runs the same tests on RBD images:
@@ -147,6 +151,18 @@ need_frontend() {
 		echo "$0: skipped: blkfront-test has no script mode yet"
 		exit 77
 	fi
+}
+
+# verify's last act, at --count or at a stop signal, is a byte-exact read
+# of its whole region; the kill and restart tests rest on it, so they
+# check it ran to the end rather than trust a bare "ok".
+verify_read_all() {
+	local n
+	n=$(sed -n 's/^verify: ok: .* \([0-9]*\) blocks of [0-9]* bytes read back;.*/\1/p' "$1")
+	[ "$n" = "$2" ] || {
+		tail -n 20 "$1"
+		fail "${3:+$3: }verify read back ${n:-no} blocks, not all $2 of its region"
+	}
 }
 
 # start_sim_backend [BLKBACKD-OPTION]...: how a ring test starts: skip

@@ -8,28 +8,42 @@
 # does), and at its close nothing of the dead daemons still mapped
 # (xensim released each one's pins when it died).  Then 60 times with
 # barriers instead of flushes (a barrier taken again keeps its place
-# behind the requests before it).
+# behind the requests before it).  verify's last act, on the SIGINT that
+# stops it, is a byte-exact read of all its 256 blocks.  At least 5 kills
+# of each soak (BK_SOAK_INFLIGHT) land with requests in flight -- the
+# successor finds them in the dead daemon's record and answers them: the
+# soak kills on, up to 3 times its count, until it has seen that many, as
+# a slow machine may answer everything between two kills more often.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
 need_frontend
 start_xensim
 soak() { # flush-mode kills
-	local kills=$2
+	local kills=$2 want=${BK_SOAK_INFLIGHT:-5}
+	local most=$((3 * kills))
+	[ $want -le $kills ] || want=$kills
 	start_backend
 	guest_with_disk 32M
 	# as many writes as the kills need: the guest must still be running
-	timeout 600 blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 16M \
+	# (--foreground: our SIGINT reaches verify once, not also through
+	# timeout's process group)
+	timeout --foreground 600 blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 16M \
 		--count 100000000 --iodepth 32 --flush-every 20 --timeout 20000 \
 		> "$BK_TMP/verify.out" 2>&1 &
 	vpid=$!
 	cleanup_fn kill $vpid
-	local n=0 taken pid
+	local n=0 inflight=0 again=0 a taken pid
 	serving() { [ "$(grep -cE "vbd $DOM/51712: (InitWait -> Connected|taken over)" "$BACKEND_LOG")" -gt $n ]; }
-	while [ $n -lt $kills ]; do
+	# lines of successors that found requests of the dead one unanswered
+	# (one per ring): logged before its "taken over"
+	answered_again() { grep -c 'taken by the previous blkbackd' "$BACKEND_LOG" || true; }
+	wait_for 30 serving || fail "$1: no daemon serves the vbd"
+	while [ $n -lt $kills ] || [ $inflight -lt $want ]; do
+		[ $n -lt $most ] ||
+			fail "$1: $n kills, $inflight of them with requests in flight: fewer than $want"
 		# each kill hits a daemon that serves the vbd, at a random
 		# instant of its first 200 ms
-		wait_for 30 serving || fail "$1: no daemon serves the vbd after $n kills"
 		sleep "$(printf '0.%03d' $((RANDOM % 200)))"
 		kill -0 $vpid 2>/dev/null || { cat "$BK_TMP/verify.out"; fail "$1: the guest stopped after $n kills"; }
 		pid=$(cat "$BACKEND_PIDFILE")
@@ -38,17 +52,22 @@ soak() { # flush-mode kills
 		_backend_running=
 		start_backend
 		n=$((n + 1))
+		wait_for 30 serving || fail "$1: no daemon serves the vbd after $n kills"
+		a=$(answered_again)
+		[ "$a" -eq "$again" ] || inflight=$((inflight + 1))
+		again=$a
 	done
 	# let it run a little on the last one, then the guest stops
 	sleep 1
 	kill -INT $vpid
-	wait $vpid
+	wait $vpid || { tail -n 20 "$BK_TMP/verify.out"; fail "$1: the guest's verify failed"; }
 	grep -qE "^verify: ok: [0-9]+ writes acknowledged" "$BK_TMP/verify.out" ||
 		{ tail -n 20 "$BK_TMP/verify.out"; fail "$1: the guest's verify did not end ok"; }
+	verify_read_all "$BK_TMP/verify.out" 256 "$1"
 	! grep -E 'still map|leaked' "$BK_TMP/verify.out" ||
 		fail "$1: the guest found a dead daemon's mappings at its close"
 	taken=$(grep -c "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG")
-	[ "$taken" = $kills ] || fail "$1: $taken takeovers for $kills kills"
+	[ "$taken" = $n ] || fail "$1: $taken takeovers for $n kills"
 	# the first daemon's handshake, the guest's close at the end, and
 	# nothing in between
 	[ "$(log_lines | grep -E "vbd $DOM/51712: .* -> " | sed 's/ (.*//')" = \
@@ -57,7 +76,7 @@ soak() { # flush-mode kills
 			   "blkbackd: vbd $DOM/51712: Connected -> Closing" \
 			   "blkbackd: vbd $DOM/51712: Closing -> Closed")" ] ||
 		fail "$1: a state change the guest could see: $(grep -E -- ' -> ' "$BACKEND_LOG")"
-	echo "$1: $kills kills, $(grep -c 'taken by the previous blkbackd' "$BACKEND_LOG") rings with requests answered again; $(grep '^verify: ok' "$BK_TMP/verify.out")"
+	echo "$1: $n kills, $inflight with requests in flight ($again rings with requests answered again); $(grep '^verify: ok' "$BK_TMP/verify.out")"
 	stop_backend
 	: > "$BACKEND_LOG"
 }

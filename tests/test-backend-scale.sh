@@ -59,6 +59,7 @@ round() {
 	done
 	for f in "$BK_TMP"/r$1-*; do
 		grep -q "^verify: ok: $COUNT writes acknowledged" "$f" || { cat "$f"; fail "round $1: $f"; }
+		verify_read_all "$f" 1024 "round $1: $f"
 		p99s+=("$(sed -n 's/.*p99 \([0-9.]*\) us$/\1/p' "$f")")
 	done
 	printf '%s\n' "${p99s[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'

@@ -41,6 +41,7 @@ for point in taken responded recorded pushed; do
 	wait $vpid || { cat "$BK_TMP/verify.out"; fail "$point: the guest's verify failed"; }
 	grep -q "^verify: ok: 400 writes acknowledged" "$BK_TMP/verify.out" ||
 		{ cat "$BK_TMP/verify.out"; fail "$point: verify did not say ok"; }
+	verify_read_all "$BK_TMP/verify.out" 128 "$point"
 	! grep -E 'still map|leaked' "$BK_TMP/verify.out" ||
 		fail "$point: the guest found the killed daemon's mappings at its close"
 	grep -q "vbd $DOM/51712: taken over, Connected as it was" "$BACKEND_LOG" ||

@@ -79,10 +79,12 @@ for mode in "--feature-persistent=0" "--feature-persistent=0 --map-threshold=512
 		timeout 120 blkfront-test verify --domid $DOM $p --max-indirect 32 --bs 4k \
 			--size 2M --count 1500 --iodepth 16 > "$BK_TMP/v4k" 2>&1 ||
 			{ cat "$BK_TMP/v4k"; fail "$mode $p: verify 4k failed"; }
+		verify_read_all "$BK_TMP/v4k" 512 "$mode $p: verify 4k"
 		# shellcheck disable=SC2086
 		timeout 120 blkfront-test verify --domid $DOM $p --max-indirect 32 --bs 128k \
 			--size 4M --count 200 --iodepth 8 > "$BK_TMP/v128k" 2>&1 ||
 			{ cat "$BK_TMP/v128k"; fail "$mode $p: verify 128k failed"; }
+		verify_read_all "$BK_TMP/v128k" 32 "$mode $p: verify 128k"
 		! grep -h "still maps" "$BK_TMP/v4k" "$BK_TMP/v128k" ||
 			fail "$mode $p: blkbackd was Closed while it mapped a page"
 		# shellcheck disable=SC2086
