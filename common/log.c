@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,9 +25,31 @@ static const char *log_progname = "blk";
 static bool log_to_syslog;
 static bool log_timestamps;
 static bool log_errors_to_stderr;
+static bool log_stderr_journal;		/* stderr is systemd's journal stream */
 static int log_fd = -1;			/* the log file, or -1 */
 static char *log_path;
 static int log_write_failed;		/* reported; cleared by a good write */
+
+/*
+ * Is stderr the journal?  systemd puts "DEV:INODE" of the stream it
+ * connects to stdout/stderr in $JOURNAL_STREAM; it is the journal only if
+ * fd 2 is still that very stream (not redirected by a shell or a test),
+ * the check sd_journal_stream_fd(3) and systemd.exec(5) document.
+ */
+static bool
+log_detect_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char c;
+
+	if (!e || sscanf(e, "%llu:%llu%c", &dev, &ino, &c) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino;
+}
 
 void
 log_init(const char *progname)
@@ -34,6 +57,17 @@ log_init(const char *progname)
 	const char *slash = strrchr(progname, '/');
 
 	log_progname = slash ? slash + 1 : progname;
+	log_stderr_journal = log_detect_journal();
+}
+
+/*
+ * The syslog priority as the journal reads it at the start of a stream
+ * line (sd-daemon.h's SD_ERR "<3>", SD_INFO "<6>", SD_DEBUG "<7>").
+ */
+static int
+log_journal_prefix(char *buf, size_t len, int prio)
+{
+	return snprintf(buf, len, "<%d>", prio & LOG_PRIMASK);
 }
 
 void
@@ -184,8 +218,49 @@ log_write_error(int err)
 		syslog(LOG_ERR, "%s", msg);
 		return;
 	}
-	n = snprintf(line, sizeof(line), "%s: error: %s\n", log_progname, msg);
+	if (log_stderr_journal)
+		n = snprintf(line, sizeof(line), "<%d>error: %s\n", LOG_ERR, msg);
+	else
+		n = snprintf(line, sizeof(line), "%s: error: %s\n", log_progname, msg);
 	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
+		/* nowhere left to report it */
+	}
+}
+
+/*
+ * One line into line[sizeof line], newline-terminated (truncated if need
+ * be): its length, or -1.  For the journal: "<PRIO>TAGMSG", no time (the
+ * journal has its own) and no name (it has that too); else
+ * "[TIME ]NAME: TAGMSG".
+ */
+static int
+log_format(char *line, size_t len, bool journal, int prio, const char *tag,
+	   const char *msg)
+{
+	char pre[48] = "";
+	int n;
+
+	if (journal) {
+		log_journal_prefix(pre, sizeof(pre), prio);
+		n = snprintf(line, len, "%s%s%s\n", pre, tag, msg);
+	} else {
+		if (log_timestamps)
+			log_stamp(pre, sizeof(pre));
+		n = snprintf(line, len, "%s%s: %s%s\n", pre, log_progname, tag, msg);
+	}
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= len) {
+		n = len - 1;
+		line[n - 1] = '\n';
+	}
+	return n;
+}
+
+static void
+log_stderr(const char *line, int n)
+{
+	if (write(STDERR_FILENO, line, n) < 0) {
 		/* nowhere left to report it */
 	}
 }
@@ -196,42 +271,40 @@ log_emit(int prio, const char *tag, const char *fmt, va_list ap)
 {
 	char msg[1024];
 	char line[1200];
-	char stamp[48] = "";
 	int n, fd = log_fd;
 	ssize_t w;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (fd < 0 && log_to_syslog) {
 		syslog(prio, "%s", msg);
-		if (prio == LOG_ERR && log_errors_to_stderr)
-			fd = STDERR_FILENO;
-		else
-			return;
-	}
-	if (log_timestamps)
-		log_stamp(stamp, sizeof(stamp));
-	n = snprintf(line, sizeof(line), "%s%s: %s%s\n", stamp, log_progname, tag, msg);
-	if (n < 0)
+		/* the start-up copy, unless syslog already reached the journal
+		 * that stderr is */
+		if (prio == LOG_ERR && log_errors_to_stderr && !log_stderr_journal) {
+			n = log_format(line, sizeof(line), false, prio, tag, msg);
+			if (n > 0)
+				log_stderr(line, n);
+		}
 		return;
-	if ((size_t)n >= sizeof(line)) {
-		n = sizeof(line) - 1;
-		line[n - 1] = '\n';
 	}
 	if (fd < 0) {
-		if (write(STDERR_FILENO, line, n) < 0) {
-			/* nowhere left to report it */
-		}
+		n = log_format(line, sizeof(line), log_stderr_journal, prio, tag, msg);
+		if (n > 0)
+			log_stderr(line, n);
 		return;
 	}
+	n = log_format(line, sizeof(line), false, prio, tag, msg);
+	if (n < 0)
+		return;
 	w = write(fd, line, n);
-	if (fd == log_fd) {
-		if (w != n)
-			log_write_error(w < 0 ? errno : ENOSPC);
-		else if (__atomic_load_n(&log_write_failed, __ATOMIC_RELAXED))
-			__atomic_store_n(&log_write_failed, 0, __ATOMIC_RELAXED);
-		if (prio == LOG_ERR && log_errors_to_stderr && write(STDERR_FILENO, line, n) < 0) {
-			/* nowhere left to report it */
-		}
+	if (w != n)
+		log_write_error(w < 0 ? errno : ENOSPC);
+	else if (__atomic_load_n(&log_write_failed, __ATOMIC_RELAXED))
+		__atomic_store_n(&log_write_failed, 0, __ATOMIC_RELAXED);
+	if (prio == LOG_ERR && log_errors_to_stderr) {
+		if (log_stderr_journal)
+			n = log_format(line, sizeof(line), true, prio, tag, msg);
+		if (n > 0)
+			log_stderr(line, n);
 	}
 }
 

@@ -16,6 +16,12 @@
  * (which wins over syslog).  With log_set_timestamps(), each line on
  * stderr or in the file starts with the local time, ISO-8601 with
  * microseconds ("2026-01-31T12:00:00.123456+01:00 blkbackd: ...").
+ * When stderr is systemd's journal stream (log_init() compares
+ * $JOURNAL_STREAM with fd 2), stderr lines instead start with the syslog
+ * priority the journal files them under, and carry neither the time nor
+ * the name (the journal records both): "<3>error: ...", "<6>..." (info),
+ * "<7>debug: ...".  An error that also went to syslog is then not
+ * copied to stderr.  The log file keeps its format.
  * Thread-safe: each message is written with a single write(2).  %m works
  * (errno is preserved across the call).  The settings are process-wide
  * and set once at start-up, before any thread is created; only
@@ -45,6 +51,8 @@ enum {
 extern unsigned int log_debug_mask;
 extern bool log_verbose;
 
+/* Name the lines after progname's last component; see whether stderr is
+ * the journal (call it with stderr where it will stay). */
 void log_init(const char *progname);
 void log_open_syslog(void);
 /* Prefix stderr and file lines with the local time (see above). */

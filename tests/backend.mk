@@ -22,6 +22,7 @@ BACKEND_SH_TESTS = \
 	test-backend-remove-initwait.sh \
 	test-backend-config-errors.sh \
 	test-backend-handshake.sh \
+	test-backend-journal.sh \
 	test-backend-bad-ring-keys.sh \
 	test-backend-rw.sh \
 	test-case-C01.sh \

@@ -7,7 +7,7 @@
  * converts to -errno once, at each call.  Handles other than the event
  * channel ones are opened lazily, on first use, because a backend domain
  * and a guest need different devices (a domU has no /dev/xen/privcmd
- * rights for xc_domain_getinfo, a dom0 backend never uses gntalloc).
+ * rights for xc_domain_getinfolist, a dom0 backend never uses gntalloc).
  *
  * Differences from the simulator that the Linux drivers impose (see
  * include/xenops.h): gntdev reports every failed map as EINVAL (the
@@ -397,19 +397,24 @@ static int
 xen_domain_alive(xenops_t *x, uint32_t domid)
 {
 	xc_interface *xc = xen_xc(x);
-	xc_dominfo_t info;
+	xc_domaininfo_t info;
 	int n;
 
 	if (!xc)
 		return -errno;
-	/* Returns the first domain >= domid: check it is the one asked. */
-	n = xc_domain_getinfo(xc, domid, 1, &info);
+	/*
+	 * xc_domain_getinfolist, not xc_domain_getinfo (gone in Xen 4.18)
+	 * nor xc_domain_getinfo_single (new in 4.18): the one call both
+	 * ends of our supported range have.  It returns the first domain
+	 * >= domid: check it is the one asked.
+	 */
+	n = xc_domain_getinfolist(xc, domid, 1, &info);
 	if (n < 0)
 		return -errno;
-	if (n == 0 || info.domid != domid)
+	if (n == 0 || info.domain != domid)
 		return 0;
 	/* Dying, or shut down and waiting to be destroyed: not alive. */
-	return !info.dying && !info.shutdown;
+	return !(info.flags & (XEN_DOMINF_dying | XEN_DOMINF_shutdown));
 }
 
 const struct xenops_ops xenops_xen_ops = {
