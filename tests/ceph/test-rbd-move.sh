@@ -3,7 +3,9 @@
 # xensim ("host A", "host B"), serve one RBD image one after the other.
 # A guest on A writes (blkfront-test verify, with flushes) and detaches;
 # a guest on B attaches the same image and reads back every acknowledged
-# write byte-exact.  The image's exclusive lock keeps two writers apart:
+# write byte-exact: exactly the blocks A's guest log says were written
+# hold verify's blocks, the rest are zero (an image that lost them all
+# would pass a check that only looks for bad blocks).  The image's exclusive lock keeps two writers apart:
 # while A's vbd is connected, a writable attach on B is refused before
 # InitWait with an error node naming the lock's holder, and the same
 # attach succeeds once A has closed.  A read-only attach (mode=r) on B
@@ -45,8 +47,12 @@ host() { # A|B: talk to that host's xenstore and blkbackd
 # A writes, with a flush every 16 writes; its frontend closes at the end
 host A
 blkfront-test verify --domid $A_DOM --size 8M --bs 16k --iodepth 8 --flush-every 16 \
-	--timeout 20000 >"$BK_TMP/a.out" 2>&1 || { cat "$BK_TMP/a.out"; fail "verify on host A"; }
+	--timeout 20000 --log "$BK_TMP/a.glog" >"$BK_TMP/a.out" 2>&1 || { cat "$BK_TMP/a.out"; fail "verify on host A"; }
 grep "^verify: ok: " "$BK_TMP/a.out" || fail "no verify summary on host A"
+# the blocks A's guest was told were written (its guest log's W records,
+# one 16 KiB block each): B must find every one of them
+written=$(awk '$1 == "W" { s[$3] = 1 } END { print length(s) }' "$BK_TMP/a.glog")
+[ "$written" -gt 0 ] || fail "host A's guest log has no acknowledged write"
 # ... and connects again, holding the image
 blkfront-test attach --domid $A_DOM --hold >"$BK_TMP/a.attach" 2>&1 &
 a_front=$!
@@ -92,6 +98,8 @@ add_disk $B_DOM "$params"
 blkfront-test verify --domid $B_DOM --check-only --size 8M --bs 16k --timeout 20000 \
 	>"$BK_TMP/b.out" 2>&1 || { cat "$BK_TMP/b.out"; fail "check-only on host B"; }
 grep "^verify: ok: " "$BK_TMP/b.out" || fail "no verify summary on host B"
+grep -q "^verify: ok: check-only: $written valid blocks, $((512 - written)) zero blocks" "$BK_TMP/b.out" ||
+	fail "host B did not find the $written blocks host A wrote (of 512): $(grep '^verify: ok' "$BK_TMP/b.out")"
 grep -q "vbd $B_DOM/51712: .* -> Connected (rbd" "$B_LOG" ||
 	grep -q "vbd $B_DOM/51712: .*Connected" "$B_LOG" || fail "B never connected"
 # and now A is the one refused while B's guest is connected (the lock
