@@ -325,6 +325,19 @@ kv_xs(struct reply *rp, struct bk_daemon *d, const char *dir, const char *key,
 	free(v);
 }
 
+/* The frontend domain's name (the toolstack's /local/domain/N/name),
+ * as "guest=NAME"; nothing when it has none. */
+static void
+kv_guest(struct bk_ctl_buf *b, struct bk_daemon *d, unsigned int domid)
+{
+	char dir[64], *v;
+
+	snprintf(dir, sizeof(dir), "/local/domain/%u", domid);
+	v = xbus_read(d->xs, XBT_NULL, dir, "name");
+	bk_ctl_buf_kv(b, "guest", v);
+	free(v);
+}
+
 static void
 cmd_list(struct bk_ctl *c, struct reply *rp)
 {
@@ -341,6 +354,7 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 		bk_ctl_buf_kv(b, "vbd", dev->name);
 		bk_ctl_buf_kvu(b, "domid", dev->frontid);
 		bk_ctl_buf_kvu(b, "devid", dev->devid);
+		kv_guest(b, d, dev->frontid);
 		kv_xs(rp, d, dev->be, "dev", "vdev");
 		/* what it serves, once probed; not what xenstore says now */
 		if (dev->cfg.params_raw)
@@ -380,8 +394,9 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 }
 
 static void
-stats_record(struct bk_ctl_buf *b, const struct bk_dev *dev)
+stats_record(struct reply *rp, struct bk_daemon *d, const struct bk_dev *dev)
 {
+	struct bk_ctl_buf *b = &rp->out;
 	struct bk_stats s;
 	unsigned int i;
 
@@ -390,6 +405,8 @@ stats_record(struct bk_ctl_buf *b, const struct bk_dev *dev)
 	bk_ctl_buf_kv(b, "vbd", dev->name);
 	bk_ctl_buf_kvu(b, "domid", dev->frontid);
 	bk_ctl_buf_kvu(b, "devid", dev->devid);
+	kv_guest(b, d, dev->frontid);
+	kv_xs(rp, d, dev->be, "dev", "vdev");
 	bk_ctl_buf_kvu(b, "connected", dev->phase == DEV_CONNECTED);
 	bk_ctl_buf_kvu(b, "rd_req", s.rd_req);
 	bk_ctl_buf_kvu(b, "wr_req", s.wr_req);
@@ -407,6 +424,7 @@ stats_record(struct bk_ctl_buf *b, const struct bk_dev *dev)
 	bk_ctl_buf_printf(b, " lat_us=");
 	for (i = 0; i < BK_LAT_BUCKETS; i++)
 		bk_ctl_buf_printf(b, "%s%" PRIu64, i ? "," : "", s.lat_us[i]);
+	bk_ctl_buf_kvu(b, "lat_sum_ns", s.lat_sum_ns);
 	bk_ctl_buf_printf(b, "\n");
 }
 
@@ -422,11 +440,11 @@ cmd_stats(struct bk_ctl *c, struct reply *rp, char **argv, int argc)
 	if (argc == 2) {
 		dev = find_vbd(c->d, argv[1], rp);
 		if (dev)
-			stats_record(&rp->out, dev);
+			stats_record(rp, c->d, dev);
 		return;
 	}
 	for (dev = c->d->devs; dev; dev = dev->next)
-		stats_record(&rp->out, dev);
+		stats_record(rp, c->d, dev);
 }
 
 static void

@@ -89,7 +89,7 @@ lat_now(const struct bk_queue *q)
 static void
 lat_record(struct bk_queue *q, uint64_t t_taken)
 {
-	uint64_t us = (lat_now(q) - t_taken) / 1000;
+	uint64_t ns = lat_now(q) - t_taken, us = ns / 1000;
 	unsigned int b = 0;
 
 	while (us >= 2 && b < BK_LAT_BUCKETS - 1) {
@@ -97,6 +97,7 @@ lat_record(struct bk_queue *q, uint64_t t_taken)
 		b++;
 	}
 	bk_stat_add(&q->stats, lat_us[b], 1);
+	bk_stat_add(&q->stats, lat_sum_ns, ns);
 }
 
 /* Tests only: die here, as a SIGKILL would, the crash_after-th time. */

@@ -89,6 +89,9 @@ struct bk_stats {
 	 * also everything longer).
 	 */
 	uint64_t lat_us[BK_LAT_BUCKETS];
+	/* The sum of those latencies, in nanoseconds (a histogram's _sum:
+	 * the buckets alone cannot give a mean) */
+	uint64_t lat_sum_ns;
 };
 #define bk_stat_add(s, field, n) \
 	__atomic_fetch_add(&(s)->field, (n), __ATOMIC_RELAXED)

@@ -31,6 +31,7 @@ bk_stats_sum(struct bk_stats *acc, const struct bk_stats *one)
 	acc->pgrant_maps += LOAD(pgrant_maps);
 	for (i = 0; i < BK_LAT_BUCKETS; i++)
 		acc->lat_us[i] += LOAD(lat_us[i]);
+	acc->lat_sum_ns += LOAD(lat_sum_ns);
 }
 
 void
