@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +27,62 @@
 #include "dataplane.h"		/* BK_LAT_BUCKETS */
 
 enum { OUT_TABLE, OUT_JSON, OUT_PROMETHEUS };
-enum { EXIT_REFUSED = 1, EXIT_USAGE = 2 };
+/* blkbackd-ctl.8 EXIT STATUS */
+enum {
+	EXIT_REFUSED = 1,	/* blkbackd answered an error (or: a shrink) */
+	EXIT_USAGE = 2,		/* the command line */
+	EXIT_UNREACHABLE = 3,	/* no blkbackd on the socket, or no answer from it */
+	EXIT_TIMEOUT = 4,	/* no answer in time; shutdown/upgrade not done */
+};
 
 static const char *prog = "blkbackd-ctl";
+static int out_mode = OUT_TABLE;
+
+static void json_str(const char *str);
+
+/*
+ * Say why we fail: "blkbackd-ctl: MESSAGE" on stderr and, with --json,
+ * {"error": {"errno": ERRNAME, "message": MESSAGE, "exit": rc}} on
+ * stdout, where a pipe into jq sees it.  Returns rc.
+ */
+static int
+failure(int rc, const char *ename, const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(3, 4);
+
+/* With --json, the error object on stdout.  Returns rc. */
+static int
+json_error(int rc, const char *ename, const char *msg)
+{
+	if (out_mode == OUT_JSON) {
+		printf("{\"error\": {\"errno\": ");
+		json_str(ename);
+		printf(", \"message\": ");
+		json_str(msg);
+		printf(", \"exit\": %d}}\n", rc);
+		fflush(stdout);
+	}
+	return rc;
+}
+
+static int
+failure(int rc, const char *ename, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog, msg);
+	return json_error(rc, ename, msg);
+}
+
+static const char *
+errname(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "EIO";
+}
 
 static void
 usage(FILE *fp)
@@ -54,47 +108,56 @@ usage(FILE *fp)
 "      --transport=xen|sim  which default socket (default: sim when\n"
 "                       /dev/xen/evtchn is missing and XENSTORED_PATH or\n"
 "                       XENSIM_DIR is set)\n"
-"      --json           list, stats, status: JSON\n"
+"      --json           list, stats, status: JSON (errors too, on stdout)\n"
 "      --prometheus     stats: Prometheus text exposition format\n"
 "      --timeout=SECS   shutdown, upgrade: wait this long (default 120)\n"
 "  -h, --help           this help\n"
-"  -V, --version        print the version\n");
+"  -V, --version        print the version\n"
+"Options may come before or after the command and its argument.\n"
+"\n"
+"Exit status: 0 done, 1 blkbackd refused (an error it answered), 2 usage,\n"
+"3 blkbackd not running or not answering, 4 timed out.\n");
 }
 
 /* ---------------------------------------------------------------- */
 /* Talking.                                                           */
 /* ---------------------------------------------------------------- */
 
+/* The fd, or -errno (after a failure() unless quiet). */
 static int
 ctl_connect(const char *path, bool quiet)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd;
+	int fd, e;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "%s: %s: path too long\n", prog, path);
-		return -1;
+		if (!quiet)
+			failure(EXIT_USAGE, "ENAMETOOLONG", "%s: path too long", path);
+		return -ENAMETOOLONG;
 	}
 	strcpy(sun.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		fprintf(stderr, "%s: socket: %s\n", prog, strerror(errno));
-		return -1;
+		e = errno;
+		if (!quiet)
+			failure(EXIT_UNREACHABLE, errname(e), "socket: %s", strerror(e));
+		return -e;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		e = errno;
 		if (!quiet)
-			fprintf(stderr, "%s: cannot connect to %s: %s%s\n", prog, path,
-				strerror(errno), errno == EACCES ?
-				" (blkbackd's control socket is root's)" : errno == ENOENT ||
-				errno == ECONNREFUSED ? " (is blkbackd running?)" : "");
+			failure(EXIT_UNREACHABLE, errname(e), "cannot connect to %s: %s%s", path,
+				strerror(e), e == EACCES ?
+				" (blkbackd's control socket is root's)" :
+				e == ENOENT || e == ECONNREFUSED ? " (is blkbackd running?)" : "");
 		close(fd);
-		return -1;
+		return -e;
 	}
 	return fd;
 }
 
 /* Read everything until the result line ("ok" / "error ..."): the lines
- * into *out (malloc'd).  0, or -1 after a message. */
+ * into *out (malloc'd).  0, or an exit status after a failure(). */
 static int
 ctl_read_reply(int fd, char **out, int timeout_ms)
 {
@@ -102,7 +165,7 @@ ctl_read_reply(int fd, char **out, int timeout_ms)
 	char *buf = malloc(cap);
 
 	if (!buf)
-		return -1;
+		return failure(EXIT_REFUSED, "ENOMEM", "out of memory");
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		char *last;
@@ -121,15 +184,17 @@ ctl_read_reply(int fd, char **out, int timeout_ms)
 			}
 		}
 		if (poll(&pfd, 1, timeout_ms) <= 0) {
-			fprintf(stderr, "%s: no answer from blkbackd within %d s\n", prog,
-				timeout_ms / 1000);
-			break;
+			free(buf);
+			return failure(EXIT_TIMEOUT, "ETIMEDOUT", "no answer from blkbackd within %d s",
+				       timeout_ms / 1000);
 		}
 		if (cap - len < 2048) {
 			char *p = realloc(buf, cap * 2);
 
-			if (!p)
-				break;
+			if (!p) {
+				free(buf);
+				return failure(EXIT_REFUSED, "ENOMEM", "out of memory");
+			}
 			buf = p;
 			cap *= 2;
 		}
@@ -137,16 +202,18 @@ ctl_read_reply(int fd, char **out, int timeout_ms)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			fprintf(stderr, "%s: blkbackd closed the connection without an answer%s%s\n",
-				prog, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
-			break;
+			int e = n < 0 ? errno : ECONNRESET;
+
+			free(buf);
+			return failure(EXIT_UNREACHABLE, errname(e),
+				       "blkbackd closed the connection without an answer%s%s",
+				       n < 0 ? ": " : "", n < 0 ? strerror(e) : "");
 		}
 		len += (size_t)n;
 	}
-	free(buf);
-	return -1;
 }
 
+/* 0, or an exit status after a failure(). */
 static int
 send_line(int fd, const char *line)
 {
@@ -158,8 +225,10 @@ send_line(int fd, const char *line)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			fprintf(stderr, "%s: sending the request: %s\n", prog, strerror(errno));
-			return -1;
+			int e = n < 0 ? errno : EPIPE;
+
+			return failure(EXIT_UNREACHABLE, errname(e), "sending the request: %s",
+				       strerror(e));
 		}
 		line += n;
 		len -= (size_t)n;
@@ -177,7 +246,7 @@ struct recs {
 };
 
 /* Split the reply's lines (in place) into records; the result line is
- * left in *result.  0 or -1 after a message. */
+ * left in *result.  0, or an exit status after a failure(). */
 static int
 parse_reply(char *buf, struct recs *rs, char **result)
 {
@@ -194,15 +263,14 @@ parse_reply(char *buf, struct recs *rs, char **result)
 		}
 		r = realloc(rs->r, (rs->n + 1) * sizeof(*r));
 		if (!r)
-			return -1;
+			return failure(EXIT_REFUSED, "ENOMEM", "out of memory");
 		rs->r = r;
-		if (bk_ctl_parse_record(line, &rs->r[rs->n]) < 0) {
-			fprintf(stderr, "%s: cannot parse blkbackd's answer \"%.80s\"\n", prog, line);
-			return -1;
-		}
+		if (bk_ctl_parse_record(line, &rs->r[rs->n]) < 0)
+			return failure(EXIT_UNREACHABLE, "EPROTO",
+				       "cannot parse blkbackd's answer \"%.80s\"", line);
 		rs->n++;
 	}
-	return *result ? 0 : -1;
+	return *result ? 0 : failure(EXIT_UNREACHABLE, "EPROTO", "blkbackd's answer has no result line");
 }
 
 static uint64_t
@@ -282,6 +350,15 @@ json_str(const char *str)
 	while (*s) {
 		if (*s == '"' || *s == '\\') {
 			printf("\\%c", *s++);
+		} else if (*s == '\n') {
+			fputs("\\n", stdout);
+			s++;
+		} else if (*s == '\t') {
+			fputs("\\t", stdout);
+			s++;
+		} else if (*s == '\r') {
+			fputs("\\r", stdout);
+			s++;
 		} else if (*s < 0x20 || *s == 0x7f) {
 			printf("\\u%04x", *s++);
 		} else if (*s < 0x80) {
@@ -297,30 +374,73 @@ json_str(const char *str)
 	putchar('"');
 }
 
-static bool
-is_string_key(const char *key)
-{
-	static const char *const keys[] = {
-		"vbd", "vdev", "params", "state_name", "phase", "fua", "error", "version",
-		"transport", NULL,
-	};
-	unsigned int i;
+/*
+ * The JSON of each command is a fixed schema (blkbackd-ctl.8 JSON): every
+ * key is always there, with its type, or null when blkbackd did not say
+ * (a key older daemons do not send, a feature of a disconnected vbd, a
+ * node that holds no number).  Keys blkbackd sends and the schema does
+ * not name are left out.
+ */
+enum jtype { J_STR, J_NUM, J_BOOL, J_HIST };
 
-	for (i = 0; keys[i]; i++)
-		if (!strcmp(key, keys[i]))
-			return true;
-	return false;
-}
+struct jfield {
+	const char *key;
+	enum jtype type;
+};
 
+static const struct jfield list_schema[] = {
+	{ "vbd", J_STR }, { "domid", J_NUM }, { "devid", J_NUM }, { "guest", J_STR },
+	{ "vdev", J_STR }, { "params", J_STR }, { "state", J_NUM }, { "state_name", J_STR },
+	{ "frontend_state", J_NUM }, { "phase", J_STR }, { "queues", J_NUM },
+	{ "ring_pages", J_NUM }, { "sectors", J_NUM }, { "flush_cache", J_BOOL },
+	{ "barrier", J_BOOL }, { "discard", J_BOOL }, { "persistent", J_BOOL },
+	{ "fua", J_STR }, { "writeback", J_BOOL }, { "read_only", J_BOOL },
+	{ "pgrants", J_NUM }, { "failed", J_BOOL }, { "error", J_STR }, { NULL, 0 },
+};
+
+static const struct jfield stats_schema[] = {
+	{ "vbd", J_STR }, { "domid", J_NUM }, { "devid", J_NUM }, { "guest", J_STR },
+	{ "vdev", J_STR }, { "connected", J_BOOL }, { "rd_req", J_NUM }, { "wr_req", J_NUM },
+	{ "flush_req", J_NUM }, { "barrier_req", J_NUM }, { "discard_req", J_NUM },
+	{ "rd_sect", J_NUM }, { "wr_sect", J_NUM }, { "discard_sect", J_NUM },
+	{ "oo_req", J_NUM }, { "errors", J_NUM }, { "eopnotsupp", J_NUM },
+	{ "pgrants", J_NUM }, { "pgrant_maps", J_NUM }, { "lat_us", J_HIST },
+	{ "lat_sum_ns", J_NUM }, { NULL, 0 },
+};
+
+static const struct jfield status_schema[] = {
+	{ "pid", J_NUM }, { "version", J_STR }, { "uptime_s", J_NUM }, { "transport", J_STR },
+	{ "domid", J_NUM }, { "vbds", J_NUM }, { "connected", J_NUM },
+	{ "close_on_exit", J_BOOL }, { NULL, 0 },
+};
+
+/* A decimal number without sign or leading zero (what blkbackd sends). */
 static bool
 all_digits(const char *s)
 {
-	if (!*s || (s[0] == '0' && s[1]))
+	if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 20)
 		return false;
 	for (; *s; s++)
 		if (*s < '0' || *s > '9')
 			return false;
 	return true;
+}
+
+/* A list of decimal numbers separated by commas. */
+static bool
+digit_list(const char *s)
+{
+	bool digit = false;
+
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			digit = true;
+		else if (*s == ',' && digit)
+			digit = false;
+		else
+			return false;
+	}
+	return digit;
 }
 
 static void
@@ -335,22 +455,36 @@ json_quantile(const char *name, double v, bool comma)
 		printf(", ");
 }
 
-/* A record's keys and values, without the braces. */
+/* A record's fields per schema, without the braces. */
 static void
-json_fields(const struct bk_ctl_record *r)
+json_fields(const struct bk_ctl_record *r, const struct jfield *schema)
 {
 	unsigned int k;
 
-	for (k = 0; k < r->n; k++) {
-		printf("%s", k ? ", " : "");
-		json_str(r->key[k]);
-		printf(": ");
-		if (!strcmp(r->key[k], "lat_us"))
-			printf("[%s]", r->val[k]);
-		else if (!is_string_key(r->key[k]) && all_digits(r->val[k]))
-			printf("%s", r->val[k]);
-		else
-			json_str(r->val[k]);
+	for (k = 0; schema[k].key; k++) {
+		const char *v = bk_ctl_get(r, schema[k].key);
+
+		printf("%s\"%s\": ", k ? ", " : "", schema[k].key);
+		switch (schema[k].type) {
+		case J_STR:
+			if (v)
+				json_str(v);
+			else
+				printf("null");
+			break;
+		case J_NUM:
+			printf("%s", v && all_digits(v) ? v : "null");
+			break;
+		case J_BOOL:
+			printf("%s", !v || !all_digits(v) ? "null" : strcmp(v, "0") ? "true" : "false");
+			break;
+		case J_HIST:
+			if (v && digit_list(v))
+				printf("[%s]", v);
+			else
+				printf("null");
+			break;
+		}
 	}
 }
 
@@ -364,10 +498,19 @@ print_json(const struct recs *rs, bool latency)
 		const struct bk_ctl_record *r = &rs->r[i];
 
 		printf("%s\n  {", i ? "," : "");
-		json_fields(r);
-		if (latency) {
+		/* a list record may say state=0 state_name=none: no state */
+		if (!latency) {
+			struct bk_ctl_record c = *r;
+
+			if (!strcmp(get_s(r, "state_name", "none"), "none"))
+				for (unsigned int k = 0; k < c.n; k++)
+					if (!strcmp(c.key[k], "state") || !strcmp(c.key[k], "state_name"))
+						c.key[k] = "";
+			json_fields(&c, list_schema);
+		} else {
 			uint64_t h[BK_LAT_BUCKETS];
 
+			json_fields(r, stats_schema);
 			get_hist(r, h);
 			printf(", \"latency_us\": {");
 			json_quantile("p50", bk_lat_quantile(h, BK_LAT_BUCKETS, 0.50), true);
@@ -605,15 +748,15 @@ default_socket(int transport_sim, char *buf, size_t len)
 	if (!transport_sim) {
 		snprintf(buf, len, "%s", BLKBACKD_CTL_SOCKET);
 	} else if (!xsp) {
-		fprintf(stderr, "%s: --transport=sim: neither XENSTORED_PATH (xensim's dom0 "
-			"socket) nor XENSIM_DIR is set; give --socket\n", prog);
+		failure(EXIT_USAGE, "EINVAL", "--transport=sim: neither XENSTORED_PATH (xensim's "
+			"dom0 socket) nor XENSIM_DIR is set; give --socket");
 		rc = -1;
 	} else {
 		/* beside the socket itself, as blkbackd names it */
 		real = realpath(xsp, NULL);
 		if ((size_t)snprintf(buf, len, "%s" BK_CTL_SIM_SUFFIX, real ? real : xsp, 0u) >= len) {
-			fprintf(stderr, "%s: XENSTORED_PATH is too long for a socket path; give "
-				"--socket\n", prog);
+			failure(EXIT_USAGE, "ENAMETOOLONG", "XENSTORED_PATH is too long for a socket "
+				"path; give --socket");
 			rc = -1;
 		}
 	}
@@ -663,17 +806,21 @@ main(int argc, char **argv)
 	bool close_all = false;
 	struct recs rs = { 0 };
 
-	while ((c = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+	/* --json anywhere makes every failure JSON, a bad option before it too */
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
+		if (!strcmp(argv[c], "--json"))
+			out_mode = OUT_JSON;
+	/* options anywhere (GNU getopt permutes): "stats 1/51712 --json";
+	 * an argument that starts with '-' goes after "--" */
+	while ((c = getopt_long(argc, argv, "s:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			socket_path = optarg;
 			break;
 		case O_TRANSPORT:
-			if (strcmp(optarg, "xen") && strcmp(optarg, "sim")) {
-				fprintf(stderr, "%s: --transport: \"%s\" is neither xen nor sim\n",
-					prog, optarg);
-				return EXIT_USAGE;
-			}
+			if (strcmp(optarg, "xen") && strcmp(optarg, "sim"))
+				return failure(EXIT_USAGE, "EINVAL",
+					       "--transport: \"%s\" is neither xen nor sim", optarg);
 			transport_sim = !strcmp(optarg, "sim");
 			break;
 		case O_JSON:
@@ -689,11 +836,9 @@ main(int argc, char **argv)
 			errno = 0;
 			lt = strtol(optarg, &tend, 10);
 			timeout_s = errno || tend == optarg || *tend || lt < 1 || lt > 86400 ? 0 : (int)lt;
-			if (timeout_s < 1 || timeout_s > 86400) {
-				fprintf(stderr, "%s: --timeout: \"%s\" is not 1..86400\n", prog,
-					optarg);
-				return EXIT_USAGE;
-			}
+			if (timeout_s < 1 || timeout_s > 86400)
+				return failure(EXIT_USAGE, "EINVAL", "--timeout: \"%s\" is not 1..86400",
+					       optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -701,28 +846,18 @@ main(int argc, char **argv)
 		case 'V':
 			printf("blkbackd-ctl %s\n", PACKAGE_VERSION);
 			return 0;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+		default:	/* getopt said what on stderr */
+			if (out_mode != OUT_JSON)
+				usage(stderr);
+			return json_error(EXIT_USAGE, "EINVAL", "bad option (see --help)");
 		}
 	}
 	if (optind >= argc) {
-		usage(stderr);
-		return EXIT_USAGE;
+		if (out_mode != OUT_JSON)
+			usage(stderr);
+		return failure(EXIT_USAGE, "EINVAL", "no command (see --help)");
 	}
 	cmd = argv[optind++];
-	/* options after the command (GNU style: "shutdown --close") */
-	while (optind < argc && argv[optind][0] == '-') {
-		if (!strcmp(argv[optind], "--close"))
-			close_all = true;
-		else if (!strcmp(argv[optind], "--json"))
-			out = OUT_JSON;
-		else if (!strcmp(argv[optind], "--prometheus"))
-			out = OUT_PROMETHEUS;
-		else
-			break;
-		optind++;
-	}
 #define ARGS(min, max) (argc - optind >= (min) && argc - optind <= (max))
 	if (!strcmp(cmd, "list") && ARGS(0, 0) && out != OUT_PROMETHEUS && !close_all) {
 		snprintf(req, sizeof(req), "list\n");
@@ -738,38 +873,44 @@ main(int argc, char **argv)
 	} else if (!strcmp(cmd, "upgrade") && ARGS(0, 1) && out == OUT_TABLE && !close_all) {
 		char path[PATH_MAX] = "";
 
-		if (optind < argc && !realpath(argv[optind], path)) {
-			fprintf(stderr, "%s: upgrade %s: %s\n", prog, argv[optind], strerror(errno));
-			return EXIT_USAGE;
-		}
+		if (optind < argc && !realpath(argv[optind], path))
+			return failure(EXIT_USAGE, errname(errno), "upgrade %s: %s", argv[optind],
+				       strerror(errno));
 		snprintf(req, sizeof(req), "upgrade%s%s\n", *path ? " " : "", path);
 	} else {
-		fprintf(stderr, "%s: bad command line for \"%s\" (see --help)\n", prog, cmd);
-		return EXIT_USAGE;
+		return failure(EXIT_USAGE, "EINVAL", "bad command line for \"%s\" (see --help)", cmd);
 	}
 #undef ARGS
 	for (c = optind; c < argc; c++)
-		if (strpbrk(argv[c], " \t\n")) {
-			fprintf(stderr, "%s: \"%s\": arguments may not contain blanks\n", prog,
-				argv[c]);
-			return EXIT_USAGE;
-		}
+		if (strpbrk(argv[c], " \t\n"))
+			return failure(EXIT_USAGE, "EINVAL", "\"%s\": arguments may not contain blanks",
+				       argv[c]);
 	if (!socket_path) {
 		if (default_socket(transport_sim, sock, sizeof(sock)) < 0)
 			return EXIT_USAGE;
 		socket_path = sock;
 	}
 	fd = ctl_connect(socket_path, false);
-	if (fd < 0)
-		return EXIT_USAGE;
-	if (send_line(fd, req) < 0 || ctl_read_reply(fd, &reply, 10000) < 0 ||
-	    parse_reply(reply, &rs, &result) < 0) {
-		rc = EXIT_USAGE;
-		goto out;
+	if (fd < 0) {
+		rc = fd == -ENAMETOOLONG ? EXIT_USAGE : EXIT_UNREACHABLE;
+		goto out_down;
 	}
+	rc = send_line(fd, req);
+	if (!rc)
+		rc = ctl_read_reply(fd, &reply, 10000);
+	if (!rc)
+		rc = parse_reply(reply, &rs, &result);
+	if (rc)
+		goto out;
 	if (strcmp(result, "ok")) {
-		fprintf(stderr, "%s: %s\n", prog, result + 6);
-		rc = EXIT_REFUSED;
+		/* "error ENAME MESSAGE" */
+		char *en = result + 6, *msg = strchr(en, ' ');
+
+		/* stderr as blkbackd said it; the JSON with the name apart */
+		fprintf(stderr, "%s: %s\n", prog, en);
+		if (msg)
+			*msg++ = '\0';
+		rc = json_error(EXIT_REFUSED, en, msg ? msg : "");
 		goto out;
 	}
 	rc = 0;
@@ -793,11 +934,10 @@ main(int argc, char **argv)
 			       get_s(&rs.r[0], "vbd", "?"), n);
 		} else if (n < o) {
 			/* announced, but an admin's mistake: say it as one */
-			fprintf(stderr, "%s: vbd %s: BACKING SHRANK: %" PRIu64 " -> %" PRIu64
-				" sectors under a connected guest; its I/O past the new end "
-				"fails (see its error node)\n", prog,
-				get_s(&rs.r[0], "vbd", "?"), o, n);
-			rc = EXIT_REFUSED;
+			rc = failure(EXIT_REFUSED, "ENOSPC", "vbd %s: BACKING SHRANK: %" PRIu64
+				     " -> %" PRIu64 " sectors under a connected guest; its I/O "
+				     "past the new end fails (see its error node)",
+				     get_s(&rs.r[0], "vbd", "?"), o, n);
 		} else
 			printf("vbd %s: %" PRIu64 " -> %" PRIu64 " sectors\n",
 			       get_s(&rs.r[0], "vbd", "?"), o, n);
@@ -806,7 +946,7 @@ main(int argc, char **argv)
 
 		if (out == OUT_JSON) {
 			printf("{");
-			json_fields(&rs.r[0]);
+			json_fields(&rs.r[0], status_schema);
 			printf("}\n");
 		} else {
 			for (k = 0; k < rs.r[0].n; k++)
@@ -815,9 +955,8 @@ main(int argc, char **argv)
 	} else if (!strcmp(cmd, "shutdown") || !strcmp(cmd, "upgrade")) {
 		/* the daemon keeps the connection until it exits or execs */
 		if (!wait_eof(fd, timeout_s)) {
-			fprintf(stderr, "%s: blkbackd is still draining after %d s\n", prog,
-				timeout_s);
-			rc = EXIT_REFUSED;
+			rc = failure(EXIT_TIMEOUT, "ETIMEDOUT", "blkbackd is still draining after %d s",
+				     timeout_s);
 		} else if (!strcmp(cmd, "upgrade")) {
 			time_t end = time(NULL) + timeout_s;
 			int nfd = -1;
@@ -826,9 +965,8 @@ main(int argc, char **argv)
 			while (time(NULL) < end && (nfd = ctl_connect(socket_path, true)) < 0)
 				usleep(50000);
 			if (nfd < 0) {
-				fprintf(stderr, "%s: the upgraded blkbackd does not answer on %s\n",
-					prog, socket_path);
-				rc = EXIT_REFUSED;
+				rc = failure(EXIT_TIMEOUT, "ETIMEDOUT", "the upgraded blkbackd does not "
+					     "answer on %s within %d s", socket_path, timeout_s);
 			} else {
 				printf("blkbackd upgraded\n");
 				close(nfd);
@@ -841,5 +979,6 @@ out:
 	free(rs.r);
 	free(reply);
 	close(fd);
+out_down:
 	return rc;
 }

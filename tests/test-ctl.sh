@@ -269,5 +269,5 @@ xs_is "$(bk_be $D)/state" 6
 grep -q "blkbackd-ctl shutdown: stopping: draining every device, then closing each" "$BACKEND_LOG" ||
 	fail "no log line for shutdown --close"
 rc=0; blkbackd-ctl list 2>"$BK_TMP/err" || rc=$?
-[ $rc = 2 ] && grep -q "is blkbackd running" "$BK_TMP/err" || fail "no daemon: rc $rc, $(cat "$BK_TMP/err")"
+[ $rc = 3 ] && grep -q "is blkbackd running" "$BK_TMP/err" || fail "no daemon: rc $rc, $(cat "$BK_TMP/err")"
 exit 0

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# blkbackd-ctl for scripts: distinct exit statuses (0 done, 1 refused,
+# 2 usage, 3 not running, 4 timed out), errors as JSON on stdout under
+# --json, options after the command, JSON typed by a fixed schema per
+# command.  And the protocol's records name the guest, the device and
+# the latency sum.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+requires_root
+requires python3 --version
+start_sim_backend
+sock=$XENSTORED_PATH.blkbackd-0.ctl
+
+# ---- usage: 2, before any connection ----
+rc=0; blkbackd-ctl --bogus list >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || fail "unknown option: rc $rc"
+rc=0; blkbackd-ctl frobnicate 2>"$BK_TMP/err" || rc=$?
+[ $rc = 2 ] && grep -qx 'blkbackd-ctl: bad command line for "frobnicate" (see --help)' "$BK_TMP/err" ||
+	fail "unknown command: rc $rc, $(cat "$BK_TMP/err")"
+rc=0; blkbackd-ctl --json frobnicate >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
+[ $rc = 2 ] || fail "--json, unknown command: rc $rc"
+python3 - "$BK_TMP/out" <<'EOP' || fail "--json usage error: $(cat "$BK_TMP/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d == {"error": {"errno": "EINVAL", "exit": 2,
+                       "message": 'bad command line for "frobnicate" (see --help)'}}, d
+EOP
+# an option before --json: its error is JSON too
+rc=0; blkbackd-ctl --bogus --json list >"$BK_TMP/out" 2>/dev/null || rc=$?
+[ $rc = 2 ] && python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["error"]["exit"] == 2' "$BK_TMP/out" ||
+	fail "--bogus --json: rc $rc, $(cat "$BK_TMP/out")"
+
+# ---- options anywhere ----
+new_guest; A=$DOM
+add_disk $A memory:4M
+cat > "$BK_TMP/s" <<'EOS'
+send op=write sector=0 seg=p0 expect=OKAY
+send op=read sector=0 seg=p2 expect=OKAY
+send op=flush nr_segments=0 expect=OKAY
+EOS
+run_script $A "$BK_TMP/s" --no-close
+nameA=$(xenstore-read /local/domain/$A/name)
+blkbackd-ctl stats $A/51712 --json > "$BK_TMP/s1.json" 2>"$BK_TMP/err" ||
+	fail "stats VBD --json: $(cat "$BK_TMP/err")"
+blkbackd-ctl stats --json $A/51712 > "$BK_TMP/s2.json" || fail "stats --json VBD"
+blkbackd-ctl --json stats $A/51712 > "$BK_TMP/s3.json" || fail "--json stats VBD"
+python3 - "$BK_TMP"/s[123].json <<'EOP' || fail "stats --json anywhere differ"
+import json, sys
+a, b, c = (json.load(open(f)) for f in sys.argv[1:])
+# the uptime-free parts are equal: one vbd each, the same counters
+for x in (b, c):
+    assert [v["wr_req"] for v in x["vbds"]] == [v["wr_req"] for v in a["vbds"]] == [1]
+EOP
+blkbackd-ctl list --socket "$sock" >/dev/null || fail "list --socket PATH"
+blkbackd-ctl shutdown --close --json >/dev/null 2>&1 && fail "shutdown --json accepted"
+
+# ---- the raw records: guest, vdev, lat_sum_ns ----
+python3 - "$sock" $A "$nameA" <<'EOP' || fail "raw stats record"
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b"stats %s/51712\n" % sys.argv[2].encode())
+buf = b""
+while not buf.endswith(b"ok\n"):
+    d = s.recv(65536); assert d, buf; buf += d
+rec = buf.decode().splitlines()[0].split(" ")
+assert rec[0] == "stats", rec
+kv = dict(w.split("=", 1) for w in rec[1:])
+assert kv["guest"] == sys.argv[3] and kv["vdev"] == "xvda", kv
+assert int(kv["lat_sum_ns"]) > 0, kv
+assert sum(int(x) for x in kv["lat_us"].split(",")) == 3, kv
+EOP
+
+# ---- typed JSON: every key of the schema, its type ----
+blkbackd-ctl list --json > "$BK_TMP/list.json" || fail "list --json"
+blkbackd-ctl stats --json > "$BK_TMP/stats.json" || fail "stats --json"
+blkbackd-ctl status --json > "$BK_TMP/status.json" || fail "status --json"
+# a vbd whose guest never came: no frontend state, features null
+new_guest; N=$DOM
+add_vbd $N 5 memory:1M
+xs_wait "$(bk_be $N 5)/state" 2
+blkbackd-ctl list --json > "$BK_TMP/list2.json" || fail "list --json (2)"
+python3 - "$BK_TMP" $A "$nameA" $N <<'EOP' || fail "typed JSON"
+import json, sys
+t, A, nameA, N = sys.argv[1:]
+S, I, B, L = "str", "int", "bool", "list"
+kinds = {"str": (str,), "int": (int,), "bool": (bool,), "list": (list,)}
+def check(obj, schema, nullable):
+    assert list(obj) == list(schema), (list(obj), list(schema))
+    for k, ty in schema.items():
+        v = obj[k]
+        if v is None:
+            assert k in nullable, (k, "null")
+            continue
+        assert type(v) in kinds[ty], (k, v, ty)
+list_schema = dict(vbd=S, domid=I, devid=I, guest=S, vdev=S, params=S, state=I,
+    state_name=S, frontend_state=I, phase=S, queues=I, ring_pages=I, sectors=I,
+    flush_cache=B, barrier=B, discard=B, persistent=B, fua=S, writeback=B,
+    read_only=B, pgrants=I, failed=B, error=S)
+stats_schema = dict(vbd=S, domid=I, devid=I, guest=S, vdev=S, connected=B, rd_req=I,
+    wr_req=I, flush_req=I, barrier_req=I, discard_req=I, rd_sect=I, wr_sect=I,
+    discard_sect=I, oo_req=I, errors=I, eopnotsupp=I, pgrants=I, pgrant_maps=I,
+    lat_us=L, lat_sum_ns=I, latency_us=None)
+status_schema = dict(pid=I, version=S, uptime_s=I, transport=S, domid=I, vbds=I,
+    connected=I, close_on_exit=B)
+lst = json.load(open(t + "/list.json"))
+assert list(lst) == ["vbds"]
+a = lst["vbds"][0]
+check(a, list_schema, {"error", "vdev", "guest"})
+assert a["vbd"] == A + "/51712" and a["domid"] == int(A) and a["guest"] == nameA
+assert a["state"] == 4 and a["frontend_state"] == 4 and a["phase"] == "connected"
+assert a["flush_cache"] is True and a["read_only"] is False and a["failed"] is False
+assert a["error"] is None and a["sectors"] == 8192, a
+st = json.load(open(t + "/stats.json"))["vbds"][0]
+sch = dict(stats_schema); del sch["latency_us"]
+check({k: v for k, v in st.items() if k != "latency_us"}, sch, set())
+assert list(st)[-1] == "latency_us" and set(st["latency_us"]) == {"p50", "p90", "p99"}
+assert st["connected"] is True and st["wr_req"] == 1 and st["guest"] == nameA
+assert st["vdev"] == "xvda" and st["lat_sum_ns"] > 0 and sum(st["lat_us"]) == 3
+assert all(type(x) is int for x in st["lat_us"]) and len(st["lat_us"]) == 32
+assert all(type(x) is float for x in st["latency_us"].values()), st["latency_us"]
+ss = json.load(open(t + "/status.json"))
+check(ss, status_schema, set())
+assert ss["close_on_exit"] is False and ss["transport"] == "sim" and ss["vbds"] == 1
+# the guest that never came: absent things are null, not "-" or 0
+v = {x["vbd"]: x for x in json.load(open(t + "/list2.json"))["vbds"]}
+n = v[N + "/5"]
+check(n, list_schema, {"error", "vdev", "frontend_state", "sectors", "flush_cache",
+      "barrier", "discard", "persistent", "fua", "writeback", "read_only"})
+assert n["frontend_state"] is None and n["sectors"] is None and n["fua"] is None, n
+assert n["state"] == 2 and n["phase"] == "disconnected" and n["vdev"] is None, n
+EOP
+xenstore-rm "$(bk_be $N 5)"
+
+# ---- strings: escaped, UTF-8 kept ----
+# (xenstore-write takes \ as an escape itself: no backslash here)
+xenstore-write /local/domain/$A/name $'r\xc3\xa9al "q"\x01\nx'
+blkbackd-ctl list --json > "$BK_TMP/esc.json" || fail "list --json, odd name"
+grep -qF '"guest": "réal \"q\"\u0001\nx"' "$BK_TMP/esc.json" ||
+	fail "JSON escaping: $(grep -a guest "$BK_TMP/esc.json")"
+python3 -c 'import json,sys; v = json.load(open(sys.argv[1], encoding="utf-8"))["vbds"][0]
+assert v["guest"] == "r\u00e9al \"q\"\x01\nx", v["guest"]' "$BK_TMP/esc.json" || fail "JSON odd name"
+xenstore-write /local/domain/$A/name "$nameA"
+
+# ---- errors: 1, JSON on stdout too ----
+rc=0; blkbackd-ctl stats 4242/51712 >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
+[ $rc = 1 ] && grep -qx "blkbackd-ctl: ENOENT no vbd 4242/51712" "$BK_TMP/err" && [ ! -s "$BK_TMP/out" ] ||
+	fail "unknown vbd: rc $rc, $(cat "$BK_TMP/err")"
+rc=0; blkbackd-ctl stats 4242/51712 --json >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
+[ $rc = 1 ] && grep -qx "blkbackd-ctl: ENOENT no vbd 4242/51712" "$BK_TMP/err" ||
+	fail "unknown vbd, --json: rc $rc, $(cat "$BK_TMP/err")"
+python3 - "$BK_TMP/out" <<'EOP' || fail "JSON error: $(cat "$BK_TMP/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d == {"error": {"errno": "ENOENT", "message": "no vbd 4242/51712", "exit": 1}}, d
+EOP
+
+# ---- not running: 3; status --prometheus says blkbackd_up 0 ----
+stop_backend
+rc=0; blkbackd-ctl list >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
+[ $rc = 3 ] && grep -q "is blkbackd running" "$BK_TMP/err" || fail "not running: rc $rc, $(cat "$BK_TMP/err")"
+rc=0; blkbackd-ctl list --json >"$BK_TMP/out" 2>/dev/null || rc=$?
+[ $rc = 3 ] && python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))["error"]
+assert e["errno"] in ("ENOENT", "ECONNREFUSED") and e["exit"] == 3, e' "$BK_TMP/out" ||
+	fail "not running, --json: rc $rc, $(cat "$BK_TMP/out")"
+
+# ---- timed out: 4 (a socket that takes the line and never answers) ----
+python3 - "$BK_TMP/mute.sock" <<'EOP' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+conns = []
+end = time.time() + 30
+while time.time() < end:
+    s.settimeout(1)
+    try:
+        conns.append(s.accept()[0])
+    except socket.timeout:
+        pass
+EOP
+mute=$!
+cleanup_fn kill $mute
+wait_for 10 test -S "$BK_TMP/mute.sock" || fail "no mute socket"
+rc=0; blkbackd-ctl --socket="$BK_TMP/mute.sock" status --json >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
+[ $rc = 4 ] && grep -q "no answer from blkbackd within 10 s" "$BK_TMP/err" &&
+	python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))["error"]
+assert e["errno"] == "ETIMEDOUT" and e["exit"] == 4, e' "$BK_TMP/out" ||
+	fail "mute daemon: rc $rc, $(cat "$BK_TMP/err" "$BK_TMP/out")"
+exit 0
