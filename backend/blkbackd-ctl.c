@@ -109,7 +109,7 @@ usage(FILE *fp)
 "                       /dev/xen/evtchn is missing and XENSTORED_PATH or\n"
 "                       XENSIM_DIR is set)\n"
 "      --json           list, stats, status: JSON (errors too, on stdout)\n"
-"      --prometheus     stats: Prometheus text exposition format\n"
+"      --prometheus     stats, status: Prometheus text exposition format\n"
 "      --timeout=SECS   shutdown, upgrade: wait this long (default 120)\n"
 "  -h, --help           this help\n"
 "  -V, --version        print the version\n"
@@ -527,22 +527,80 @@ print_json(const struct recs *rs, bool latency)
 /* Prometheus.                                                        */
 /* ---------------------------------------------------------------- */
 
-/* The labels of r's vbd, "vbd=\"1/51712\",domid=\"1\",devid=\"51712\"". */
+/* v as a label value: UTF-8 (a byte outside it as U+FFFD), with \\, "
+ * and newline escaped. */
 static void
-prom_labels(const struct bk_ctl_record *r, char *buf, size_t len)
+prom_escape(const char *v, char *buf, size_t len)
 {
-	char vbd[128];
-	const char *s = get_s(r, "vbd", "?");
-	size_t n = 0;
+	const unsigned char *s = (const unsigned char *)v;
+	size_t n = 0, u;
 
-	for (; *s && n + 3 < sizeof(vbd); s++) {
-		if (*s == '"' || *s == '\\' || *s == '\n')
-			vbd[n++] = '\\';
-		vbd[n++] = *s == '\n' ? 'n' : *s;
+	while (*s && n + 8 < len) {
+		if (*s == '"' || *s == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)*s++;
+		} else if (*s == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+			s++;
+		} else if (*s < 0x80) {
+			buf[n++] = (char)*s++;
+		} else if ((u = utf8_len(s)) != 0) {
+			memcpy(buf + n, s, u);
+			n += u;
+			s += u;
+		} else {
+			memcpy(buf + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			s++;
+		}
 	}
-	vbd[n] = '\0';
-	snprintf(buf, len, "vbd=\"%s\",domid=\"%" PRIu64 "\",devid=\"%" PRIu64 "\"", vbd,
-		 get_u64(r, "domid"), get_u64(r, "devid"));
+	buf[n] = '\0';
+}
+
+/* The device label: the toolstack's vdev (xvda), else the device id. */
+static const char *
+prom_device(const struct bk_ctl_record *r)
+{
+	return get_s(r, "vdev", get_s(r, "devid", "?"));
+}
+
+/*
+ * Whether vbd i's series need domid among their labels: its guest has no
+ * name, or another vbd in rs has the same guest and device (two domains
+ * of one name, as during a migration on one host).
+ */
+static bool
+prom_needs_domid(const struct recs *rs, unsigned int i)
+{
+	const char *g = get_s(&rs->r[i], "guest", NULL), *dev = prom_device(&rs->r[i]);
+
+	if (!g)
+		return true;
+	for (unsigned int j = 0; j < rs->n; j++)
+		if (j != i && !strcmp(get_s(&rs->r[j], "guest", ""), g) &&
+		    !strcmp(prom_device(&rs->r[j]), dev))
+			return true;
+	return false;
+}
+
+/*
+ * The labels that name vbd i's series: guest="NAME",device="xvda", which
+ * stay the same over the guest's reboots (its domid does not), and
+ * domid="N" only where prom_needs_domid() says so.
+ */
+static void
+prom_labels(const struct recs *rs, unsigned int i, char *buf, size_t len)
+{
+	const struct bk_ctl_record *r = &rs->r[i];
+	char g[256], dev[128];
+	size_t n;
+
+	prom_escape(get_s(r, "guest", ""), g, sizeof(g));
+	prom_escape(prom_device(r), dev, sizeof(dev));
+	n = (size_t)snprintf(buf, len, "guest=\"%s\",device=\"%s\"", g, dev);
+	if (n < len && prom_needs_domid(rs, i))
+		snprintf(buf + n, len - n, ",domid=\"%" PRIu64 "\"", get_u64(r, "domid"));
 }
 
 static void
@@ -555,11 +613,11 @@ prom_family(const char *name, const char *type, const char *help)
 static void
 prom_each(const struct recs *rs, const char *name, const char *extra, const char *key)
 {
-	char labels[256];
+	char labels[512];
 	unsigned int i;
 
 	for (i = 0; i < rs->n; i++) {
-		prom_labels(&rs->r[i], labels, sizeof(labels));
+		prom_labels(rs, i, labels, sizeof(labels));
 		printf("%s{%s%s%s} %" PRIu64 "\n", name, labels, extra ? "," : "",
 		       extra ? extra : "", get_u64(&rs->r[i], key));
 	}
@@ -574,10 +632,20 @@ print_prometheus(const struct recs *rs)
 	}, sects[] = {
 		{ "read", "rd_sect" }, { "write", "wr_sect" }, { "discard", "discard_sect" },
 	};
-	static const double qs[] = { 0.5, 0.9, 0.99 };
-	char labels[256], extra[64];
+	char labels[512], extra[64], vbd[128];
 	unsigned int i, k, b;
 
+	prom_family("blkbackd_vbd_info", "gauge",
+		    "1 per vbd: its guest and device with the domain and device ids now.");
+	for (i = 0; i < rs->n; i++) {
+		prom_labels(rs, i, labels, sizeof(labels));
+		prom_escape(get_s(&rs->r[i], "vbd", "?"), vbd, sizeof(vbd));
+		printf("blkbackd_vbd_info{%s,vbd=\"%s\",devid=\"%" PRIu64 "\"", labels, vbd,
+		       get_u64(&rs->r[i], "devid"));
+		if (!prom_needs_domid(rs, i))
+			printf(",domid=\"%" PRIu64 "\"", get_u64(&rs->r[i], "domid"));
+		printf("} 1\n");
+	}
 	prom_family("blkbackd_requests_total", "counter",
 		    "Requests taken off the ring, by operation (Linux blkback's st_*_req).");
 	for (k = 0; k < ARRAY_SIZE(reqs); k++) {
@@ -608,40 +676,51 @@ print_prometheus(const struct recs *rs)
 	prom_each(rs, "blkbackd_connected", NULL, "connected");
 
 	prom_family("blkbackd_response_latency_seconds", "histogram",
-		    "From a request taken off the ring to its response (no _sum: "
-		    "blkbackd keeps power-of-two buckets only).");
+		    "From a request taken off the ring to its response pushed.");
 	for (i = 0; i < rs->n; i++) {
 		uint64_t h[BK_LAT_BUCKETS], cum = 0;
+		const char *sum = bk_ctl_get(&rs->r[i], "lat_sum_ns");
 
 		get_hist(&rs->r[i], h);
-		prom_labels(&rs->r[i], labels, sizeof(labels));
-		for (b = 0; b < BK_LAT_BUCKETS; b++) {
+		prom_labels(rs, i, labels, sizeof(labels));
+		/* bucket b: [2^b, 2^(b+1)) us; the last one also holds
+		 * everything longer, so it is +Inf's alone */
+		for (b = 0; b < BK_LAT_BUCKETS - 1; b++) {
 			cum += h[b];
 			printf("blkbackd_response_latency_seconds_bucket{%s,le=\"%.9g\"} %" PRIu64
 			       "\n", labels, ldexp(1.0, (int)b + 1) * 1e-6, cum);
 		}
+		cum += h[BK_LAT_BUCKETS - 1];
 		printf("blkbackd_response_latency_seconds_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n",
 		       labels, cum);
+		/* an older blkbackd keeps no sum: no _sum rather than a wrong one */
+		if (sum)
+			printf("blkbackd_response_latency_seconds_sum{%s} %.9f\n", labels,
+			       (double)strtoull(sum, NULL, 10) * 1e-9);
 		printf("blkbackd_response_latency_seconds_count{%s} %" PRIu64 "\n", labels, cum);
 	}
-	prom_family("blkbackd_response_latency_quantile_seconds", "gauge",
-		    "Response latency quantiles estimated from the histogram (NaN: no requests).");
-	for (i = 0; i < rs->n; i++) {
-		uint64_t h[BK_LAT_BUCKETS];
+}
 
-		get_hist(&rs->r[i], h);
-		prom_labels(&rs->r[i], labels, sizeof(labels));
-		for (k = 0; k < ARRAY_SIZE(qs); k++) {
-			double v = bk_lat_quantile(h, BK_LAT_BUCKETS, qs[k]);
+/* status in Prometheus's format; r NULL: blkbackd did not answer. */
+static void
+print_status_prometheus(const struct bk_ctl_record *r)
+{
+	char v[128], t[32];
 
-			printf("blkbackd_response_latency_quantile_seconds{%s,quantile=\"%g\"} ",
-			       labels, qs[k]);
-			if (v < 0)
-				printf("NaN\n");
-			else
-				printf("%.9g\n", v * 1e-6);
-		}
-	}
+	prom_family("blkbackd_up", "gauge", "1 when blkbackd answered on its control socket.");
+	printf("blkbackd_up %d\n", r != NULL);
+	if (!r)
+		return;
+	prom_escape(get_s(r, "version", ""), v, sizeof(v));
+	prom_escape(get_s(r, "transport", ""), t, sizeof(t));
+	prom_family("blkbackd_info", "gauge", "1, labelled with blkbackd's version and transport.");
+	printf("blkbackd_info{version=\"%s\",transport=\"%s\"} 1\n", v, t);
+	prom_family("blkbackd_uptime_seconds", "gauge", "Seconds since this blkbackd program started (an upgrade starts again).");
+	printf("blkbackd_uptime_seconds %" PRIu64 "\n", get_u64(r, "uptime_s"));
+	prom_family("blkbackd_vbds", "gauge", "vbds blkbackd knows.");
+	printf("blkbackd_vbds %" PRIu64 "\n", get_u64(r, "vbds"));
+	prom_family("blkbackd_vbds_connected", "gauge", "vbds connected to their guests.");
+	printf("blkbackd_vbds_connected %" PRIu64 "\n", get_u64(r, "connected"));
 }
 
 /* ---------------------------------------------------------------- */
@@ -948,6 +1027,8 @@ main(int argc, char **argv)
 			printf("{");
 			json_fields(&rs.r[0], status_schema);
 			printf("}\n");
+		} else if (out == OUT_PROMETHEUS) {
+			print_status_prometheus(&rs.r[0]);
 		} else {
 			for (k = 0; k < rs.r[0].n; k++)
 				printf("%s: %s\n", rs.r[0].key[k], rs.r[0].val[k]);
@@ -980,5 +1061,9 @@ out:
 	free(reply);
 	close(fd);
 out_down:
+	/* a scrape of status says "down" in its own format, with the status */
+	if ((rc == EXIT_UNREACHABLE || rc == EXIT_TIMEOUT) && out == OUT_PROMETHEUS &&
+	    !strcmp(cmd, "status"))
+		print_status_prometheus(NULL);
 	return rc;
 }

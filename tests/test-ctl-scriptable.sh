@@ -2,8 +2,11 @@
 # blkbackd-ctl for scripts: distinct exit statuses (0 done, 1 refused,
 # 2 usage, 3 not running, 4 timed out), errors as JSON on stdout under
 # --json, options after the command, JSON typed by a fixed schema per
-# command.  And the protocol's records name the guest, the device and
-# the latency sum.
+# command, Prometheus series keyed by guest name and device (domid only
+# where it must be), a latency histogram with _sum and _count and no
+# quantile label, status in Prometheus's format (blkbackd_up 0 when
+# down).  And the protocol's records name the guest, the device and the
+# latency sum.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires_root
@@ -139,6 +142,9 @@ grep -qF '"guest": "réal \"q\"\u0001\nx"' "$BK_TMP/esc.json" ||
 	fail "JSON escaping: $(grep -a guest "$BK_TMP/esc.json")"
 python3 -c 'import json,sys; v = json.load(open(sys.argv[1], encoding="utf-8"))["vbds"][0]
 assert v["guest"] == "r\u00e9al \"q\"\x01\nx", v["guest"]' "$BK_TMP/esc.json" || fail "JSON odd name"
+blkbackd-ctl stats --prometheus > "$BK_TMP/esc.prom" || fail "stats --prometheus, odd name"
+grep -qF "blkbackd_connected{guest=\"réal \\\"q\\\""$'\x01'"\\nx\",device=\"xvda\"} 1" "$BK_TMP/esc.prom" ||
+	fail "Prometheus escaping: $(grep -a connected "$BK_TMP/esc.prom")"
 xenstore-write /local/domain/$A/name "$nameA"
 
 # ---- errors: 1, JSON on stdout too ----
@@ -154,6 +160,83 @@ d = json.load(open(sys.argv[1]))
 assert d == {"error": {"errno": "ENOENT", "message": "no vbd 4242/51712", "exit": 1}}, d
 EOP
 
+# ---- Prometheus: guest and device; domid where it must be ----
+new_guest; B=$DOM
+add_disk $B memory:1M
+xs_wait "$(bk_be $B)/state" 2
+xenstore-write /local/domain/$B/name "$nameA"	# two domains of one name
+new_guest; C=$DOM
+add_disk $C memory:1M
+xs_wait "$(bk_be $C)/state" 2
+xenstore-rm /local/domain/$C/name		# and one without
+blkbackd-ctl stats --prometheus > "$BK_TMP/prom" || fail "stats --prometheus"
+python3 - "$BK_TMP/prom" $A $B $C "$nameA" <<'EOP' || fail "stats --prometheus: $(cat "$BK_TMP/prom")"
+import re, sys
+A, B, C, name = sys.argv[2:]
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+fam, types, samples = None, {}, {}
+for l in lines:
+    m = re.match(r'^# TYPE (\S+) (counter|gauge|histogram|summary)$', l)
+    if m:
+        fam = m.group(1); assert fam not in types, l; types[fam] = m.group(2); continue
+    if l.startswith("# HELP "):
+        continue
+    m = re.match(r'^([a-z_]+)\{(.*)\} (\S+)$', l)
+    assert m, l
+    n = m.group(1)
+    assert n == fam or re.sub(r'_(bucket|sum|count)$', '', n) == fam, (l, fam)
+    labels = dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', m.group(2)))
+    assert "quantile" not in labels, l
+    key = (n, tuple(sorted(labels.items())))
+    assert key not in samples, "duplicate series: " + l
+    samples[key] = m.group(3)
+assert "blkbackd_response_latency_quantile_seconds" not in types
+assert types["blkbackd_response_latency_seconds"] == "histogram"
+def get(n, **lab):
+    return samples[(n, tuple(sorted(lab.items())))]
+# A and B share a name: both carry domid; C has none: guest "" and domid
+a = dict(guest=name, device="xvda", domid=A)
+b = dict(guest=name, device="xvda", domid=B)
+c = dict(guest="", device="xvda", domid=C)
+assert get("blkbackd_requests_total", op="write", **a) == "1"
+assert get("blkbackd_requests_total", op="write", **b) == "0"
+assert get("blkbackd_connected", **c) == "0"
+assert get("blkbackd_vbd_info", vbd=A + "/51712", devid="51712", **a) == "1"
+# the histogram: cumulative buckets in seconds, +Inf == _count, _sum in s
+bk = sorted((float(dict(k[1])["le"]), int(v)) for k, v in samples.items()
+            if k[0] == "blkbackd_response_latency_seconds_bucket" and
+            dict(k[1]).get("domid") == A)
+assert len(bk) == 32 and bk[0][0] == 2e-6 and bk[-1][0] == float("inf"), bk
+assert all(x[1] <= y[1] for x, y in zip(bk, bk[1:])), bk
+assert bk[-1][1] == int(get("blkbackd_response_latency_seconds_count", **a)) == 3
+s = float(get("blkbackd_response_latency_seconds_sum", **a))
+assert 0 < s < 60, s
+EOP
+# one name, one vbd: no domid in the series; domid in the info only
+xenstore-write /local/domain/$B/name "other$B"
+blkbackd-ctl stats $A/51712 --prometheus > "$BK_TMP/prom1" || fail "stats VBD --prometheus"
+grep -qx "blkbackd_requests_total{guest=\"$nameA\",device=\"xvda\",op=\"write\"} 1" "$BK_TMP/prom1" ||
+	fail "series not keyed by guest and device: $(grep requests_total "$BK_TMP/prom1")"
+grep -qx "blkbackd_vbd_info{guest=\"$nameA\",device=\"xvda\",vbd=\"$A/51712\",devid=\"51712\",domid=\"$A\"} 1" \
+	"$BK_TMP/prom1" || fail "info: $(grep vbd_info "$BK_TMP/prom1")"
+grep 'domid=' "$BK_TMP/prom1" | grep -qv '^blkbackd_vbd_info{' && fail "domid outside the info"
+
+# ---- status --prometheus ----
+blkbackd-ctl status --prometheus > "$BK_TMP/sprom" || fail "status --prometheus"
+pyout=$(python3 - "$BK_TMP/sprom" <<'EOP'
+import re, sys
+want = ["blkbackd_up 1", 'blkbackd_info{version="%s",transport="sim"} 1',
+        "blkbackd_uptime_seconds N", "blkbackd_vbds 3", "blkbackd_vbds_connected 1"]
+got = [l for l in open(sys.argv[1]).read().splitlines() if not l.startswith("#")]
+types = re.findall(r'^# TYPE (\S+) gauge$', open(sys.argv[1]).read(), re.M)
+assert types == ["blkbackd_up", "blkbackd_info", "blkbackd_uptime_seconds",
+                 "blkbackd_vbds", "blkbackd_vbds_connected"], types
+assert len(got) == 5 and got[0] == want[0] and got[3:] == want[3:], got
+assert re.fullmatch(r'blkbackd_info\{version="[^"]+",transport="sim"\} 1', got[1]), got
+assert re.fullmatch(r'blkbackd_uptime_seconds [0-9]+', got[2]), got
+EOP
+) || fail "status --prometheus: $(cat "$BK_TMP/sprom") $pyout"
+
 # ---- not running: 3; status --prometheus says blkbackd_up 0 ----
 stop_backend
 rc=0; blkbackd-ctl list >"$BK_TMP/out" 2>"$BK_TMP/err" || rc=$?
@@ -162,6 +245,9 @@ rc=0; blkbackd-ctl list --json >"$BK_TMP/out" 2>/dev/null || rc=$?
 [ $rc = 3 ] && python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))["error"]
 assert e["errno"] in ("ENOENT", "ECONNREFUSED") and e["exit"] == 3, e' "$BK_TMP/out" ||
 	fail "not running, --json: rc $rc, $(cat "$BK_TMP/out")"
+rc=0; blkbackd-ctl status --prometheus >"$BK_TMP/out" 2>/dev/null || rc=$?
+[ $rc = 3 ] && [ "$(grep -v '^#' "$BK_TMP/out")" = "blkbackd_up 0" ] ||
+	fail "status --prometheus, not running: rc $rc, $(cat "$BK_TMP/out")"
 
 # ---- timed out: 4 (a socket that takes the line and never answers) ----
 python3 - "$BK_TMP/mute.sock" <<'EOP' &

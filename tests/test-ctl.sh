@@ -96,7 +96,7 @@ assert 0 <= lat["p50"] <= lat["p90"] <= lat["p99"], lat
 assert len(v) == 2
 EOP
 blkbackd-ctl stats --prometheus > "$BK_TMP/prom" || fail "stats --prometheus failed"
-python3 - "$BK_TMP/prom" $A <<'EOP' || fail "stats --prometheus: $(head -40 "$BK_TMP/prom")"
+python3 - "$BK_TMP/prom" $A "$(xenstore-read /local/domain/$A/name)" <<'EOP' || fail "stats --prometheus: $(head -40 "$BK_TMP/prom")"
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
 name = r'[a-zA-Z_:][a-zA-Z0-9_:]*'
@@ -118,7 +118,7 @@ for l in lines:
     fam = m.group(1) if m.group(1) in families else base
     assert fam == seen[-1], "sample outside its family: " + l
     samples[m.group(1) + (m.group(2) or "")] = m.group(3)
-lab = 'vbd="%s/51712",domid="%s",devid="51712"' % (sys.argv[2], sys.argv[2])
+lab = 'guest="%s",device="xvda"' % sys.argv[3]
 def get(n, extra=""):
     return samples[n + "{" + lab + extra + "}"]
 assert get("blkbackd_requests_total", ',op="read"') == "2"
