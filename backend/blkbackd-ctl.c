@@ -89,7 +89,8 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 "Usage: blkbackd-ctl [OPTION]... COMMAND [ARG]...\n"
-"Talk to a running blkbackd through its control socket (root only).\n"
+"Talk to a running blkbackd through its control socket (root; with\n"
+"blkbackd --ctl-group, that group may list, stats and status).\n"
 "\n"
 "Commands:\n"
 "  list                 every vbd: domid, devid, vdev, backing, state, features,\n"
@@ -148,7 +149,7 @@ ctl_connect(const char *path, bool quiet)
 		if (!quiet)
 			failure(EXIT_UNREACHABLE, errname(e), "cannot connect to %s: %s%s", path,
 				strerror(e), e == EACCES ?
-				" (blkbackd's control socket is root's)" :
+				" (blkbackd's control socket is root's, or --ctl-group's)" :
 				e == ENOENT || e == ECONNREFUSED ? " (is blkbackd running?)" : "");
 		close(fd);
 		return -e;

@@ -1,14 +1,17 @@
 /*
  * ctl.c: blkbackd's control socket (ctl.h; the protocol is ctl-proto.h,
- * the commands blkbackd-ctl.8's).  Control thread only: one client at a
- * time, each step bounded by a timeout, so a stuck client costs the
- * loop at most a few seconds, and only root gets that far.
+ * the commands blkbackd-ctl.8's).  Control thread only: up to
+ * CTL_MAX_PENDING clients at once, each read and written as its socket
+ * lets it within a deadline, so a stuck client holds up nothing.  Root
+ * may do everything; with --ctl-group, that group's members may list,
+ * stats and status only.
  */
 #include <config.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -46,7 +49,8 @@ enum { CTL_EV_LISTEN = CTL_MAX_PENDING, CTL_EV_TIMER };
 
 struct ctl_client {
 	int fd;				/* -1: a free slot */
-	bool refused;			/* not root: answered EPERM */
+	bool refused;			/* neither root nor --ctl-group: answered EPERM */
+	bool readonly;			/* --ctl-group, not root: list, stats, status */
 	size_t have;
 	struct timespec deadline;	/* CLOCK_MONOTONIC */
 	char line[BK_CTL_MAX_LINE + 1];	/* the line, newline included, and a NUL */
@@ -68,6 +72,7 @@ struct bk_ctl {
 	int held;			/* a shutdown/upgrade client, or -1 */
 	char upgrade_path[PATH_MAX];
 	struct timespec started;
+	gid_t group;			/* --ctl-group, or (gid_t)-1 */
 };
 
 /* ---------------------------------------------------------------- */
@@ -90,7 +95,7 @@ make_dir_of(const char *path)
 }
 
 int
-bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
+bk_ctl_open(struct bk_daemon *d, const char *path, gid_t group, struct bk_ctl **out)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct bk_ctl *c;
@@ -143,7 +148,10 @@ bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
 	old = umask(077);	/* born 0600: never a moment open to others */
 	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+	/* the group first, then its bits: never open to a group not meant */
+	if (r == 0 && group != (gid_t)-1 && chown(path, (uid_t)-1, group) < 0)
+		r = -1;
+	if (r < 0 || chmod(path, group != (gid_t)-1 ? 0660 : 0600) < 0 || listen(fd, 64) < 0) {
 		r = -errno;
 		log_error("control socket %s: %m", path);
 		close(fd);
@@ -160,6 +168,7 @@ bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out)
 	c->d = d;
 	c->fd = fd;
 	c->held = -1;
+	c->group = group;
 	c->accepting = true;
 	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++)
 		c->pending[i].fd = -1;
@@ -709,6 +718,28 @@ client_answer(struct bk_ctl *c, struct ctl_client *cl, struct reply *rp, bool ke
 	client_write(c, cl);
 }
 
+/*
+ * Whether the peer on fd is in --ctl-group: its gid, or one of its
+ * supplementary groups (SO_PEERGROUPS), as they were at connect().
+ */
+static bool
+in_group(const struct bk_ctl *c, int fd, const struct ucred *cred)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
+	if (c->group == (gid_t)-1 || cred->uid == (uid_t)-1)
+		return false;
+	if (cred->gid == c->group)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == c->group)
+			return true;
+	return false;
+}
+
 /* Take every connection waiting (the listening socket is non-blocking). */
 static void
 clients_accept(struct bk_ctl *c)
@@ -739,12 +770,19 @@ clients_accept(struct bk_ctl *c)
 		}
 		cl->fd = fd;
 		cl->have = 0;
-		cl->refused = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl_len) < 0 ||
-			      cred.uid != 0;
+		cl->readonly = false;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl_len) < 0 ||
+		    cl_len != sizeof(cred))
+			cred = (struct ucred){ .pid = -1, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+		cl->refused = cred.uid != 0;
+		if (cl->refused && in_group(c, fd, &cred)) {
+			cl->refused = false;
+			cl->readonly = true;
+		}
 		if (cl->refused)
-			log_info("control socket: refused a client (pid %d, uid %d): only root may "
-				 "control blkbackd", cl_len == sizeof(cred) ? (int)cred.pid : -1,
-				 cl_len == sizeof(cred) ? (int)cred.uid : -1);
+			log_info("control socket: refused a client (pid %d, uid %d): only root%s may "
+				 "control blkbackd", (int)cred.pid, (int)cred.uid,
+				 c->group != (gid_t)-1 ? " and --ctl-group" : "");
 		clock_gettime(CLOCK_MONOTONIC, &cl->deadline);
 		cl->deadline.tv_sec += CTL_IO_TIMEOUT_S;
 		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd,
@@ -786,6 +824,19 @@ clients_expire(struct bk_ctl *c)
 	}
 }
 
+/* Whether line (a request) only reads: list, stats, status. */
+static bool
+read_only_request(const char *line)
+{
+	static const char *const ro[] = { "list", "stats", "status" };
+	size_t n = strcspn(line, " ");
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(ro); i++)
+		if (n == strlen(ro[i]) && !strncmp(line, ro[i], n))
+			return true;
+	return false;
+}
+
 /* What a pending client sent; a whole line is carried out. */
 static enum bk_ctl_action
 client_input(struct bk_ctl *c, struct ctl_client *cl)
@@ -817,6 +868,12 @@ client_input(struct bk_ctl *c, struct ctl_client *cl)
 	*nl = '\0';
 	if (cl->refused) {
 		fail(&rp, -EPERM, "only root may control blkbackd");
+		client_answer(c, cl, &rp, false);
+		return BK_CTL_NONE;
+	}
+	if (cl->readonly && !read_only_request(cl->line)) {
+		fail(&rp, -EPERM, "only root may do that; the control group may list, stats "
+		     "and status");
 		client_answer(c, cl, &rp, false);
 		return BK_CTL_NONE;
 	}

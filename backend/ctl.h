@@ -1,13 +1,15 @@
 /*
  * ctl.h: blkbackd's control socket (blkbackd-ctl.8), on the control
- * thread: a root-only unix socket that answers list, stats, resize,
- * status, and takes shutdown and upgrade requests for the main loop.
- * The protocol is ctl-proto.h's.
+ * thread: a unix socket that answers list, stats, resize, status, and
+ * takes shutdown and upgrade requests for the main loop.  Root may do
+ * everything; the members of an optional group (--ctl-group) may list,
+ * stats and status.  The protocol is ctl-proto.h's.
  */
 #ifndef BK_CTL_H
 #define BK_CTL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct bk_daemon;
 struct bk_ctl;
@@ -28,18 +30,21 @@ enum bk_ctl_action {
 };
 
 /*
- * Listen on path (mode 0600; its directory is made, 0755, when missing),
- * replacing a stale socket; refused (-EADDRINUSE) when something answers
- * there already.  0 with *out, or -errno after logging.  d is borrowed
- * for the ctl's life.
+ * Listen on path (mode 0600; or 0660 and owned by group when group is
+ * not (gid_t)-1; its directory is made, 0755, when missing), replacing
+ * a stale socket; refused (-EADDRINUSE) when something answers there
+ * already.  0 with *out, or -errno after logging.  d is borrowed for
+ * the ctl's life.
  */
-int bk_ctl_open(struct bk_daemon *d, const char *path, struct bk_ctl **out);
+int bk_ctl_open(struct bk_daemon *d, const char *path, gid_t group, struct bk_ctl **out);
 /* The listening fd: poll it for POLLIN. */
 int bk_ctl_fd(const struct bk_ctl *c);
 /*
- * The fd polled readable: accept one client, refuse it unless its peer
- * credentials say root (SO_PEERCRED), read its request and answer it
- * (each step bounded by a 2 s timeout).  Returns what the loop must do.
+ * The fd polled readable: accept the clients waiting, refuse each unless
+ * its peer credentials (SO_PEERCRED, SO_PEERGROUPS) say root, or a
+ * member of the group (then list, stats and status only: EPERM for the
+ * rest), read their requests and answer them (each step bounded by a
+ * timeout).  Returns what the loop must do.
  * The client of a shutdown or upgrade is kept connected until the
  * process exits or execs (its EOF tells it the daemon is done).
  */

@@ -370,7 +370,7 @@ setup(struct run *r)
 	if (!r->ctl_path &&
 	    !(r->ctl_path = instance_path(d->opt.transport, d->self, ".ctl", BLKBACKD_CTL_SOCKET)))
 		return -1;
-	if (bk_ctl_open(d, r->ctl_path, &r->ctl) < 0)
+	if (bk_ctl_open(d, r->ctl_path, r->ctl_group_set ? r->ctl_gid : (gid_t)-1, &r->ctl) < 0)
 		return -1;
 	if (bk_xenbus_init(d) < 0)
 		return -1;

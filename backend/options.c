@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ enum {
 	OPT_LOG_FILE,
 	OPT_CLOSE_ON_EXIT,
 	OPT_CTL_SOCKET,
+	OPT_CTL_GROUP,
 	OPT_SIZE_CHECK,
 };
 
@@ -67,6 +69,7 @@ static const struct option long_options[] = {
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
 	{ "close-on-exit", no_argument, NULL, OPT_CLOSE_ON_EXIT },
 	{ "ctl-socket", required_argument, NULL, OPT_CTL_SOCKET },
+	{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
 	{ "size-check-interval", required_argument, NULL, OPT_SIZE_CHECK },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -88,6 +91,8 @@ usage(FILE *fp)
 "                               attached for the next blkbackd)\n"
 "      --ctl-socket=PATH        blkbackd-ctl's socket (default " BLKBACKD_CTL_SOCKET ";\n"
 "                               sim: beside the xenstore socket)\n"
+"      --ctl-group=GROUP        the socket 0660 and GROUP's: its members may run\n"
+"                               blkbackd-ctl list, stats, status (default: root only)\n"
 "      --size-check-interval=SECS  read the backings' sizes every SECS seconds and\n"
 "                               tell the guests of a change (default 2; 0 = only on\n"
 "                               SIGHUP and blkbackd-ctl resize)\n"
@@ -252,6 +257,26 @@ parse_options(int argc, char **argv, struct run *r)
 			if (!r->ctl_path)
 				return -1;
 			break;
+		case OPT_CTL_GROUP: {
+			struct group *g;
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			g = getgrnam(optarg);
+			if (g) {
+				r->ctl_gid = g->gr_gid;
+			} else {
+				n = strtoul(optarg, &end, 10);
+				if (optarg[0] < '0' || optarg[0] > '9' || *end || n >= (gid_t)-1) {
+					log_error("--ctl-group: no group \"%s\"", optarg);
+					return -1;
+				}
+				r->ctl_gid = (gid_t)n;
+			}
+			r->ctl_group_set = true;
+			break;
+		}
 		case OPT_SIZE_CHECK:
 			if (parse_uint(optarg, 86400, &r->size_check_secs) < 0) {
 				log_error("--size-check-interval: \"%s\" is not 0..86400", optarg);

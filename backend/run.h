@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "ctl.h"
 #include "vbd.h"
@@ -21,6 +22,8 @@ struct run {
 	bool upgraded;			/* exec'ed by an upgrade: detached already */
 	/* absolute (the daemon works from /): malloc'd, or NULL */
 	char *pidfile, *trace_path, *log_file, *ctl_path, *record_path;
+	bool ctl_group_set;		/* --ctl-group: ctl_gid may list, stats, status */
+	gid_t ctl_gid;
 	unsigned int stats_secs;
 	unsigned int size_check_secs;	/* --size-check-interval; 0: never */
 	sigset_t sigs;			/* blocked in every thread; read from sfd */

@@ -67,6 +67,7 @@ BACKEND_SH_TESTS = \
 	test-backend-resize.sh \
 	test-ctl.sh \
 	test-ctl-idle.sh \
+	test-ctl-group.sh \
 	test-ctl-scriptable.sh \
 	test-backend-upgrade.sh \
 	test-backend-fe-empty-state.sh \
