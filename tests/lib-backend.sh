@@ -41,6 +41,8 @@
 #                             the drain, and the fua= of its trace line
 
 BK_TMP=$(mktemp -d /tmp/bk-test.XXXXXX)
+# the hotplug script reads the host's /etc/blkbackd/disks: never in tests
+export BLKBACKD_DISKS=$BK_TMP/no-disks-file
 BK_STORE=${BK_STORE:-}
 if [ "$BK_STORE" = rbd ]; then
 	H_READ=rbd_aio_readv H_WRITE=rbd_aio_writev H_FLUSH=rbd_aio_flush

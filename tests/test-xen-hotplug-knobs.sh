@@ -45,4 +45,47 @@ expect_accepted() { # DEVID FLUSH-MODE CACHE
 }
 expect_accepted 51744 both writeback
 expect_accepted 51760 auto writethrough
+
+# the host's disks file: read at every attach (a guest xendomains starts
+# has no admin's environment); the first matching pattern wins; xl's
+# environment wins over it; a bad value names its file and line
+export BLKBACKD_DISKS=$BK_TMP/disks
+cat > "$BLKBACKD_DISKS" <<EOD
+# per-disk settings
+$BK_TMP/other.img  cache=writethrough flush-mode=none
+$img   cache=writethrough flush-mode=barrier   # the database
+$BK_TMP/*.img      flush-mode=flush
+EOD
+from_file() { # DEVID ENV... : add with ENV, print "flush-mode cache" written
+	local b=/local/domain/0/backend/vbd/8/$1
+	shift
+	xenstore-write $b/params "$img" $b/mode w
+	env "$@" XENBUS_PATH=$b "$script" add || fail "add refused with the disks file"
+	xs_is $b/hotplug-status connected
+	echo "$(xenstore-read $b/flush-mode 2>/dev/null || echo -) $(xenstore-read $b/cache 2>/dev/null || echo -)"
+}
+got=$(from_file 51712)
+[ "$got" = "barrier writethrough" ] || fail "the disks file's line for $img: $got"
+got=$(from_file 51728 BLKBACKD_CACHE=writeback)
+[ "$got" = "barrier writeback" ] || fail "xl's environment did not win over the disks file: $got"
+other=$BK_TMP/x.img
+truncate -s 1M "$other"
+b=/local/domain/0/backend/vbd/8/51744
+xenstore-write $b/params "$other" $b/mode w
+XENBUS_PATH=$b "$script" add || fail "add refused $other"
+xs_is $b/flush-mode flush
+xenstore-exists $b/cache && fail "cache written for a line that sets none"
+# a bad value on the matching line: refused, its line named
+printf '%s cache=none\n' "$img" > "$BLKBACKD_DISKS"
+b=/local/domain/0/backend/vbd/8/51760
+xenstore-write $b/params "$img" $b/mode w
+if XENBUS_PATH=$b "$script" add 2>/dev/null; then fail "add accepted cache=none from the disks file"; fi
+[ "$(xenstore-read $b/hotplug-error)" = "$BLKBACKD_DISKS:1: cache=none is neither writeback nor writethrough" ] ||
+	fail "hotplug-error: $(xenstore-read $b/hotplug-error)"
+printf '%s cache=writeback fua=yes\n' "$img" > "$BLKBACKD_DISKS"
+b=/local/domain/0/backend/vbd/8/51776
+xenstore-write $b/params "$img" $b/mode w
+if XENBUS_PATH=$b "$script" add 2>/dev/null; then fail "add accepted fua=yes"; fi
+[ "$(xenstore-read $b/hotplug-error)" = "$BLKBACKD_DISKS:1: \"fua=yes\" is not flush-mode=MODE or cache=MODE" ] ||
+	fail "hotplug-error: $(xenstore-read $b/hotplug-error)"
 exit 0
