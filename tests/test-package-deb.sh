@@ -97,8 +97,12 @@ check_list "$tmp/blkbackd-tools_${ver}_${arch}.deb" \
 # What dpkg is told: dependencies, conffiles, the unit enabled on install
 deb=$tmp/blkbackd_${ver}_${arch}.deb
 dpkg-deb -f "$deb" Depends | grep -q 'xenstore-utils' || fail "blkbackd: no Depends on xenstore-utils"
-dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Depends | grep -q "blkbackd (= $ver)" ||
-	fail "blkbackd-tools: no Depends on blkbackd (= $ver)"
+# the tools recommend the daemon and never pull it in by Depends: on a
+# dom0, installing them must not install and start a vbd backend
+dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Depends | grep -q "blkbackd (" &&
+	fail "blkbackd-tools: Depends on blkbackd"
+dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Recommends | grep -q "blkbackd (= $ver)" ||
+	fail "blkbackd-tools: no Recommends of blkbackd (= $ver)"
 mkdir "$tmp/ctrl" "$tmp/root"
 dpkg-deb -e "$deb" "$tmp/ctrl"
 dpkg-deb -x "$deb" "$tmp/root"
