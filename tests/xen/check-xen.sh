@@ -9,7 +9,7 @@
 #
 # Environment (set by tests/xen.mk): srcdir (this directory), XDIR (where
 # results go), top_srcdir, top_builddir, CC; TIMEOUT (QEMU, seconds,
-# default 840); PHASES (default bb,pg,rs,bar,cmp,blkbench; blkbench is a second,
+# default 840); PHASES (default bb,pg,rs,bar,cmp,co,blkbench; blkbench is a second,
 # short boot: blkbench --platform xen-nested on a tiny matrix).
 # Exit: 0 all passed, 1 something failed, 77 skipped (reason printed and
 # recorded as XDIR/check-xen.trs SKIP).
@@ -19,7 +19,7 @@ top_srcdir=${top_srcdir:-$srcdir/../..}
 top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
-PHASES=${PHASES:-bb,pg,rs,bar,cmp,blkbench}
+PHASES=${PHASES:-bb,pg,rs,bar,cmp,co,blkbench}
 export TIMEOUT=${TIMEOUT:-840}
 
 mkdir -p "$XDIR" "$B"
@@ -99,6 +99,10 @@ esac
 case ",$PHASES," in *,cmp,*) EXPECTED="$EXPECTED
 	cmp-setup cmp-xl-create domu-cmp-xvda-size domu-cmp-xvdb-size
 	domu-cmp-bench-blkback domu-cmp-bench-qdisk" ;;
+esac
+case ",$PHASES," in *,co,*) EXPECTED="$EXPECTED
+	co-setup co-xl-create co-connect co-refused co-daemon-start co-untouched
+	co-resize domu-co-xvda-survive co-detach co-attach domu-co-xvdc-attach" ;;
 esac
 
 # ---- build ----

@@ -20,6 +20,9 @@
 #        in xenstore, what blkfront negotiated, byte-exact data
 #   cmp  kernel xen-blkback (phy: on a loop device) and QEMU qdisk serve the
 #        same benchmark as bb's
+#   co   a guest on kernel xen-blkback while blkbackd starts beside it
+#        (refused; with --leave-kernel-vbds, not one write to the guest's
+#        vbds), then the README's switch-over of that running guest
 #   bench  (make bench-xen) one guest, the three backends in turn, ROUNDS
 #        times: fio, dd, bonnie++, with dom0's CPU time per workload and a
 #        watch on dom0's daemons
@@ -45,7 +48,7 @@ G=/gnu
 
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 PHASES=$(arg xt.phases)
-: ${PHASES:=bb,pg,rs,bar,cmp}
+: ${PHASES:=bb,pg,rs,bar,cmp,co}
 mark() { echo "@@M $(cut -d' ' -f1 /proc/uptime) $*"; }
 start() { echo "@@S $1"; }
 result() { local n=$1 r=$2; shift 2; echo "@@T $n $r $*"; }
@@ -579,6 +582,118 @@ rs_resize() { # DOMID BACKING SECTORS
 	wait_guest domu-rs '@@U DOMU-DONE' 120
 }
 
+# ---------------- phase co: beside kernel xen-blkback ----------------
+# What an admin does who installs blkbackd on a dom0 whose guests run on
+# kernel xen-blkback (README, "Switching a dom0 over").  A guest on
+# xen-blkback (phy: on loop devices) verifies its disks (survive: raw
+# patterns on xvda, bonnie++ and md5'd files on ext4 on xvdb) while dom0
+# starts blkbackd beside it: refused while xen-blkback is loaded, then,
+# with --leave-kernel-vbds, not one write to the guest's vbds (a
+# xenstore watch on their directory) and neither backing opened.  The
+# guest never notices (no I/O error, data and fsck clean) and ends its
+# step when the kernel backend tells it xvda grew.  Then the switch-over
+# of the running guest: its disks detached, xen-blkback unloaded,
+# blkbackd restarted as usual, the grown disk attached again with
+# script=block-blkbackd: the guest writes and reads a pattern through
+# blkbackd, and dom0 finds the same bytes on the backing.
+co_watch_events() { grep -c . /tmp/co-watch 2>/dev/null || echo 0; }
+co_refused() { # blkbackd started as usual exits, naming xen-blkback
+	local n0=0
+	[ -e /tmp/blkbackd.log ] && n0=$(wc -l < /tmp/blkbackd.log)
+	if bb_start; then
+		say "blkbackd started beside a loaded xen-blkback"
+		bb_stop
+		return 1
+	fi
+	tail -n +$((n0 + 1)) /tmp/blkbackd.log | grep 'xen-blkback' | head -3 | sed 's/^/  /'
+	tail -n +$((n0 + 1)) /tmp/blkbackd.log | grep -q 'xen-blkback' ||
+		{ say "the refusal does not name xen-blkback"; return 1; }
+}
+co_untouched() { # DOMID WATCH0 LOOP...: no write to the guest's vbds, no backing open
+	local pid l n
+	pid=$(cat $BB_PID)
+	n=$(co_watch_events)
+	say "xenstore watch events on the guest's vbds: $2 before blkbackd, $n after"
+	[ "$n" = "$2" ] || { tail -n +$(($2 + 1)) /tmp/co-watch | head -20; return 1; }
+	xenstore-ls -fp /local/domain/0/backend/vbd/$1 | sort > /tmp/co-after
+	cmp -s /tmp/co-before /tmp/co-after ||
+		{ diff /tmp/co-before /tmp/co-after | head -20; say "the guest's backend directories changed"; return 1; }
+	shift 2
+	for l in "$@"; do
+		if ls -l /proc/$pid/fd | grep -q -- "-> $l\$"; then say "blkbackd opened $l"; return 1; fi
+	done
+}
+co_resize() { # DOMID IMG LOOP SECTORS: the kernel backend tells the guest
+	start co-resize
+	if truncate -s $(($4 * 512)) $2 && /sbin/losetup -c $3 &&
+	   xs_wait /local/domain/0/backend/vbd/$1/51712/sectors $4 60 &&
+	   wait_guest domu-co '@@U SURVIVE-DONE' 120; then
+		result co-resize PASS
+	else
+		result co-resize FAIL "sectors $(xenstore-read /local/domain/0/backend/vbd/$1/51712/sectors 2>&1), expected $4"
+	fi
+}
+co_detach() { # DOMID LOOP...: the guest's kernel-served disks go, the module too
+	local d l
+	for d in xvda xvdb; do xl block-detach domu-co $d || return 1; done
+	for d in 51712 51728; do xs_wait /local/domain/0/backend/vbd/$1/$d/state "" 30 || return 1; done
+	shift
+	for l in "$@"; do /sbin/losetup -d $l || return 1; done
+	bb_stop || return 1
+	rmmod xen_blkback || return 1
+	[ ! -e /sys/module/xen_blkback ] || { say "xen_blkback still loaded"; return 1; }
+}
+co_attach() { # DOMID IMG: served by blkbackd; the guest checks it, dom0 the backing
+	local l m
+	bb_start || return 1
+	xl block-attach domu-co "vdev=xvdc, format=raw, access=rw, script=block-blkbackd, target=$2" || return 1
+	backend_connected $1 51744 || return 1
+	wait_guest domu-co '@@U ATTACHED-MD5 xvdc|@@T domu-co-xvdc-attach ' 200 || return 1
+	l=$(guest_line domu-co '@@U ATTACHED-MD5 xvdc') && [ -n "$l" ] || return 1
+	set -- $l
+	xl block-detach domu-co xvdc || return 1
+	m=$($G/dd if=$2 bs=1M skip=$(($4 / 1048576)) count=$(($5 / 1048576)) 2>/dev/null | $G/md5sum | cut -d' ' -f1)
+	say "guest md5 $6, backing md5 $m"
+	[ "$m" = "$6" ]
+}
+phase_co() {
+	local dom a=/tmp/co-a.img b=/tmp/co-b.img la lb grown w0 wpid
+	mkimg $a 64M
+	mkimg $b 256M
+	grown=$(( (64 + 32) * 2048 ))
+	start co-setup
+	while read -r m; do insmod "$m" || echo "insmod $m failed"; done < /modules-blkback.list
+	la=$(/sbin/losetup -f --show $a) && lb=$(/sbin/losetup -f --show $b) &&
+		[ -e /sys/module/xen_blkback ] || { result co-setup FAIL "xen-blkback or the loop devices"; return; }
+	result co-setup PASS
+	mkcfg domu-co "survive:xvda:xvdb,attach:xvdc" \
+		"xvda:$(sectors_of $a),xvdagrown:$grown,xvdc:$grown" "phy:$la,xvda,w" "phy:$lb,xvdb,w"
+	if check co-xl-create xl_create domu-co; then
+		dom=$(xl domid domu-co)
+		if check co-connect backend_connected $dom 51712 &&
+		   wait_guest domu-co '@@U SURVIVE-RUNNING' 300; then
+			xenstore-ls -fp /local/domain/0/backend/vbd/$dom | sort > /tmp/co-before
+			xenstore-watch /local/domain/0/backend/vbd/$dom > /tmp/co-watch 2>&1 &
+			wpid=$!
+			sleep 2	# its first event (a new watch fires once)
+			w0=$(co_watch_events)
+			check co-refused co_refused
+			check co-daemon-start bb_start --leave-kernel-vbds &&
+				sleep 10 &&	# the guest's I/O goes on beside it
+				check co-untouched co_untouched $dom "$w0" $la $lb
+			kill $wpid 2>/dev/null
+			co_resize $dom $a $la $grown
+			wait_guest domu-co '@@U WAIT-ATTACH xvdc' 120 &&
+				check co-detach co_detach $dom $la $lb &&
+				check co-attach co_attach $dom $a
+			wait_guest domu-co '@@U DOMU-DONE' 120
+		fi
+		xl destroy domu-co 2>/dev/null
+	fi
+	bb_alive && bb_stop
+	[ -e /sys/module/xen_blkback ] && rmmod xen_blkback
+}
+
 # ---------------- phase cmp: kernel blkback and QEMU qdisk ----------------
 phase_cmp() {
 	local a=/tmp/kb.img b=/tmp/qd.img
@@ -938,7 +1053,7 @@ health_stop() {
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
-	bb|pg|bar|rs|cmd|bench)
+	bb|pg|bar|rs|co|cmd|bench)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
 			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"
