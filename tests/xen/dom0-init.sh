@@ -644,15 +644,15 @@ co_detach() { # DOMID LOOP...: the guest's kernel-served disks go, the module to
 	[ ! -e /sys/module/xen_blkback ] || { say "xen_blkback still loaded"; return 1; }
 }
 co_attach() { # DOMID IMG: served by blkbackd; the guest checks it, dom0 the backing
-	local l m
+	local dom=$1 img=$2 l m
 	bb_start || return 1
-	xl block-attach domu-co "vdev=xvdc, format=raw, access=rw, script=block-blkbackd, target=$2" || return 1
-	backend_connected $1 51744 || return 1
+	xl block-attach domu-co "vdev=xvdc, format=raw, access=rw, script=block-blkbackd, target=$img" || return 1
+	backend_connected $dom 51744 || return 1
 	wait_guest domu-co '@@U ATTACHED-MD5 xvdc|@@T domu-co-xvdc-attach ' 200 || return 1
 	l=$(guest_line domu-co '@@U ATTACHED-MD5 xvdc') && [ -n "$l" ] || return 1
 	set -- $l
 	xl block-detach domu-co xvdc || return 1
-	m=$($G/dd if=$2 bs=1M skip=$(($4 / 1048576)) count=$(($5 / 1048576)) 2>/dev/null | $G/md5sum | cut -d' ' -f1)
+	m=$($G/dd if=$img bs=1M skip=$(($4 / 1048576)) count=$(($5 / 1048576)) 2>/dev/null | $G/md5sum | cut -d' ' -f1)
 	say "guest md5 $6, backing md5 $m"
 	[ "$m" = "$6" ]
 }
