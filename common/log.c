@@ -279,7 +279,7 @@ log_emit(int prio, const char *tag, const char *fmt, va_list ap)
 		syslog(prio, "%s", msg);
 		/* the start-up copy, unless syslog already reached the journal
 		 * that stderr is */
-		if (prio == LOG_ERR && log_errors_to_stderr && !log_stderr_journal) {
+		if (prio <= LOG_WARNING && log_errors_to_stderr && !log_stderr_journal) {
 			n = log_format(line, sizeof(line), false, prio, tag, msg);
 			if (n > 0)
 				log_stderr(line, n);
@@ -300,7 +300,7 @@ log_emit(int prio, const char *tag, const char *fmt, va_list ap)
 		log_write_error(w < 0 ? errno : ENOSPC);
 	else if (__atomic_load_n(&log_write_failed, __ATOMIC_RELAXED))
 		__atomic_store_n(&log_write_failed, 0, __ATOMIC_RELAXED);
-	if (prio == LOG_ERR && log_errors_to_stderr) {
+	if (prio <= LOG_WARNING && log_errors_to_stderr) {
 		if (log_stderr_journal)
 			n = log_format(line, sizeof(line), true, prio, tag, msg);
 		if (n > 0)
@@ -317,6 +317,19 @@ log_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	errno = saved_errno;	/* for %m */
 	log_emit(LOG_ERR, "error: ", fmt, ap);
+	va_end(ap);
+	errno = saved_errno;
+}
+
+void
+log_warning(const char *fmt, ...)
+{
+	int saved_errno = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	errno = saved_errno;
+	log_emit(LOG_WARNING, "warning: ", fmt, ap);
 	va_end(ap);
 	errno = saved_errno;
 }

@@ -1,9 +1,11 @@
 /*
  * log.h: logging for every program of the project.
  *
- * Two functions and a debug macro, as nbdkit's debug() and ublksrv's
+ * Three functions and a debug macro, as nbdkit's debug() and ublksrv's
  * UBLK_DBG_* are used:
  *   log_error("fdatasync %s: %m", path);   always printed
+ *   log_warning("%u guests left stalled", n);  always printed: nothing
+ *                                          failed, but an admin must act
  *   log_info("vbd %u/%u connected", ...);  printed unless quiet
  *   bk_dbg(BK_DBG_RING, "%s: req_prod=%u", __func__, prod);
  *
@@ -19,8 +21,8 @@
  * When stderr is systemd's journal stream (log_init() compares
  * $JOURNAL_STREAM with fd 2), stderr lines instead start with the syslog
  * priority the journal files them under, and carry neither the time nor
- * the name (the journal records both): "<3>error: ...", "<6>..." (info),
- * "<7>debug: ...".  An error that also went to syslog is then not
+ * the name (the journal records both): "<3>error: ...", "<4>warning:
+ * ...", "<6>..." (info), "<7>debug: ...".  An error that also went to syslog is then not
  * copied to stderr.  The log file keeps its format.
  * Thread-safe: each message is written with a single write(2).  %m works
  * (errno is preserved across the call).  The settings are process-wide
@@ -69,13 +71,14 @@ int log_open_file(const char *path);
  * without a log file), or -errno with the old file kept (and logged).
  */
 int log_reopen(void);
-/* While on, log_error() lines also go to stderr when the log goes to
+/* While on, log_error() and log_warning() lines also go to stderr when the log goes to
  * syslog or a file (a daemon's start-up, before it detaches). */
 void log_set_errors_to_stderr(bool on);
 /* Parse "ring,io,grant" / "all" / a number into a mask: 0 or -EINVAL. */
 int log_parse_debug_mask(const char *s, unsigned int *mask);
 
 void log_error(const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(1, 2);
+void log_warning(const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(1, 2);
 void log_info(const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(1, 2);
 void log_debug_(const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(1, 2);
 
