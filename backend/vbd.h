@@ -131,6 +131,11 @@ struct bk_dev {
 	bool persistent;		/* this connection uses persistent grants */
 	bool keep_state;		/* disconnect for a successor: keep the records */
 	bool size_lost;			/* the backing's size cannot be read: reported */
+	/* another backend serves it (a ring found served, without our
+	 * record of it): nothing is
+	 * written to it and its backing is not opened, until the toolstack
+	 * makes it new (backend state Initialising) (vbd.c foreign) */
+	bool foreign;
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (vbd_log_ok) */
 	time_t log_window;
@@ -252,6 +257,9 @@ int bk_negotiate_probe_keys(struct bk_dev *dev);
  * after bk_vbd_fatal() naming the key.
  */
 int bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings);
+/* The same, for a look only: -EINVAL without a word to xenstore or the
+ * log (a vbd that may be another backend's is never written to). */
+int bk_negotiate_rings_peek(struct bk_dev *dev, struct bk_ring_config *rings);
 /* Where queue i of nq keeps its ring keys (the frontend directory, or
  * its queue-N/ subdirectory). */
 void bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i,
