@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xenstore.h>
 
 #include "log.h"
@@ -764,6 +765,24 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 }
 
 /*
+ * Is the kernel's xen-blkback bound to this vbd (sysfs
+ * bus/xen-backend/devices/vbd-F-D/driver)?  Only asked where start-up
+ * found it loaded and was told to leave its vbds alone.
+ */
+static bool
+kernel_bound(const struct bk_dev *dev)
+{
+	const struct bk_options *o = &dev->d->opt;
+	char path[PATH_MAX];
+
+	if (!o->leave_kernel_vbds || !o->sysfs_root)
+		return false;
+	snprintf(path, sizeof(path), "%s/bus/xen-backend/devices/vbd-%u-%u/driver",
+		 o->sysfs_root, dev->frontid, dev->devid);
+	return access(path, F_OK) == 0;
+}
+
+/*
  * Did a blkbackd with our --state-dir (this one, or the one before a
  * restart, a crash or an upgrade) serve the connection the frontend
  * shows now?  Every queue's recovery record must be there and be of
@@ -1035,9 +1054,12 @@ bk_vbd_update(struct bk_dev *dev)
 	 * whose backend state is Initialising: anything else is not new):
 	 * left alone until the toolstack makes it new, whatever it does
 	 * meanwhile (Closing, Closed, online=0: the other backend's
-	 * business). */
+	 * business).  A vbd that the kernel backend took is its own even
+	 * then. */
+	if (!dev->foreign && dev->state == -1 && !dev->probed && kernel_bound(dev))
+		leave_alone(dev, "bound to the kernel's xen-blkback (sysfs)");
 	if (dev->foreign) {
-		if (be_state != XenbusStateInitialising)
+		if (be_state != XenbusStateInitialising || kernel_bound(dev))
 			return;
 		log_info("vbd %s: Initialising again (made new by the toolstack): served "
 			 "from now on", dev->name);

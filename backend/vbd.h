@@ -52,6 +52,12 @@ struct bk_options {
 	clockid_t lat_clock;
 	unsigned int crash_point, crash_after;	/* --test-crash-at (tests only) */
 	bool close_on_exit;		/* --close-on-exit: SIGTERM closes every vbd */
+	/* the kernel's xen-blkback (main.c kernel_backend_check): where
+	 * sysfs is ("/sys", or $BLKBACKD_SYSFS_ROOT in tests), NULL when
+	 * not looked at (sim without that variable) */
+	const char *sysfs_root;
+	bool leave_kernel_vbds;		/* --leave-kernel-vbds: it is loaded, and
+					 * the vbds bound to it are left alone */
 };
 
 /* The daemon: main.c's, for the life of the process. */
@@ -132,7 +138,7 @@ struct bk_dev {
 	bool keep_state;		/* disconnect for a successor: keep the records */
 	bool size_lost;			/* the backing's size cannot be read: reported */
 	/* another backend serves it (a ring found served, without our
-	 * record of it): nothing is
+	 * record of it, or bound to the kernel's xen-blkback): nothing is
 	 * written to it and its backing is not opened, until the toolstack
 	 * makes it new (backend state Initialising) (vbd.c foreign) */
 	bool foreign;
