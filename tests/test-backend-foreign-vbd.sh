@@ -45,6 +45,14 @@ pid=$(bk_pid)
 grep -q "vbd $kdom/51712: Connected, but not by this blkbackd (no recovery record for its ring): left alone; another backend (kernel xen-blkback?) serves it" \
 	"$BACKEND_LOG" || fail "no log line saying the vbd is left alone"
 
+# blkbackd-ctl list says so
+if [ -x "$abs_top_builddir/backend/blkbackd-ctl" ]; then
+	blkbackd-ctl list --json > "$BK_TMP/list" ||
+		fail "blkbackd-ctl list failed"
+	grep -q "\"vbd\": *\"$kdom/51712\".*\"state_name\": *\"left-alone\"" "$BK_TMP/list" ||
+		{ cat "$BK_TMP/list"; fail "blkbackd-ctl list does not show the vbd left alone"; }
+fi
+
 # another vbd is served as usual meanwhile
 new_guest
 add_disk $DOM memory:1M
