@@ -860,7 +860,7 @@ may_take_over(struct bk_dev *dev)
 			    "Connected, but not by this blkbackd (no recovery record for "
 			    "its ring)" :
 			    "Connected, on a ring this blkbackd could not have served (its "
-			    "keys are beyond our limits)");
+			    "keys are missing, junk or beyond our limits)");
 		return false;
 	}
 	if (r < 0)
