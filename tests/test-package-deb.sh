@@ -141,8 +141,15 @@ rmdir "$tmp/sys-xen_blkback"
 : > "$tmp/calls"
 PATH=$fakebin:$PATH DPKG_ROOT= sh "$tmp/postinst" configure "" > "$tmp/postinst.out" 2>&1 ||
 	{ cat "$tmp/postinst.out"; fail "postinst configure failed"; }
-grep -q 'deb-systemd-invoke restart blkbackd.service' "$tmp/calls" ||
+grep -q 'deb-systemd-invoke start blkbackd.service' "$tmp/calls" ||
 	{ cat "$tmp/calls"; fail "postinst did not start blkbackd without xen-blkback"; }
+# an upgrade restarts it, after the unit files were reloaded
+: > "$tmp/calls"
+PATH=$fakebin:$PATH DPKG_ROOT= sh "$tmp/postinst" configure 0.1 > "$tmp/postinst.out" 2>&1 ||
+	{ cat "$tmp/postinst.out"; fail "postinst configure (upgrade) failed"; }
+[ "$(grep -E 'daemon-reload|deb-systemd-invoke' "$tmp/calls" | tail -n 2 | tr '\n' ' ')" = \
+	"systemctl --system daemon-reload deb-systemd-invoke restart blkbackd.service " ] ||
+	{ cat "$tmp/calls"; fail "postinst did not reload and restart blkbackd on an upgrade"; }
 for x in usr/sbin/blkbackd etc/xen/scripts/block-blkbackd; do
 	[ -x "$tmp/root/$x" ] || fail "$x is not executable in the package"
 done
