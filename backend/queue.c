@@ -110,11 +110,6 @@ recov_add(void *arg, unsigned int slot, uint32_t idx, const struct blkreq *br)
 	*pp = req;
 }
 
-/*
- * Attach the ring, and the recovery record: with p->recover, where the
- * previous blkbackd left both (a record of this very connection), else a
- * fresh record at where the ring stands.  0, or an errno with *why.
- */
 /* The connection a queue's record belongs to (qstate.h). */
 static void
 record_id(uint32_t domid, uint32_t devid, unsigned int idx, const struct bk_ring_config *rc,
@@ -143,6 +138,11 @@ bk_dataplane_record_check(const char *path, uint32_t domid, uint32_t devid, unsi
 	return bk_qstate_check(path, &id);
 }
 
+/*
+ * Attach the ring, and the recovery record: with p->recover, where the
+ * previous blkbackd left both (a record of this very connection), else a
+ * fresh record at where the ring stands.  0, or an errno with *why.
+ */
 static int
 ring_attach(struct bk_queue *q, const struct bk_queue_params *p, const char **why,
 	    const char **key)
