@@ -296,6 +296,8 @@ report_ready(struct run *r, int status)
  * simulator there is no kernel backend, and only that variable makes it
  * look.  0, or -1 after logging.
  */
+#define EXIT_KERNEL_BACKEND	3	/* blkbackd.8 EXIT STATUS, the unit */
+
 static int
 kernel_backend_check(struct bk_options *o)
 {
@@ -374,9 +376,6 @@ setup(struct run *r)
 	const char *xsp;
 	int rc;
 
-	/* before anything detaches: the refusal is start-up's exit status */
-	if (kernel_backend_check(&d->opt) < 0)
-		return -1;
 	if (!r->foreground) {
 		if (!r->upgraded && detach(r) < 0)
 			return -1;
@@ -726,7 +725,12 @@ main(int argc, char **argv)
 		}
 	}
 	rc = 1;
-	if (setup(&r) == 0) {
+	/* before anything else: the refusal is start-up's own exit status,
+	 * which the unit does not restart (RestartPreventExitStatus) */
+	if (kernel_backend_check(&r.d.opt) < 0) {
+		rc = EXIT_KERNEL_BACKEND;
+		report_ready(&r, rc);
+	} else if (setup(&r) == 0) {
 		report_ready(&r, 0);
 		rc = loop(&r);
 #ifdef HAVE_LIBSYSTEMD

@@ -28,13 +28,13 @@ wbe=$!
 cleanup_fn kill $wbe
 wait_for 10 test -s "$BK_TMP/watch-be" || fail "xenstore-watch did not start"
 
-# refuse: exit 1 before serving, the way out named, nothing written
+# refuse: exit 3 before serving, the way out named, nothing written
 refused() {
 	local rc=0
 	timeout 30 blkbackd -f --transport=sim --sim-dir="$XENSIM_DIR" \
 		--pidfile="$BK_TMP/refused.pid" 2> "$BK_TMP/refused.err" || rc=$?
 	cat "$BK_TMP/refused.err"
-	[ $rc = 1 ] || fail "blkbackd beside xen-blkback: exit status $rc, expected 1"
+	[ $rc = 3 ] || fail "blkbackd beside xen-blkback: exit status $rc, expected 3"
 	[ ! -e "$BK_TMP/refused.pid" ] || fail "blkbackd beside xen-blkback wrote its pidfile"
 	grep -q -- "--leave-kernel-vbds" "$BK_TMP/refused.err" ||
 		fail "the refusal does not name --leave-kernel-vbds"
@@ -47,6 +47,12 @@ mkdir $sys/module/xen_blkback
 refused
 grep -q "the kernel's xen-blkback is loaded ($sys/module/xen_blkback): it serves no vbd now but takes every new one" \
 	"$BK_TMP/refused.err" || fail "no refusal for a loaded xen-blkback"
+
+# without -f the parent exits with the child's start-up status
+rc=0
+timeout 30 blkbackd --transport=sim --sim-dir="$XENSIM_DIR" \
+	--pidfile="$BK_TMP/refused.pid" 2> "$BK_TMP/refused.err" || rc=$?
+[ $rc = 3 ] || { cat "$BK_TMP/refused.err"; fail "blkbackd (detaching) beside xen-blkback: exit status $rc, expected 3"; }
 
 # loaded and bound to the vbd
 mkdir $sys/bus/xen-backend/devices/vbd-$kdom-51712

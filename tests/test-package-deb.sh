@@ -166,6 +166,8 @@ else
 	grep -q '^Type=forking' "$unit" || fail "blkbackd without libsystemd but the unit is not Type=forking"
 fi
 grep -q '^Restart=on-failure' "$unit" || fail "no restart policy"
+# blkbackd's refusal beside the kernel's xen-blkback is not retried
+grep -qx 'RestartPreventExitStatus=3' "$unit" || fail "the unit restarts a refused blkbackd"
 mkdir "$tmp/unit"
 sed "s|/usr/sbin/blkbackd|$tmp/root/usr/sbin/blkbackd|" "$unit" > "$tmp/unit/blkbackd.service"
 out=$(MANPATH=$tmp/root/usr/share/man systemd-analyze verify "$tmp/unit/blkbackd.service" 2>&1) ||
