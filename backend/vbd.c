@@ -903,8 +903,12 @@ detach(struct bk_dev *dev, unsigned int be_state)
 	 * stays Connected through our Closing and goes on with its I/O
 	 * (Linux blkfront).  Take its rings over as at any restart (the
 	 * requests the predecessor had taken included), without a word to
-	 * xenstore; the queues stop at the frontend's Closed, below. */
+	 * xenstore; the queues stop at the frontend's Closed, below.  Only
+	 * from a backend Connected, or the toolstack's Closing over it: one
+	 * still Initialising was never connected by anyone (new, as Linux's
+	 * xenbus_probe_node has it), whatever its frontend claims. */
 	if (dev->state == -1 && dev->phase == DEV_DISCONNECTED && r == 0 &&
+	    (be_state == XenbusStateConnected || be_state == XenbusStateClosing) &&
 	    fe_state == XenbusStateConnected && may_take_over(dev)) {
 		dev->probed = true;
 		dev->fe_seen = true;

@@ -445,9 +445,11 @@ mark_left_alone(struct fz_ctx *c, off_t from)
 		fail(c, "seek %s: %s", c->dm.log, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		const char *p = strstr(line, " vbd ");
+		bool alone = strstr(line, ": left alone;") != NULL;
 		unsigned int domid, devid, i;
 
-		if (!p || !strstr(line, ": left alone;") ||
+		/* (and served again once the toolstack made it new) */
+		if (!p || (!alone && !strstr(line, ": Initialising again")) ||
 		    sscanf(p, " vbd %u/%u:", &domid, &devid) != 2)
 			continue;
 		for (i = 0; i < s->nvbds; i++) {
@@ -455,7 +457,9 @@ mark_left_alone(struct fz_ctx *c, off_t from)
 
 			if (!v->present || v->devid != devid || s->doms[v->dom].id != domid)
 				continue;
-			v->left_alone = true;
+			v->left_alone = alone;
+			if (!alone)
+				continue;
 			v->alone_state = be_state(c, v);
 			step_more(c, "(vbd %u/%u left alone at backend state %d)", domid, devid,
 				  v->alone_state);
