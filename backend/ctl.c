@@ -371,7 +371,9 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 		else
 			kv_xs(rp, d, dev->be, "params", "params");
 		bk_ctl_buf_kvu(b, "state", dev->state < 0 ? 0 : (uint64_t)dev->state);
-		bk_ctl_buf_kv(b, "state_name", dev->state < 0 ? "none" :
+		/* another backend's vbd (vbd.c leave_alone): not ours to show */
+		bk_ctl_buf_kv(b, "state_name", dev->foreign ? "left-alone" :
+			      dev->state < 0 ? "none" :
 			      xbus_state_name((unsigned int)dev->state));
 		/* the guest's node: a number, or nothing (junk stays out of
 		 * the admin's table) */

@@ -179,6 +179,15 @@ unsigned int bk_crash_point_parse(const char *name);
  */
 struct bk_queue *bk_dataplane_create(const struct bk_queue_params *p,
 				     const char **why, const char **key);
+/*
+ * Did a blkbackd keep the recovery record at path for this very
+ * connection: queue idx of vbd domid/devid on the ring rc the frontend
+ * shows now?  0 yes, -ENOENT no record, -ESTALE a record of another
+ * connection (the vbd or the frontend re-created since), another -errno
+ * when it cannot be read.  Reads only, never logs; control thread.
+ */
+int bk_dataplane_record_check(const char *path, uint32_t domid, uint32_t devid,
+			      unsigned int idx, const struct bk_ring_config *rc);
 /* Start the queue thread.  0/-errno. */
 int bk_dataplane_start(struct bk_queue *q);
 /*

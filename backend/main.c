@@ -6,6 +6,7 @@
  */
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -282,6 +283,75 @@ report_ready(struct run *r, int status)
 #ifdef HAVE_LIBSYSTEMD
 	sd_notifyf(0, "READY=1\nMAINPID=%d\nSTATUS=serving %s", (int)getpid(), r->d.vbd_root);
 #endif
+}
+
+/*
+ * The kernel's xen-blkback answers the same "vbd" kind: loaded, it
+ * serves the vbds bound to it (sysfs bus/xen-backend/devices/vbd-F-D,
+ * with a driver link) and takes every new one as it appears.  blkbackd
+ * beside it would serve the same vbds.  So start-up refuses, naming the
+ * way out, unless --leave-kernel-vbds says the kernel's vbds are to be
+ * left alone (vbd.c then leaves every vbd bound to it alone).  sysfs is
+ * /sys, or $BLKBACKD_SYSFS_ROOT (tests fake the tree); under the
+ * simulator there is no kernel backend, and only that variable makes it
+ * look.  0, or -1 after logging.
+ */
+#define EXIT_KERNEL_BACKEND	3	/* blkbackd.8 EXIT STATUS, the unit */
+
+static int
+kernel_backend_check(struct bk_options *o)
+{
+	const char *root = getenv("BLKBACKD_SYSFS_ROOT");
+	char path[PATH_MAX], names[160] = "";
+	unsigned int bound = 0;
+	struct dirent *de;
+	size_t len = 0;
+	bool loaded;
+	DIR *dir;
+
+	if (!root && o->transport == XENOPS_SIM)
+		return 0;
+	o->sysfs_root = root ? root : "/sys";
+	snprintf(path, sizeof(path), "%s/module/xen_blkback", o->sysfs_root);
+	loaded = access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "%s/bus/xen-backend/devices", o->sysfs_root);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir))) {
+		if (strncmp(de->d_name, "vbd-", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/bus/xen-backend/devices/%s/driver",
+			 o->sysfs_root, de->d_name);
+		if (access(path, F_OK))
+			continue;
+		if (bound++ < 4 && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, " %s",
+						de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	if (!loaded && !bound)
+		return 0;
+	if (o->leave_kernel_vbds) {
+		log_info("the kernel's xen-blkback is loaded (%u vbd%s bound to it%s%s): "
+			 "--leave-kernel-vbds: those are left alone; it also takes every vbd "
+			 "added while it is loaded, so add none until it is unloaded",
+			 bound, bound == 1 ? "" : "s", bound ? ":" : "", names);
+		return 0;
+	}
+	if (bound)
+		log_error("the kernel's xen-blkback serves %u vbd%s (%s%s): blkbackd would "
+			  "serve the same ones.  Switch them over first (README, \"Switching "
+			  "a dom0 over\": stop or migrate those guests, or detach their disks; "
+			  "modprobe -r xen-blkback; keep it out with "
+			  "/etc/modprobe.d/blkbackd.conf), or start with --leave-kernel-vbds to "
+			  "leave its vbds alone", bound, bound == 1 ? "" : "s", names + 1,
+			  bound > 4 ? " ..." : "");
+	else
+		log_error("the kernel's xen-blkback is loaded (%s/module/xen_blkback): it "
+			  "serves no vbd now but takes every new one.  Unload it (modprobe -r "
+			  "xen-blkback) and keep it out (/etc/modprobe.d/blkbackd.conf), or "
+			  "start with --leave-kernel-vbds", o->sysfs_root);
+	return -1;
 }
 
 /*
@@ -655,7 +725,12 @@ main(int argc, char **argv)
 		}
 	}
 	rc = 1;
-	if (setup(&r) == 0) {
+	/* before anything else: the refusal is start-up's own exit status,
+	 * which the unit does not restart (RestartPreventExitStatus) */
+	if (kernel_backend_check(&r.d.opt) < 0) {
+		rc = EXIT_KERNEL_BACKEND;
+		report_ready(&r, rc);
+	} else if (setup(&r) == 0) {
 		report_ready(&r, 0);
 		rc = loop(&r);
 #ifdef HAVE_LIBSYSTEMD

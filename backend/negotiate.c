@@ -227,7 +227,7 @@ bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i
  */
 static int
 read_ring(struct bk_dev *dev, const char *dir, unsigned int order, bool multi_ref,
-	  struct bk_ring_config *rc)
+	  struct bk_ring_config *rc, bool quiet)
 {
 	struct xs_handle *xs = dev->d->xs;
 	unsigned int i;
@@ -243,16 +243,18 @@ read_ring(struct bk_dev *dev, const char *dir, unsigned int order, bool multi_re
 			snprintf(key, sizeof(key), "ring-ref");
 		r = xbus_read_u64(xs, XBT_NULL, dir, key, UINT32_MAX, 0, &v);
 		if (r < 0) {
-			bk_vbd_fatal(dev, key, "%s in %s",
-				     r == -ENOENT ? "missing" : "not a grant ref", dir);
+			if (!quiet)
+				bk_vbd_fatal(dev, key, "%s in %s",
+					     r == -ENOENT ? "missing" : "not a grant ref", dir);
 			return -EINVAL;
 		}
 		rc->refs[i] = v;
 	}
 	r = xbus_read_u64(xs, XBT_NULL, dir, "event-channel", UINT32_MAX, 0, &v);
 	if (r < 0 || v == 0) {
-		bk_vbd_fatal(dev, "event-channel", "%s in %s",
-			     r == -ENOENT ? "missing" : "not a port number", dir);
+		if (!quiet)
+			bk_vbd_fatal(dev, "event-channel", "%s in %s",
+				     r == -ENOENT ? "missing" : "not a port number", dir);
 		return -EINVAL;
 	}
 	rc->evtchn = v;
@@ -271,8 +273,8 @@ fatal_fe_number(struct bk_dev *dev, const char *key, const char *what,
 	free(v);
 }
 
-int
-bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
+static int
+rings_read(struct bk_dev *dev, struct bk_ring_config *rings, bool quiet)
 {
 	const struct bk_options *o = &dev->d->opt;
 	struct xs_handle *xs = dev->d->xs;
@@ -286,20 +288,23 @@ bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
 	r = xbus_read_uint(xs, XBT_NULL, dev->fe, "ring-page-order", 0, &order);
 	multi_ref = r != -ENOENT;
 	if (r == -EINVAL || order > o->max_ring_order) {
-		fatal_fe_number(dev, "ring-page-order", r == -EINVAL ? "not a number" : "too large",
-				"max-ring-page-order", o->max_ring_order);
+		if (!quiet)
+			fatal_fe_number(dev, "ring-page-order", r == -EINVAL ? "not a number" : "too large",
+					"max-ring-page-order", o->max_ring_order);
 		return -EINVAL;
 	}
 	r = xbus_read_uint(xs, XBT_NULL, dev->fe, "multi-queue-num-queues", 1, &nq);
 	if (r == -EINVAL || nq == 0 || nq > o->max_queues) {
-		fatal_fe_number(dev, "multi-queue-num-queues",
-				r == -EINVAL ? "not a number" : nq ? "too large" : "zero",
-				"multi-queue-max-queues", o->max_queues);
+		if (!quiet)
+			fatal_fe_number(dev, "multi-queue-num-queues",
+					r == -EINVAL ? "not a number" : nq ? "too large" : "zero",
+					"multi-queue-max-queues", o->max_queues);
 		return -EINVAL;
 	}
 	proto = xbus_read(xs, XBT_NULL, dev->fe, "protocol");
 	if (blkring_abi_from_protocol(proto, &abi) < 0) {
-		bk_vbd_fatal(dev, "protocol", "unknown ABI \"%s\"", proto ? proto : "");
+		if (!quiet)
+			bk_vbd_fatal(dev, "protocol", "unknown ABI \"%s\"", proto ? proto : "");
 		free(proto);
 		return -EINVAL;
 	}
@@ -308,15 +313,29 @@ bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
 		char dir[200];
 
 		bk_negotiate_queue_dir(dev, nq, i, dir, sizeof(dir));
-		if (read_ring(dev, dir, order, multi_ref, &rings[i]) < 0)
+		if (read_ring(dev, dir, order, multi_ref, &rings[i], quiet) < 0)
 			return -EINVAL;
 		rings[i].abi = abi;
 	}
 	/* Persistent grants only when both ends offer them, decided again
 	 * at every connection (Linux blkback's connect_ring since 2022). */
-	xbus_read_uint(xs, XBT_NULL, dev->fe, "feature-persistent", 0, &v32);
-	dev->persistent = o->feature_persistent && v32 == 1;
+	if (!quiet) {
+		xbus_read_uint(xs, XBT_NULL, dev->fe, "feature-persistent", 0, &v32);
+		dev->persistent = o->feature_persistent && v32 == 1;
+	}
 	return (int)nq;
+}
+
+int
+bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
+{
+	return rings_read(dev, rings, false);
+}
+
+int
+bk_negotiate_rings_peek(struct bk_dev *dev, struct bk_ring_config *rings)
+{
+	return rings_read(dev, rings, true);
 }
 
 /* ---------------------------------------------------------------- */

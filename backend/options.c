@@ -43,6 +43,7 @@ enum {
 	OPT_CTL_SOCKET,
 	OPT_CTL_GROUP,
 	OPT_SIZE_CHECK,
+	OPT_LEAVE_KERNEL_VBDS,
 };
 
 static const struct option long_options[] = {
@@ -71,6 +72,7 @@ static const struct option long_options[] = {
 	{ "ctl-socket", required_argument, NULL, OPT_CTL_SOCKET },
 	{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
 	{ "size-check-interval", required_argument, NULL, OPT_SIZE_CHECK },
+	{ "leave-kernel-vbds", no_argument, NULL, OPT_LEAVE_KERNEL_VBDS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -96,6 +98,8 @@ usage(FILE *fp)
 "      --size-check-interval=SECS  read the backings' sizes every SECS seconds and\n"
 "                               tell the guests of a change (default 2; 0 = only on\n"
 "                               SIGHUP and blkbackd-ctl resize)\n"
+"      --leave-kernel-vbds      start even though the kernel's xen-blkback is loaded,\n"
+"                               and leave the vbds it serves alone (switch-over only)\n"
 "      --transport=xen|sim      real Xen (default when /dev/xen/evtchn exists) or xensim\n"
 "      --sim-dir=DIR            xensim's directory (default $XENSIM_DIR)\n"
 "      --trace=FILE             one line per protocol event (blkbackd.8 TRACE FORMAT)\n"
@@ -285,6 +289,9 @@ parse_options(int argc, char **argv, struct run *r)
 			break;
 		case OPT_CLOSE_ON_EXIT:
 			o->close_on_exit = true;
+			break;
+		case OPT_LEAVE_KERNEL_VBDS:
+			o->leave_kernel_vbds = true;
 			break;
 		case OPT_STATS:
 			r->stats_secs = 10;

@@ -174,6 +174,34 @@ bk_qstate_open(const char *path, const struct bk_qstate_id *id, uint32_t *req_co
 	return qs;
 }
 
+int
+bk_qstate_check(const char *path, const struct bk_qstate_id *id)
+{
+	struct qs_hdr hdr;
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	n = pread(fd, &hdr, sizeof(hdr), 0);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	if ((size_t)n != sizeof(hdr) || (size_t)st.st_size != file_len(id->ring_size) ||
+	    hdr.magic != QS_MAGIC || hdr.version != QS_VERSION ||
+	    memcmp(&hdr.id, id, sizeof(*id)))
+		return -ESTALE;
+	return 0;
+}
+
 void
 bk_qstate_close(struct bk_qstate *qs, bool unlink_it)
 {

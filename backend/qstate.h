@@ -81,6 +81,15 @@ struct bk_qstate *bk_qstate_create(const char *path, const struct bk_qstate_id *
  */
 struct bk_qstate *bk_qstate_open(const char *path, const struct bk_qstate_id *id,
 				 uint32_t *req_cons);
+/*
+ * Is the record at path this very connection's (id)?  0 when it is,
+ * -ENOENT when there is none, -ESTALE when it is another connection's,
+ * of another format or damaged, another -errno when it cannot be read.
+ * Reads only: never logs, never changes the file.  Start-up asks this
+ * before it takes a Connected vbd over: a vbd without its record was
+ * not served by a blkbackd with this --state-dir.
+ */
+int bk_qstate_check(const char *path, const struct bk_qstate_id *id);
 /* Unmap; with unlink_it also remove the file (the vbd closed: nothing
  * to take over).  qs may be NULL. */
 void bk_qstate_close(struct bk_qstate *qs, bool unlink_it);

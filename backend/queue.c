@@ -110,6 +110,34 @@ recov_add(void *arg, unsigned int slot, uint32_t idx, const struct blkreq *br)
 	*pp = req;
 }
 
+/* The connection a queue's record belongs to (qstate.h). */
+static void
+record_id(uint32_t domid, uint32_t devid, unsigned int idx, const struct bk_ring_config *rc,
+	  struct bk_qstate_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->domid = domid;
+	id->devid = devid;
+	id->queue = idx;
+	id->nr_pages = rc->nr_pages;
+	id->evtchn = rc->evtchn;
+	id->abi = rc->abi;
+	id->ring_size = blkring_size_for(rc->abi, rc->nr_pages);
+	memcpy(id->refs, rc->refs, rc->nr_pages * sizeof(id->refs[0]));
+}
+
+int
+bk_dataplane_record_check(const char *path, uint32_t domid, uint32_t devid, unsigned int idx,
+			  const struct bk_ring_config *rc)
+{
+	struct bk_qstate_id id;
+
+	if (rc->nr_pages > BLKRING_MAX_PAGES)
+		return -ESTALE;
+	record_id(domid, devid, idx, rc, &id);
+	return bk_qstate_check(path, &id);
+}
+
 /*
  * Attach the ring, and the recovery record: with p->recover, where the
  * previous blkbackd left both (a record of this very connection), else a
@@ -120,19 +148,11 @@ ring_attach(struct bk_queue *q, const struct bk_queue_params *p, const char **wh
 	    const char **key)
 {
 	const struct bk_ring_config *rc = &p->ring;
-	struct bk_qstate_id id = {
-		.domid = p->domid,
-		.devid = p->devid,
-		.queue = p->idx,
-		.nr_pages = rc->nr_pages,
-		.evtchn = rc->evtchn,
-		.abi = rc->abi,
-		.ring_size = blkring_size_for(rc->abi, rc->nr_pages),
-	};
+	struct bk_qstate_id id;
 	uint32_t cons;
 	int err;
 
-	memcpy(id.refs, rc->refs, rc->nr_pages * sizeof(id.refs[0]));
+	record_id(p->domid, p->devid, p->idx, rc, &id);
 	if (p->state_path && p->recover) {
 		q->qs = bk_qstate_open(p->state_path, &id, &cons);
 		if (q->qs) {

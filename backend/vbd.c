@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xenstore.h>
 
 #include "log.h"
@@ -105,7 +106,7 @@ bk_vbd_set_state(struct bk_dev *dev, int state)
 {
 	int r;
 
-	if (dev->state == state || dev->gone)
+	if (dev->state == state || dev->gone || dev->foreign)
 		return;
 	r = xbus_switch_state(dev->d->xs, dev->be, state);
 	if (r == -ENOENT) {
@@ -152,7 +153,7 @@ write_error(struct bk_dev *dev, const char *msg)
 	const struct error_arg a = { .be = dev->be, .msg = msg };
 	int r;
 
-	if (dev->gone)	/* the directory is another vbd's now */
+	if (dev->gone || dev->foreign)	/* another vbd's, another backend's */
 		return;
 	r = xbus_transact(dev->d->xs, error_node, (void *)&a);
 
@@ -410,6 +411,15 @@ bk_vbd_drain_done(struct bk_dev *dev)
 /* Connect.                                                           */
 /* ---------------------------------------------------------------- */
 
+/* Where queue i of the vbd keeps its recovery record (qstate.h). */
+static void
+record_path(const struct bk_dev *dev, unsigned int i, char *buf, size_t len)
+{
+	const char *dir = dev->d->opt.state_dir;
+
+	snprintf(buf, len, "%s/vbd-%u-%u-q%u", dir ? dir : "", dev->frontid, dev->devid, i);
+}
+
 /*
  * Connect: read the frontend's ring keys, open the store, start the
  * queues, publish.  takeover: the vbd is Connected already, served by a
@@ -480,8 +490,7 @@ connect(struct bk_dev *dev, bool takeover)
 		};
 		const char *why = "?", *key = NULL;
 
-		snprintf(state, sizeof(state), "%s/vbd-%u-%u-q%u", d->opt.state_dir ? d->opt.state_dir : "",
-			 dev->frontid, dev->devid, i);
+		record_path(dev, i, state, sizeof(state));
 		dev->queues[i] = bk_dataplane_create(&p, &why, &key);
 		if (!dev->queues[i]) {
 			int err = errno;
@@ -756,17 +765,108 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 }
 
 /*
- * A vbd we have never probed whose backend says Connected, with the
- * hotplug script done and a frontend that has published its rings
- * (Initialised) or gone on to Connected: a blkbackd served it before us.
+ * Is the kernel's xen-blkback bound to this vbd (sysfs
+ * bus/xen-backend/devices/vbd-F-D/driver)?  Only asked where start-up
+ * found it loaded and was told to leave its vbds alone.
+ */
+static bool
+kernel_bound(const struct bk_dev *dev)
+{
+	const struct bk_options *o = &dev->d->opt;
+	char path[PATH_MAX];
+
+	if (!o->leave_kernel_vbds || !o->sysfs_root)
+		return false;
+	snprintf(path, sizeof(path), "%s/bus/xen-backend/devices/vbd-%u-%u/driver",
+		 o->sysfs_root, dev->frontid, dev->devid);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Did a blkbackd with our --state-dir (this one, or the one before a
+ * restart, a crash or an upgrade) serve the connection the frontend
+ * shows now?  Every queue's recovery record must be there and be of
+ * that very ring (grant refs, the frontend's port, ABI, size): without
+ * one, we never served it; with one of another connection, the vbd or
+ * the frontend was made again since.  0 when it did; -ENOENT, -ESTALE,
+ * or -EINVAL when the frontend's keys are not a ring we could have
+ * served.  Reads only: nothing is written, nothing is logged.
+ */
+static int
+served_here(struct bk_dev *dev)
+{
+	struct bk_ring_config rings[BK_MAX_QUEUES];
+	char path[PATH_MAX];
+	int nq, i, r;
+
+	if (!dev->d->opt.state_dir)
+		return -ENOENT;
+	nq = bk_negotiate_rings_peek(dev, rings);
+	if (nq < 0)
+		return nq;
+	for (i = 0; i < nq; i++) {
+		record_path(dev, (unsigned int)i, path, sizeof(path));
+		r = bk_dataplane_record_check(path, dev->frontid, dev->devid, (unsigned int)i,
+					      &rings[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Leave the vbd to the backend that serves it: from now on nothing is
+ * written to it, its backing is not opened, its ring not touched
+ * (bk_vbd_update), until the toolstack makes it new.  Said once.
+ */
+static void
+leave_alone(struct bk_dev *dev, const char *why)
+{
+	dev->foreign = true;
+	log_info("vbd %s: %s: left alone; another backend (kernel xen-blkback?) "
+		 "serves it", dev->name, why);
+}
+
+/*
+ * A vbd we have never written to, whose backend says Connected (or the
+ * toolstack's Closing over a Connected frontend): may we take its ring
+ * over as it stands?  Only a ring a blkbackd with our --state-dir served
+ * (served_here), so a restart, a crash or an upgrade: a vbd Connected by
+ * another backend -- the kernel's xen-blkback answers the same "vbd"
+ * kind -- looks exactly the same, and two backends on one ring would
+ * both consume it and both write the backing.  A ring in use (the
+ * frontend Initialised or Connected) without our record is left alone
+ * (dev->foreign; false).  Ours is taken over with the hotplug script
+ * done and the frontend Initialised or Connected; a vbd whose frontend
+ * is not using a ring goes on as before (probed, or its junk state
+ * reported).
  */
 static bool
 may_take_over(struct bk_dev *dev)
 {
-	char *hp = xbus_read(dev->d->xs, XBT_NULL, dev->be, "hotplug-status");
+	unsigned int fe_quiet = XenbusStateUnknown;
 	unsigned long fe_state;
-	bool connected = hp && !strcmp(hp, "connected");
+	bool connected;
+	char *hp;
+	int r = served_here(dev);
 
+	/* read quietly: a junk value is reported below, for ours only */
+	xbus_read_uint(dev->d->xs, XBT_NULL, dev->fe, "state", XenbusStateUnknown, &fe_quiet);
+	if (r < 0 && (fe_quiet == XenbusStateInitialised || fe_quiet == XenbusStateConnected)) {
+		leave_alone(dev, r == -ESTALE ?
+			    "Connected, but not on the ring this blkbackd served (its "
+			    "recovery record is of another connection)" :
+			    r == -ENOENT ?
+			    "Connected, but not by this blkbackd (no recovery record for "
+			    "its ring)" :
+			    "Connected, on a ring this blkbackd could not have served (its "
+			    "keys are missing, junk or beyond our limits)");
+		return false;
+	}
+	if (r < 0)
+		return false;
+	hp = xbus_read(dev->d->xs, XBT_NULL, dev->be, "hotplug-status");
+	connected = hp && !strcmp(hp, "connected");
 	free(hp);
 	return connected && fe_state_read(dev, &fe_state) == 0 &&
 	       (fe_state == XenbusStateInitialised || fe_state == XenbusStateConnected);
@@ -803,13 +903,21 @@ detach(struct bk_dev *dev, unsigned int be_state)
 	 * stays Connected through our Closing and goes on with its I/O
 	 * (Linux blkfront).  Take its rings over as at any restart (the
 	 * requests the predecessor had taken included), without a word to
-	 * xenstore; the queues stop at the frontend's Closed, below. */
+	 * xenstore; the queues stop at the frontend's Closed, below.  Only
+	 * from a backend Connected, or the toolstack's Closing over it: one
+	 * still Initialising was never connected by anyone (new, as Linux's
+	 * xenbus_probe_node has it), whatever its frontend claims. */
 	if (dev->state == -1 && dev->phase == DEV_DISCONNECTED && r == 0 &&
+	    (be_state == XenbusStateConnected || be_state == XenbusStateClosing) &&
 	    fe_state == XenbusStateConnected && may_take_over(dev)) {
 		dev->probed = true;
 		dev->fe_seen = true;
 		dev->fatal = false;
 		connect(dev, true);
+	}
+	if (dev->foreign) {	/* may_take_over: another backend's ring */
+		dev->detaching = false;
+		return;
 	}
 	bk_vbd_set_state(dev, XenbusStateClosing);	/* also if libxl wrote it: logged */
 	if (r == -EINVAL || (r == 0 && fe_state != XenbusStateClosed &&
@@ -946,6 +1054,24 @@ bk_vbd_update(struct bk_dev *dev)
 		free(v);
 	}
 
+	/* Another backend's (Linux's xenbus_probe_node takes only a device
+	 * whose backend state is Initialising: anything else is not new):
+	 * left alone until the toolstack makes it new, whatever it does
+	 * meanwhile (Closing, Closed, online=0: the other backend's
+	 * business).  A vbd that the kernel backend took is its own even
+	 * then. */
+	if (!dev->foreign && dev->state == -1 && !dev->probed && kernel_bound(dev))
+		leave_alone(dev, "bound to the kernel's xen-blkback (sysfs)");
+	if (dev->foreign) {
+		if (be_state != XenbusStateInitialising || kernel_bound(dev))
+			return;
+		log_info("vbd %s: Initialising again (made new by the toolstack): served "
+			 "from now on", dev->name);
+		dev->foreign = false;
+		dev->probed = false;
+		dev->state = -1;
+	}
+
 	/* The toolstack asks for teardown (libxl: online=0 and Closing).
 	 * A Closing found by a blkbackd that has written no state yet is
 	 * its predecessor's (a frontend's Closing, an error, a drain): the
@@ -982,6 +1108,8 @@ bk_vbd_update(struct bk_dev *dev)
 			connect(dev, true);
 			return;
 		}
+		if (dev->foreign)
+			return;
 		/* ... unless the frontend's state is junk: fatal (reported
 		 * there, once), and Closing until the frontend starts over, as
 		 * from Connected; a probe would hide it behind InitWait */
@@ -1016,7 +1144,8 @@ bk_vbd_update(struct bk_dev *dev)
 void
 bk_vbd_domain_gone(struct bk_dev *dev)
 {
-	if (dev->state == XenbusStateClosed || !dev->probed || dev->then_closed)
+	if (dev->state == XenbusStateClosed || !dev->probed || dev->then_closed ||
+	    dev->foreign)
 		return;
 	log_info("vbd %s: frontend domain %u is gone", dev->name, dev->frontid);
 	/* as for a frontend that closed: Closing first if a ring was

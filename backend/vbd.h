@@ -52,6 +52,12 @@ struct bk_options {
 	clockid_t lat_clock;
 	unsigned int crash_point, crash_after;	/* --test-crash-at (tests only) */
 	bool close_on_exit;		/* --close-on-exit: SIGTERM closes every vbd */
+	/* the kernel's xen-blkback (main.c kernel_backend_check): where
+	 * sysfs is ("/sys", or $BLKBACKD_SYSFS_ROOT in tests), NULL when
+	 * not looked at (sim without that variable) */
+	const char *sysfs_root;
+	bool leave_kernel_vbds;		/* --leave-kernel-vbds: it is loaded, and
+					 * the vbds bound to it are left alone */
 };
 
 /* The daemon: main.c's, for the life of the process. */
@@ -131,6 +137,11 @@ struct bk_dev {
 	bool persistent;		/* this connection uses persistent grants */
 	bool keep_state;		/* disconnect for a successor: keep the records */
 	bool size_lost;			/* the backing's size cannot be read: reported */
+	/* another backend serves it (a ring found served, without our
+	 * record of it, or bound to the kernel's xen-blkback): nothing is
+	 * written to it and its backing is not opened, until the toolstack
+	 * makes it new (backend state Initialising) (vbd.c foreign) */
+	bool foreign;
 	/* state-change log lines: a guest flapping its state node must not
 	 * flood dom0's log (vbd_log_ok) */
 	time_t log_window;
@@ -252,6 +263,9 @@ int bk_negotiate_probe_keys(struct bk_dev *dev);
  * after bk_vbd_fatal() naming the key.
  */
 int bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings);
+/* The same, for a look only: -EINVAL without a word to xenstore or the
+ * log (a vbd that may be another backend's is never written to). */
+int bk_negotiate_rings_peek(struct bk_dev *dev, struct bk_ring_config *rings);
 /* Where queue i of nq keeps its ring keys (the frontend directory, or
  * its queue-N/ subdirectory). */
 void bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i,

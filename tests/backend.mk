@@ -80,6 +80,8 @@ BACKEND_SH_TESTS = \
 	test-backend-restart-closing.sh \
 	test-backend-fe-junk-gone.sh \
 	test-backend-first-scan.sh \
+	test-backend-foreign-vbd.sh \
+	test-backend-kernel-blkback.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

@@ -197,6 +197,12 @@ struct fz_vbd {
 	bool conn_written;	/* 3/4 written since: blkbackd may be connecting */
 	bool ring_ok;		/* a valid ring published while clean */
 	bool conn_ok;		/* 3/4 written while clean with ring_ok */
+	/* a restarted daemon left it alone (its log says so: Connected on
+	 * a ring it has no record of, as a vbd of another backend looks):
+	 * it writes nothing to it until the toolstack adds it again, so
+	 * the backend state stays alone_state (daemon_start) */
+	bool left_alone;
+	int alone_state;
 	enum fe_last last;
 };
 
@@ -416,11 +422,58 @@ daemon_exited(struct fz_daemon *dm, char *buf, size_t len)
 	return true;
 }
 
+static off_t log_size(const struct fz_ctx *c);
+
+/*
+ * The vbds the daemon started at log offset from says it left alone
+ * (vbd.c leave_alone: "vbd D/X: ...: left alone;").  Whether a Connected
+ * vbd's recovery record still matches the ring its frontend shows
+ * depends on timing (did the old daemon see the frontend's last ring
+ * before it died?): the daemon's own word decides, and the state it
+ * found must then stay.
+ */
+static void
+mark_left_alone(struct fz_ctx *c, off_t from)
+{
+	struct fz_seq *s = &c->seq;
+	FILE *f = fopen(c->dm.log, "re");
+	char line[1024];
+
+	if (!f)
+		fail(c, "open %s: %s", c->dm.log, strerror(errno));
+	if (fseeko(f, from, SEEK_SET) < 0)
+		fail(c, "seek %s: %s", c->dm.log, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, " vbd ");
+		bool alone = strstr(line, ": left alone;") != NULL;
+		unsigned int domid, devid, i;
+
+		/* (and served again once the toolstack made it new) */
+		if (!p || (!alone && !strstr(line, ": Initialising again")) ||
+		    sscanf(p, " vbd %u/%u:", &domid, &devid) != 2)
+			continue;
+		for (i = 0; i < s->nvbds; i++) {
+			struct fz_vbd *v = &s->vbds[i];
+
+			if (!v->present || v->devid != devid || s->doms[v->dom].id != domid)
+				continue;
+			v->left_alone = alone;
+			if (!alone)
+				continue;
+			v->alone_state = be_state(c, v);
+			step_more(c, "(vbd %u/%u left alone at backend state %d)", domid, devid,
+				  v->alone_state);
+		}
+	}
+	fclose(f);
+}
+
 static void
 daemon_start(struct fz_ctx *c)
 {
 	struct fz_daemon *dm = &c->dm;
 	double end = now_s() + 60.0 * c->o.slow;
+	off_t from = log_size(c);
 	char why[96];
 	pid_t pid;
 
@@ -456,6 +509,8 @@ daemon_start(struct fz_ctx *c)
 			     dm->pidfile, 60.0 * c->o.slow);
 		sleep_us(1000);
 	}
+	/* start-up judged the vbds it found before it wrote its pidfile */
+	mark_left_alone(c, from);
 }
 
 /* SIGTERM (must exit 0) or SIGKILL; waits for the exit. */
@@ -1397,6 +1452,9 @@ do_remove(struct fz_ctx *c, struct fz_vbd *v)
 		  st, coop ? ", the guest closes" : "");
 	if (st != XenbusStateConnected)
 		return vbd_rm(c, v);
+	/* left alone: its other backend would close it, not this one */
+	if (v->left_alone)
+		coop = false;
 	be_dir(s, v, be, sizeof(be));
 	r = xbus_transact(c->xs, close_keys, be);
 	if (r < 0)
@@ -1613,6 +1671,9 @@ expect_states(const struct fz_seq *s, const struct fz_vbd *v)
 {
 	bool good = v->cfg_ok && !v->offline && v->clean;
 
+	/* nothing written to it: what it was, whatever happens next */
+	if (v->left_alone)
+		return v->alone_state >= 0 ? 1u << v->alone_state : 0;
 	if (!s->doms[v->dom].alive)
 		return ST(InitWait) | ST(Closing) | ST(Closed);
 	switch (v->last) {

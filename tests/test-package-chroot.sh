@@ -3,7 +3,8 @@
 # chroot, apt-get install the two .deb files test-package-deb built (apt
 # fetches their dependencies), then, as installed: the unit is enabled,
 # blkbackd serves a disk over xensim to blkfront-test (write + verify),
-# blkbench finds its modules and programs; purge leaves nothing behind.
+# blkbench finds its modules and programs; purge leaves nothing behind
+# (the modprobe.d file that keeps xen-blkback out included).
 # Root; needs debootstrap and the Debian mirror the host's apt uses
 # (skips, saying so, when debootstrap cannot make the chroot).
 . ./functions.sh
@@ -78,7 +79,8 @@ grep -q "^domU: available" <<<"$out" || fail "blkbench probe as installed: $out"
 
 in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq blkbackd-tools blkbackd' >/dev/null 2>&1 ||
 	fail "apt-get purge failed"
-for f in usr/sbin/blkbackd usr/bin/blkbench etc/default/blkbackd lib/systemd/system/blkbackd.service \
+for f in usr/sbin/blkbackd usr/bin/blkbench etc/default/blkbackd etc/modprobe.d/blkbackd.conf \
+	lib/systemd/system/blkbackd.service \
 	etc/systemd/system/multi-user.target.wants/blkbackd.service usr/share/blkbackd; do
 	[ ! -e "$root/$f" ] && [ ! -L "$root/$f" ] || fail "/$f left after purge"
 done

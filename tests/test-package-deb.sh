@@ -69,6 +69,7 @@ if [ -f "$top_srcdir/backend/blkbackd-ctl.c" ]; then
 fi
 check_list "$tmp/blkbackd_${ver}_${arch}.deb" \
 	/etc/default/blkbackd \
+	/etc/modprobe.d/blkbackd.conf \
 	/etc/xen/scripts/block-blkbackd \
 	/lib/systemd/system/blkbackd.service \
 	/usr/sbin/blkbackd \
@@ -106,9 +107,49 @@ dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Recommends | grep -q "blkba
 mkdir "$tmp/ctrl" "$tmp/root"
 dpkg-deb -e "$deb" "$tmp/ctrl"
 dpkg-deb -x "$deb" "$tmp/root"
-[ "$(sort "$tmp/ctrl/conffiles")" = "$(printf '%s\n' /etc/default/blkbackd /etc/xen/scripts/block-blkbackd)" ] ||
+[ "$(sort "$tmp/ctrl/conffiles")" = "$(printf '%s\n' /etc/default/blkbackd /etc/modprobe.d/blkbackd.conf /etc/xen/scripts/block-blkbackd)" ] ||
 	fail "conffiles: $(cat "$tmp/ctrl/conffiles")"
 grep -q 'deb-systemd-helper.*blkbackd.service' "$tmp/ctrl/postinst" || fail "postinst does not enable blkbackd.service"
+# the kernel's xen-blkback serves the same kind: kept out (its alias
+# autoload by the blacklist, a load by name by the install command), and
+# the daemon is not started on install while it is loaded
+mp=$tmp/root/etc/modprobe.d/blkbackd.conf
+grep -qx 'blacklist xen-blkback' "$mp" || fail "$mp does not blacklist xen-blkback"
+grep -qx 'install xen-blkback /bin/false' "$mp" || fail "$mp does not stop a load by name"
+grep -q '/sys/module/xen_blkback' "$tmp/ctrl/postinst" ||
+	fail "postinst starts blkbackd without looking for xen-blkback"
+# dh_installsystemd's own start would come before that check
+grep -q 'deb-systemd-invoke.*start.*blkbackd.service' <(sed '/xen_blkback/,$d' "$tmp/ctrl/postinst") &&
+	fail "postinst starts blkbackd before looking for xen-blkback"
+# the postinst as dpkg runs it, on a dom0 where the module is loaded or
+# not (systemd and the helpers faked): started only without the module
+fakebin=$tmp/fakebin
+mkdir "$fakebin"
+for c in deb-systemd-helper deb-systemd-invoke systemctl; do
+	printf '#!/bin/sh\necho "%s $*" >> "%s"\n' "$c" "$tmp/calls" > "$fakebin/$c"
+	chmod +x "$fakebin/$c"
+done
+sed "s|/sys/module/xen_blkback|$tmp/sys-xen_blkback|; s|/run/systemd/system|$tmp|" \
+	"$tmp/ctrl/postinst" > "$tmp/postinst"
+mkdir "$tmp/sys-xen_blkback"
+PATH=$fakebin:$PATH DPKG_ROOT= sh "$tmp/postinst" configure "" > "$tmp/postinst.out" 2>&1 ||
+	{ cat "$tmp/postinst.out"; fail "postinst configure failed with xen-blkback loaded"; }
+grep -q 'start' "$tmp/calls" && { cat "$tmp/calls"; fail "postinst started blkbackd beside xen-blkback"; }
+grep -q "xen-blkback is loaded: blkbackd.service is enabled but not started" "$tmp/postinst.out" ||
+	{ cat "$tmp/postinst.out"; fail "postinst does not say why blkbackd was not started"; }
+rmdir "$tmp/sys-xen_blkback"
+: > "$tmp/calls"
+PATH=$fakebin:$PATH DPKG_ROOT= sh "$tmp/postinst" configure "" > "$tmp/postinst.out" 2>&1 ||
+	{ cat "$tmp/postinst.out"; fail "postinst configure failed"; }
+grep -q 'deb-systemd-invoke start blkbackd.service' "$tmp/calls" ||
+	{ cat "$tmp/calls"; fail "postinst did not start blkbackd without xen-blkback"; }
+# an upgrade restarts it, after the unit files were reloaded
+: > "$tmp/calls"
+PATH=$fakebin:$PATH DPKG_ROOT= sh "$tmp/postinst" configure 0.1 > "$tmp/postinst.out" 2>&1 ||
+	{ cat "$tmp/postinst.out"; fail "postinst configure (upgrade) failed"; }
+[ "$(grep -E 'daemon-reload|deb-systemd-invoke' "$tmp/calls" | tail -n 2 | tr '\n' ' ')" = \
+	"systemctl --system daemon-reload deb-systemd-invoke restart blkbackd.service " ] ||
+	{ cat "$tmp/calls"; fail "postinst did not reload and restart blkbackd on an upgrade"; }
 for x in usr/sbin/blkbackd etc/xen/scripts/block-blkbackd; do
 	[ -x "$tmp/root/$x" ] || fail "$x is not executable in the package"
 done
@@ -125,6 +166,8 @@ else
 	grep -q '^Type=forking' "$unit" || fail "blkbackd without libsystemd but the unit is not Type=forking"
 fi
 grep -q '^Restart=on-failure' "$unit" || fail "no restart policy"
+# blkbackd's refusal beside the kernel's xen-blkback is not retried
+grep -qx 'RestartPreventExitStatus=3' "$unit" || fail "the unit restarts a refused blkbackd"
 mkdir "$tmp/unit"
 sed "s|/usr/sbin/blkbackd|$tmp/root/usr/sbin/blkbackd|" "$unit" > "$tmp/unit/blkbackd.service"
 out=$(MANPATH=$tmp/root/usr/share/man systemd-analyze verify "$tmp/unit/blkbackd.service" 2>&1) ||

@@ -714,6 +714,9 @@ phase_cmp() {
 	check cmp-xl-create xl_create domu-cmp || return
 	wait_guest domu-cmp '@@U DOMU-DONE' 400
 	xl destroy domu-cmp 2>/dev/null
+	# blkbackd refuses to start beside xen-blkback: a phase after this
+	# one (PHASES=cmp,cmd) must find it gone, as bench's rounds do
+	rmmod xen_blkback 2>/dev/null || say "rmmod xen_blkback failed: a later blkbackd will refuse to start"
 }
 
 # ---------------- phase cmd: run-in-domu.sh ----------------
