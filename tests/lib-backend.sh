@@ -225,8 +225,12 @@ backing_dd() {
 }
 
 # new_guest: create a simulated domU; sets DOM.
+_bk_guests=0
 new_guest() {
-	DOM=$(create_domain "guest$RANDOM")
+	# unique in this test's xensim: $RANDOM alone repeats (xensim refuses
+	# a second domain of the same name) once a test makes a few dozen
+	_bk_guests=$((_bk_guests + 1))
+	DOM=$(create_domain "guest$_bk_guests-$RANDOM")
 	[ -n "$DOM" ] || fail "xensim-ctl create-domain failed"
 }
 
