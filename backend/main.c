@@ -448,12 +448,12 @@ setup(struct run *r)
 	if (rc < 0) {
 		log_error("xenstore, while taking stock of the vbds at start-up: %s",
 			  strerror(-rc));
-		bk_xenbus_shutdown(d, false);
+		bk_xenbus_shutdown(d, false, NULL, 0);
 		return -1;
 	}
 	if (r->pidfile && write_pidfile(r->pidfile) < 0) {
 		/* whatever start-up took over stays attached for the next one */
-		bk_xenbus_shutdown(d, false);
+		bk_xenbus_shutdown(d, false, NULL, 0);
 		return -1;
 	}
 	log_info("serving %s as domain %u (%s transport)%s", d->vbd_root, d->self,
@@ -737,7 +737,16 @@ main(int argc, char **argv)
 		if (!r.upgrade)
 			sd_notify(0, "STOPPING=1");
 #endif
-		bk_xenbus_shutdown(&r.d, r.close_devs);	/* logs each device's final counters */
+		char left[256];
+		unsigned int stalled;
+
+		/* logs each device's final counters */
+		stalled = bk_xenbus_shutdown(&r.d, r.close_devs, left, sizeof(left));
+		if (stalled && !r.upgrade)
+			log_warning("stopped with %u vbd%s left Connected (%s): %s guest%s I/O "
+				    "waits until a blkbackd starts again", stalled,
+				    stalled == 1 ? "" : "s", left, stalled == 1 ? "its" : "their",
+				    stalled == 1 ? "'s" : "s'");
 	} else {
 		report_ready(&r, 1);
 	}

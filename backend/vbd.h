@@ -181,8 +181,12 @@ void bk_xenbus_log_stats(struct bk_daemon *d);
  * free the vbds.  close: write Closed for each probed vbd (the guests
  * lose their disks); otherwise write nothing at all to xenstore, so a
  * blkbackd started next finds every state as it was.  Blocks.
+ * Returns how many vbds were left Connected without a backend (their
+ * guests' I/O waits for the next blkbackd; 0 with close), their names
+ * ("DOMID/DEVID", space-separated, cut short with "..." when they do not
+ * fit) in left[len].
  */
-void bk_xenbus_shutdown(struct bk_daemon *d, bool close);
+unsigned int bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len);
 /* The vbd F/D this daemon knows, or NULL. */
 struct bk_dev *bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id);
 /* bk_vbd_check_size() on every connected vbd (SIGHUP, the periodic

@@ -456,10 +456,15 @@ bk_xenbus_check_sizes(struct bk_daemon *d)
 			bk_vbd_check_size(dev, NULL, NULL);
 }
 
-void
-bk_xenbus_shutdown(struct bk_daemon *d, bool close)
+unsigned int
+bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len)
 {
 	struct bk_dev *dev;
+	unsigned int stalled = 0;
+	size_t used = 0;
+
+	if (len)
+		left[0] = '\0';
 
 	/* Stop every queue of every vbd first, so they drain in parallel;
 	 * then wait for each (here, and only here, the control thread waits
@@ -475,6 +480,21 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close)
 		/* staying Connected for a successor: it takes the queues over
 		 * from their recovery records (qstate.h) */
 		dev->keep_state = !close;
+		if (!close && dev->state == XenbusStateConnected) {
+			stalled++;
+			if (used + 1 < len) {
+				int n = snprintf(left + used, len - used, "%s%s",
+						 used ? " " : "", dev->name);
+
+				if (n >= 0 && (size_t)n < len - used) {
+					used += (size_t)n;
+				} else {	/* cut short, and said so */
+					if (len > 4)
+						strcpy(left + len - 4, "...");
+					used = len;
+				}
+			}
+		}
 		if (!bk_vbd_disconnect(dev))
 			bk_vbd_disconnect_finish(dev);
 		if (close && dev->probed && dev->state != XenbusStateClosed)
@@ -484,6 +504,7 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close)
 	}
 	xs_unwatch(d->xs, d->vbd_root, "vbd");
 	xs_unwatch(d->xs, "@releaseDomain", "release");
+	return stalled;
 }
 
 void

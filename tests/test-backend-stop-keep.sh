@@ -3,7 +3,8 @@
 # SIGTERM, and SIGINT the same, with writes in flight: every request
 # taken is done and answered, the queues are torn down, blkbackd exits
 # 0, and nothing at all is written to xenstore: the backend's state stays
-# 4 (no Closed), the frontend's stays 4, no error node.  (The closing
+# 4 (no Closed), the frontend's stays 4, no error node; a warning names
+# the vbds whose guests now wait for the next blkbackd.  (The closing
 # stop, --close-on-exit, is test-backend-initwait's and -sigterm-drain's.)
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
@@ -36,6 +37,10 @@ for sig in TERM INT; do
 		"$BACKEND_LOG" || fail "SIG$sig: no log line saying the devices stay attached"
 	grep -q "vbd $DOM/51712: disconnected" "$BACKEND_LOG" ||
 		fail "SIG$sig: the queues were not torn down"
+	# the admin is told, at warning level, that guests now wait (the
+	# first round's guest is Connected too, served again by the restart)
+	grep -Eq "warning: stopped with [0-9]+ vbds? left Connected \((.* )?$DOM/51712( .*)?\): .* waits? until a blkbackd starts again" \
+		"$BACKEND_LOG" || fail "SIG$sig: no warning naming the guests left waiting"
 	sleep 0.3	# a late write would have fired the watches by now
 	xs_is "$be/state" 4
 	xs_is "$fe/state" 4
