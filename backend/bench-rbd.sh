@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench-rbd.sh: blkbackd's rbd store through the ring vs fio's rbd engine
 # on the same RBD image, same run ("make -C backend bench"; see
 # BENCHMARKS.md).  Never part of make check.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench-takeover.sh: how long a guest's I/O pauses while blkbackd is
 # upgraded (blkbackd-ctl upgrade: the same process execs the program
 # again) and restarted (SIGTERM, a new blkbackd), both taking the vbd over

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench.sh: blkbackd through the ring vs fio on the same file, same run
 # ("make -C backend bench"; see BENCHMARKS.md).  Never part of make check.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blkbackd-ctl.c: the client of blkbackd's control socket: list the
  * vbds, their statistics (a table, JSON or Prometheus's text format),

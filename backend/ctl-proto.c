@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl-proto.c: the control socket's protocol helpers (ctl-proto.h).
  */

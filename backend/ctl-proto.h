@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl-proto.h: the protocol of blkbackd's control socket (blkbackd-ctl.8
  * "PROTOCOL"), shared by the daemon (ctl.c) and blkbackd-ctl.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl.c: blkbackd's control socket (ctl.h; the protocol is ctl-proto.h,
  * the commands blkbackd-ctl.8's).  Control thread only: up to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl.h: blkbackd's control socket (blkbackd-ctl.8), on the control
  * thread: a unix socket that answers list, stats, resize, status, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * data.c: how a request's data moves between the guest's pages and the
  * host I/O (queue.h): on persistent grants, the pages a queue keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * dataplane.c: a queue's work (dataplane.h): its thread, from the event
  * channel to the response.  Its life (create, stop, destroy) is queue.c's.

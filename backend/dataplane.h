@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * dataplane.h: blkbackd's data plane: one thread per ring queue, from
  * the frontend's event channel to the response on the ring.

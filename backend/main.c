@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * main.c: blkbackd, the userspace Xen block backend: options, start-up
  * (detached only once setup has succeeded), signals, the control

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * negotiate.c: what a vbd and its frontend say to each other through
  * xenstore (vbd.h), with Linux xen-blkback's key set:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * options.c: blkbackd's command line (parse_options, into struct run)
  * and what this machine's system calls and clock cost (machine_costs),

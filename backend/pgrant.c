@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pgrant.c: one queue's persistent grants (pgrant.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pgrant.h: one queue's persistent grants (Linux xen-blkback's
  * persistent_gnt tree, blkif.h "feature-persistent").

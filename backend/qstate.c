@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qstate.c: a queue's recovery record (qstate.h).
  *

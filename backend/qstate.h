@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qstate.h: what one queue must leave behind so that the next blkbackd
  * can take its ring over without the guest noticing -- after a crash, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * queue.c: a data plane queue's life (dataplane.h): create (map the
  * ring, bind the event channel, open a queue on the store, allocate the

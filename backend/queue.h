@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * queue.h: the data plane's own structures, shared by queue.c (a queue's
  * life: create, start, stop, destroy, reports) and dataplane.c (its

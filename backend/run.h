@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * run.h: what blkbackd's main() sets up and its helpers share (main.c,
  * options.c).  The daemon's top level: one struct run, on main()'s

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stats.c: per-vbd counters (Linux blkback's st_rd_req, st_oo_req ...),
  * printed on SIGUSR1 and every --stats seconds.

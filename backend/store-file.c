@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-file.c: the "file" storage driver: a regular file or a block
  * device, asynchronous I/O through libaio (store.h).

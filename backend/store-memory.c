@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-memory.c: the "memory" storage driver: a RAM disk for tests.
  *

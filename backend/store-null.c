@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-null.c: the "null" storage driver (ring benchmarks, tests).
  *

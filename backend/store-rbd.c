@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-rbd.c: the "rbd" storage driver: a Ceph RBD image through
  * librbd's asynchronous C API (store.h).  Built only when configure

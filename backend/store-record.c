@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-record.c: the blkcrash "record" store wrapper (see store.h).
  *

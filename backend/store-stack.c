@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-stack.c: what a vbd's "params" opens (store.h "Stacks") and the
  * claims that keep one writer per backing (store.h "Claims").

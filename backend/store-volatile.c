@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-volatile.c: the blkcrash "volatile" store wrapper (see store.h):
  * a disk with a volatile write cache, and a power cut that loses it.

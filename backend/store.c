@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store.c: the one checked dispatch between blkbackd and its storage
  * drivers (store.h).

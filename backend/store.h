@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store.h: blkbackd's storage: drivers behind one checked dispatch.
  *

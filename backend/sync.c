@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sync.c: barrier, flush and FUA policy: the implementation of the table
  * in include/blkif_ops.h, as a pure planner.  A plan is decided here from

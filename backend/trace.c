@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * trace.c: --trace=FILE, one line per protocol event, so that tests can
  * grep and diff what blkbackd did, e.g. that a barrier drained three

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vbd.c: one vbd's state machine (vbd.h), on the control thread.
  *

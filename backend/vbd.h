@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vbd.h: blkbackd's control plane, on the control thread only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xenbus.c: the daemon's xenstore side (vbd.h): one watch on the
  * backend directory, one per frontend state node and one on

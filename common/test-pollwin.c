@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-pollwin.c: the adaptive polling window (include/pollwin.h) grows
  * from 4 us by doubling up to its cap while events come soon after the

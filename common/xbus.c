@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xbus.c: xenbus helpers over libxenstore (include/xbus.h).
  */

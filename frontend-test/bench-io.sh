@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench-io.sh [BUILDDIR]: blkfront-test io through blkbackd on the
 # simulator: 4 KiB random reads at QD32 and 1 MiB writes at QD8, 5 s each,
 # on null, memory and file stores (BENCHMARKS.md).  One JSON line per job,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blkfront.c: libblkfront, see blkfront.h for the contract.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blkfront.h: libblkfront, a userspace Xen blkfront (frontend-test/).
  *

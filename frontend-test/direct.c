@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * direct.c: the disk without a ring, for "export --direct" (blkbench's
  * dom0 row).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * export.c: "blkfront-test export MOUNTPOINT", the disk as a file through
  * FUSE (libfuse3, high-level API, multi-threaded loop).

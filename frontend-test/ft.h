@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ft.h: the blkfront-test program's commands (frontend-test/).
  *

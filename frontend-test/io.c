@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * io.c: "blkfront-test io", a small fio: one job of fixed-size blocks at
  * a queue depth, and bonnie++'s block phases (--bonnie).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * main.c: blkfront-test, a userspace Xen blkfront for tests and
  * benchmarks.  Subcommand dispatch, the shared device options, attach.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * script.c: "blkfront-test script FILE", exact request sequences.
  *

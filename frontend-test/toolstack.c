@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * toolstack.c: "blkfront-test xl-add / xl-remove", the part of xl/libxl
  * that creates and removes a vbd in xenstore, for machines (and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * verify.c: "blkfront-test verify", writes that can be recognised.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fsmark: an fs_mark-compatible synchronous file creation benchmark.
  *

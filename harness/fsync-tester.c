@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fsync-tester: fsync latency of a small file, once a second.
  *

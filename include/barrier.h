@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * barrier.h: the only place where memory ordering for shared memory is
  * spelled out.  Shared rings (blkif rings, the simulated grant table and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blkif_ops.h: THE blkif operation -> host action table of blkbackd, the
  * status mapping, and struct bk_features.

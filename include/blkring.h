@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blkring.h: libblkring, the blkif ring on Xen's own <xen/io/ring.h> and
  * <xen/io/blkif.h> (ring/).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * crashlog.h: the blkcrash record log ("what the HOST saw").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fnv.h: FNV-1a, 64 bit (Fowler, Noll and Vo's hash; offset basis
  * 0xcbf29ce484222325, prime 0x100000001b3), the one hash the project's

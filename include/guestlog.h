@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * guestlog.h: the guest-side acknowledgement log ("what the guest was
  * told"), written by blkfront-test (verify --log FILE, export --log FILE)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pollwin.h: an adaptive polling window for a thread that would
  * otherwise sleep on an event channel or eventfd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xbus.h: the xenbus conventions over libxenstore, shared by blkbackd
  * (the backend) and blkfront-test (the frontend and toolstack side):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xenops.h: the one interface between blkbackd/blkfront-test and the
  * hypervisor, as QEMU's xen_backend_ops lets the same xen-block code run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-request.c: libFuzzer entry point for the request path of a back
  * ring (get, validate, parse_indirect, respond).  Built only by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ring/private.h: libblkring internals, shared by ring.c, request.c,
  * protocol.c, the unit tests and the fuzz harness.  Not installed.

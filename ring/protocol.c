@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * protocol.c: the three blkif ABIs ("protocol" xenstore node) and the
  * conversion between their wire layouts and the private struct blkreq /

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * request.c: validation of a private request copy (the trust boundary).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ring.c: the shared blkif ring, both ends, on Xen's <xen/io/ring.h>.
  *

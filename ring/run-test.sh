@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs one ring unit test, under valgrind when BLK_VALGRIND is set
 # ("make check-valgrind"); valgrind errors and leaks fail the test.
 if [ -n "${BLK_VALGRIND:-}" ]; then

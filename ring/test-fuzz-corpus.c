@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-fuzz-corpus.c: replay every file of ring/fuzz-corpus/ through the
  * fuzz harness with the normal compiler, so a seed (or a committed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-ring-abi.c: the native, x86_32-abi and x86_64-abi wire layouts.
  *

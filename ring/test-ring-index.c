@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-ring-index.c: ring sizes, index arithmetic across 2^32, the
  * notification hold-off and the final check (<xen/io/ring.h> semantics).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-ring-overflow.c: producer indexes that no honest peer can write.
  *

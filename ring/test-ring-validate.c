@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-ring-validate.c: table-driven hostile and edge requests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-ring.h: helpers for the ring unit tests (t_ prefix).
  *

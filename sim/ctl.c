@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl.c: domain life cycle and the control socket of xensim (see ctl.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ctl.h: xensim's domain life cycle and its control socket (private to
  * sim/).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-replay.c: run fuzz-xs.c's LLVMFuzzerTestOneInput on every file of
  * the corpus (default $srcdir/fuzz-corpus) or on the files and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-xs.c: libFuzzer target for xensim's xenstore engine (xstore.c):
  * arbitrary byte streams from several connections of different domains

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Write the seed inputs of fuzz-xs.c into fuzz-corpus/ (see fuzz-xs.c for
 # the record format).  Run from sim/ after changing the seeds.
 import os, struct

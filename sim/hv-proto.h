@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hv-proto.h: what xensim's hypervisor (sim/hv.c) and its client
  * (xenops/xenops-sim.c) share: the layout of the shared-memory tables and

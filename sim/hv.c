@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hv.c: xensim's simulated hypervisor: domain memory, v1 grant tables and
  * event channels (sim.h; the layout and protocol are in hv-proto.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * loop.c: xensim's single-threaded epoll loop (see sim.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sim.h: the seams inside xensim, the simulated hypervisor (sim/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-sim-loop.c: xensim's epoll loop (loop.c): dispatch, modify, and
  * deleting watches from inside callbacks while their events are still in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SIGTERM and SIGINT stop xensim cleanly: exit status 0, every socket and
 # domain directory removed.  --daemon returns once xensim serves.
 . "${top_builddir:-..}/tests/functions.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every option and command in xensim/xensim-ctl --help is in xensim.1.
 . "${top_builddir:-..}/tests/functions.sh"
 

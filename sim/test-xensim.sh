@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # xensim with the real xenstore-* tools (Debian's xenstore-utils), the
 # domain life cycle through xensim-ctl, then libxenstore from C
 # (test-xstore-libxs).  Every value is compared exactly.

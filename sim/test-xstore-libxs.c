@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-xstore-libxs.c: xensim's xenstore through the real libxenstore.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xensim-ctl.c: control a running xensim over DIR/ctl.sock (see ctl.h
  * for the protocol and xensim.1 for the command line).

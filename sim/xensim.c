@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xensim.c: the simulated hypervisor daemon (see sim.h and xensim.1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xstore-sock.c: xenstore unix sockets of xensim (see xstore.h).
  *

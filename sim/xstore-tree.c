@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xstore-tree.c: the xenstore node tree (see xstore-tree.h).
  */

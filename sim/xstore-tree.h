@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xstore-tree.h: the xenstore node tree of xensim (private to sim/).
  *

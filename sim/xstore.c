@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xstore.c: xenstore protocol engine of xensim: message parser, request
  * dispatcher, permissions, watches, transactions (see xstore.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xstore.h: xensim's xenstore server, without sockets (private to sim/).
  *

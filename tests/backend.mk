@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/backend.mk: backend tests (included by tests/Makefile.am).
 
 # Storage driver unit tests (no Xen, no simulator).

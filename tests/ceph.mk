@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/ceph.mk: the rbd store against a real Ceph cluster (included by
 # tests/Makefile.am).  "make check-ceph" is never part of "make check":
 # tests/ceph/check-ceph.sh starts one throw-away cluster (a mon, a mgr

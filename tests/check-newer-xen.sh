@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # check-newer-xen.sh: build the tree against a newer Debian's Xen and run
 # the tests that need no Xen, in a debootstrap'ed chroot.  "make
 # check-xen-versions" runs it; never part of "make check" or .ci/run (a

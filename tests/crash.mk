@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/crash.mk: crash integration tests (included by tests/Makefile.am).
 #
 # test-crash-store     the record/volatile store wrappers, through the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/fix.mk: regression tests for defects found by testing
 # (included by tests/Makefile.am).  One test-fix-*.sh per defect.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * front-bad-backend.c: a tiny blkif backend test double for blkfront-test
  * (tests/front.mk).  Runs as dom0 over xensim, serves one vbd from RAM

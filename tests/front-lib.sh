@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # front-lib.sh: helpers for blkfront-test's integration tests (tests/front.mk).
 # Source after functions.sh:
 #   . ./functions.sh; . "$abs_top_srcdir/tests/front-lib.sh"

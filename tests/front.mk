@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/front.mk: front integration tests (included by tests/Makefile.am).
 # blkfront-test (frontend-test/) against xensim + blkbackd.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-control.c: a stateful fuzzer of blkbackd's control plane
  * (DESIGN-NOTES.md "Stateful control-plane fuzzing").

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fuzz-long.sh: "make fuzz-long", hours of fuzzing (never part of make
 # check or CI; BENCHMARKS.md records the runs).
 #

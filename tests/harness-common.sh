@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for the test-harness-*.sh tests (sourced after functions.sh).
 
 # assert_clean DIR [PID]: nothing blkbench made under DIR is still mounted

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/harness.mk: harness integration tests (included by tests/Makefile.am).
 # blkbench's parsers on recorded outputs, fsmark and fsync-tester, bad
 # input and interruption (nothing left mounted/attached), a tiny matrix on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/hostile.mk: hostile guests, round 2 (cases C16-C31), the vbd
 # state machine cell by cell, and many vbds at once (included by
 # tests/Makefile.am).  The cases C01-C15 are in backend.mk.

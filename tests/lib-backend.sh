@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lib-backend.sh: helpers for blkbackd's integration tests.
 # Source after functions.sh and start_xensim:
 #   . ./functions.sh; . "$abs_top_srcdir/tests/lib-backend.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mkcrashlog: write a crash log (include/crashlog.h) from a text script,
  * for hand-built test cases.  Usage: mkcrashlog OUT < SCRIPT

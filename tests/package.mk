@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/package.mk: make dist has what the README uses; the Debian packages (debian/) and the systemd unit
 # (service/): built with dpkg-buildpackage, file lists, lintian,
 # systemd-analyze verify; then installed into a fresh debootstrap chroot

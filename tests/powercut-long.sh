@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # powercut-long.sh: "make crash-campaign", the power-cut campaign at
 # scale (not part of make check; .ci/run runs it on the plain build;
 # about 10 minutes on two cores; BENCHMARKS.md "Power-cut campaigns"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The ring layouts and sizes a frontend may choose: x86_32-abi and
 # x86_64-abi (the "protocol" node), multi-page rings (ring-page-order),
 # several queues; byte-exact round trips on each.  A ring-page-order above

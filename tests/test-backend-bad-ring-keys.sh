@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A frontend's ring-ref / event-channel that the hypervisor refuses (a
 # grant ref past the table, an unbound port): the error node names that
 # key and the frontend directory it was read from (queue-N/ with several

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bad per-device configuration: each one gets a clear message in the
 # device's "error" node naming the key, the device goes Closing (5), and
 # the daemon keeps serving the other devices.

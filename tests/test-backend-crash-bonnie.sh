@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bonnie++ on ext4 over the FUSE export (a loop device on the guest's
 # disk) while blkbackd is SIGKILLed and started again 20 times: the
 # filesystem's writes, reads and flushes wait through every restart and

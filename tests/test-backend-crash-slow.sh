@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The restart soak on a slow store, so that requests are in flight at
 # every kill: blkbackd's backing is a loop device (direct I/O) over
 # blkfront-test export --direct of a memory store whose every I/O takes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd SIGKILLed and started again at random instants, 200 times,
 # while the guest's verify runs (byte-exact, flushes every 20 writes,
 # 64 KiB indirect requests, 2 queues, persistent grants, 32 in flight):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 100 connect/disconnect cycles of one vbd (frontend Initialising ->
 # Connected -> Closed, backend InitWait -> Connected -> Closed each time)
 # return blkbackd's file descriptors exactly and its memory (RSS) to the

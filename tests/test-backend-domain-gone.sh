@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The frontend's domain dies while connected (xensim-ctl destroy-domain,
 # @releaseDomain): blkbackd notices, disconnects (unmaps the ring, unbinds
 # the event channel) and writes Closed; other devices go on; SIGTERM exits 0.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One slow vbd never holds up another (Linux blkback's deferred free):
 # vbd A on a store that takes 2 s per request has writes in flight when
 # its frontend closes.  While A drains, a new vbd B reaches InitWait

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A frontend state node written empty ("") is junk like "9" or "abc":
 # fatal (the error node, Closing), from InitWait and from Connected.  It
 # used to be ignored: the value last reported was kept as a string,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A frontend that writes 2 (InitWait, a backend's state) to its state
 # node is fatal, as any state outside the frontend's (DESIGN-NOTES' table,
 # column "other"; Linux blkback's frontend_changed default case): the

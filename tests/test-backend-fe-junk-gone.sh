@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A frontend whose state node blkbackd has only ever seen holding junk
 # (fatal: Closing), and which then goes (the node removed), is a
 # frontend gone: Closed, as the table's row "Closing after an error"

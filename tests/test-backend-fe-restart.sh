@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A frontend that starts over without the backend seeing it close:
 #  1. Connected, and the frontend's state goes straight to Initialising
 #     (its Closing overwritten before blkbackd read it, or a guest that

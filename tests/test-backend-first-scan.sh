@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What blkbackd finds at start-up is settled before it says it serves
 # (pidfile, systemd's READY=1): a vbd already in xenstore is probed
 # (InitWait), one whose frontend domain does not exist is closed, both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A vbd another backend serves (the kernel's xen-blkback, which answers
 # the same "vbd" kind) looks exactly like one a restarted blkbackd takes
 # over: backend Connected, hotplug-status connected, frontend Connected

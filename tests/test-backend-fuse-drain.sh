@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A backing that hangs (like a dead NFS server): vbd A is a loop device
 # on a FUSE file whose daemon (blkfront-test export --direct) is stopped
 # (SIGSTOP) with 3 of A's writes in flight, and A's frontend closes.

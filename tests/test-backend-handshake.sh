@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The handshake to Connected, driven by hand with xenstore-write exactly
 # as README "Serving a disk by hand" shows, then by blkfront-test's
 # xl-add: the exact keys and values blkbackd publishes for a file, a

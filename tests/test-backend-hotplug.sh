@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # backend/block-blkbackd, the xl hotplug script: "add" checks params and
 # writes hotplug-status=connected; a missing backing gets
 # hotplug-status=error and a hotplug-error naming it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A vbd written by hand with xenstore-write (as README "Serving a disk by
 # hand" shows) reaches InitWait with exactly Linux blkback's probe keys;
 # online=0 + Closing from the toolstack closes it (state 6); removing the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Host I/O errors reach dom0's log: each names the vbd, the queue, the
 # host operation, its length, the sector and the errno, and a backing
 # that fails every request does not flood the log (the first 10 of each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Under systemd, stderr is the journal: each line must start with its
 # syslog priority ("<3>" error, "<6>" info, "<7>" debug), which the
 # journal files it under (journalctl -p err), and carry no time of its

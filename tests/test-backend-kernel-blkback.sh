@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd refuses to start beside the kernel's xen-blkback (both serve
 # the "vbd" kind), naming the way out: loaded and bound to vbds, or
 # loaded and bound to none (it would take every new vbd).  Nothing is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A vbd removed and added again (rm -r, then xl-add of the same device)
 # before blkbackd looked is a new vbd: it is probed afresh (InitWait),
 # and nothing of the old one -- its close, its errors, its connection --

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A frontend that reconnects while its old connection still drains:
 # Closing, then Initialising at once (it does not wait for Closed).
 # blkbackd stays Closing until every write in flight (1 s each) is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The toolstack's teardowns while a vbd drains (2 writes in flight, held
 # in the store until the test lets them go).  Each step that follows the
 # disconnect waits for the drain:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The toolstack removes a vbd whose frontend never connected (backend in
 # InitWait): blkbackd forgets it and must not write into the removed
 # directory, which would recreate it (a stale "state" node that makes the

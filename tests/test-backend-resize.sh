@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Online resize of a file backing, as Linux blkback does it: "sectors"
 # and "state" rewritten in one transaction, so the frontend's watch fires
 # and it re-reads the capacity, without reconnecting.

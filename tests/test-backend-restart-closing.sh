@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A blkbackd that finds a vbd Closing -- its predecessor's answer to the
 # frontend's Closing -- while the frontend has meanwhile started over
 # (Initialising) probes it: InitWait, and the frontend connects.  It used

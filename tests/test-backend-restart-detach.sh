@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A guest still using its disk when the toolstack detaches it (online=0
 # and state 5, libxl's device removal) while no blkbackd runs: the next
 # blkbackd serves its ring until the frontend closes, as a running one

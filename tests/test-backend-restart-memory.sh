@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A RAM disk (memory:) does not outlive the blkbackd that served it.  A
 # new blkbackd that finds it Connected must not hand the guest an empty
 # disk as if it were the same one: it serves the ring (no request

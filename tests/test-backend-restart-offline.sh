@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A blkbackd started after the toolstack closed a vbd (online=0 and
 # state 5, libxl's device removal, while no blkbackd ran) waits for the
 # frontend's Closed like a running one: Closing while the frontend is

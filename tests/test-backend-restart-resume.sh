@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The guest never notices blkbackd restarting: SIGTERM (which leaves the
 # device attached), then a new blkbackd takes the connected vbd over from
 # where the first left it.  The guest's I/O resumes on the same ring (a

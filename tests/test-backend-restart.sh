@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd can be stopped and started again: on start it picks up the
 # vbds already in xenstore (InitWait again) and the guest reconnects to
 # its data.  Also: without -f it daemonizes, writes the pidfile, and

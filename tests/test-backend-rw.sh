@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Read/write round trips through the ring for 1..11 segments, byte-exact,
 # on a file store (bytes checked on the backing file too) and on a memory
 # store; plus segments that cover part of a page (first_sect/last_sect)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Many vbds at once: 16 guests x 4 vbds x 2 queues (BK_SCALE_GUESTS,
 # BK_SCALE_VBDS), each running byte-exact verify traffic (4 KiB blocks,
 # reads checked, flushes).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SIGTERM while a closed vbd still drains: blkbackd stops taking
 # requests everywhere, lets the draining vbd (A, 2 s per request) and
 # the others finish in parallel, answers every request it consumed,

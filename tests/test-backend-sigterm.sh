@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SIGTERM with I/O in flight loses nothing: blkbackd stops taking
 # requests, finishes every request it consumed, answers each one, closes
 # the device and exits 0.

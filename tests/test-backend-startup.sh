@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd as a service: every start-up error is an exit status before it
 # detaches (a readiness pipe: without -f the command returns 0 only once
 # the daemon serves: its pidfile and control socket are there at once);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The vbd state machine, cell by cell: for each state blkbackd can be in
 # (InitWait, Connected, Closing after the frontend's Closing and still
 # serving, Closing after an error, Closed) and each frontend state

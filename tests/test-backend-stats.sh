@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SIGUSR1 logs exact per-vbd counters; --stats=1 logs them every second;
 # both list connected vbds only, and exit logs every vbd's final counters.
 # A stray SIGUSR2 is ignored, logged.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Stopping blkbackd does not close the guests' devices (the default):
 # SIGTERM, and SIGINT the same, with writes in flight: every request
 # taken is done and answered, the queues are torn down, blkbackd exits

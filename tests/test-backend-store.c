@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-backend-store.c: unit tests of blkbackd's storage drivers
  * (backend/store.h): file, memory and null, opened and driven through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every option in blkbackd --help appears in blkbackd.8, and every option
 # and command of blkbackd-ctl --help in blkbackd-ctl.8 (its SYNOPSIS for
 # the options, COMMANDS for the commands, EXIT STATUS for each status

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A blkbackd that finds a Connected vbd whose frontend state is junk
 # (written while no blkbackd ran) does not take it over: fatal, the
 # error node and Closing, as the table has it for a Connected vbd, until

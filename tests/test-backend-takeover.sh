@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A blkbackd killed at each point of a request's life (--test-crash-at:
 # a request recorded and not yet acted on; a response in the ring, not
 # yet recorded; recorded, not yet pushed; pushed, its record not yet

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd-ctl upgrade, and a restart (SIGTERM, a new blkbackd), while a
 # guest's verify runs (byte-exact, flushes, 2 queues, indirect requests,
 # persistent grants): the same pid after an upgrade, each successor takes

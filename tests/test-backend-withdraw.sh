@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The backing refuses an operation it was thought to support (EOPNOTSUPP
 # from the host): the guest gets EOPNOTSUPP and the feature node is
 # withdrawn (set to 0), as Linux blkback does; later requests of that kind

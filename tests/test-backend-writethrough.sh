@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # cache=writethrough (wce=0): the backing is O_DSYNC, every completed
 # write is durable, so flushes and barriers commit nothing (issue #6,
 # DESIGN-NOTES "wce0: nothing to commit").  The trace proves:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C01: FLUSH_DISKCACHE and WRITE_BARRIER with nr_segments=0 and a garbage
 # sector_number: the sector is ignored, the backing is fdatasync'ed after
 # the earlier completed write, OKAY.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C02: READ, WRITE and DISCARD whose range wraps past 2^64: ERROR, and no
 # host I/O at all.
 . ./functions.sh

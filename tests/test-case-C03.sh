@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C03: req_prod moved more than the ring size past our consumer: that
 # ring stops, the device is marked broken (error node, Closing), no
 # response is written, the daemon lives and another device keeps working.

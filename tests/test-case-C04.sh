@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C04: FLUSH_DISKCACHE with 2 data segments: the backing is flushed, then
 # the data is written, OKAY only after both; the data is on the backing
 # byte for byte.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C05: READ/WRITE with nr_segments 0, 12, 255; INDIRECT with nr_segments
 # 0, and above the advertised feature-max-indirect-segments (16 here;
 # 256 by default): ERROR, nothing submitted.  With indirect not offered

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C06: a segment with first_sect > last_sect, or last_sect 8: ERROR for
 # the whole request, nothing of it submitted, the backing unchanged.
 . ./functions.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C07: DISCARD past the end, DISCARD on a read-only vbd, DISCARD whose
 # nr_sectors overflows: ERROR (never EOPNOTSUPP, which would make Linux
 # blkfront switch discard off for good), no host I/O.

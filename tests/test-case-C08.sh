@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C08: DISCARD with the SECURE flag while discard-secure is 0: a plain
 # discard, OKAY.  Where discard-secure=1 (memory store), a secure one.
 . ./functions.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C09: a WRITE whose second segment has an invalid grant (0xffffffff, one
 # granted to another domain), a READ into a read-only grant: exactly one
 # ERROR response each with the request's own id and operation, nothing

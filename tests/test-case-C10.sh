@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C10: 8 WRITEs in flight, a WRITE_BARRIER with data, 4 more WRITEs: the
 # trace proves drain -> fdatasync -> FUA write -> later writes: all 8
 # complete before the flush is issued, the barrier's data is written with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C11: a backend configured without barrier support (flush-mode=flush,
 # the default) does not advertise feature-barrier, and answers a
 # WRITE_BARRIER with EOPNOTSUPP without touching the host; flush-mode=none

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C12: the guest writes, flushes (OKAY), writes again; blkbackd is killed
 # with SIGKILL and the host "loses power" (the volatile cache model of
 # --cache=volatile is dropped with the process): every write acknowledged

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C13: operations 4 (RESERVED_1), 7 and 255: EOPNOTSUPP; an INDIRECT whose
 # indirect_op is FLUSH_DISKCACHE: ERROR.  No host I/O for any.
 . ./functions.sh

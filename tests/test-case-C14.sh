@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C14: a frontend that writes multi-queue-num-queues=0 (or not a number), or more than
 # multi-queue-max-queues: the device does not connect, its error node
 # says why, and the daemon keeps serving other devices.

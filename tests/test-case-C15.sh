@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C15: the backing's fdatasync fails with EIO during a FLUSH_DISKCACHE:
 # never OKAY (ERROR), the daemon logs it loudly and marks the device
 # failed (error node), and every later request is refused.

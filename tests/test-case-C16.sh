@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C16: state-machine corners, each checked by the exact sequence of
 # states blkbackd writes (its log) and byte-exact I/O:
 #  (a) InitWait, and the frontend writes 5, 6, 1, then the normal

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C17: racing states.  A Connected frontend writes 5, 6, 1, 3 and 4 in
 # random order with no waits, 200 rounds (BK_C17_ROUNDS), including 4
 # then 6 right after the backend's 4, and 3 then 6 before it.  After each

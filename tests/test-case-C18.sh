@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C18: a watch flood.  While Connected, guest A writes its state node
 # (the same value, 4) and a junk key 100 000 times each (BK_C18_WRITES)
 # from its own xenstore connection.  Meanwhile I/O on A's vbd and on

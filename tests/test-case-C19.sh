@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C19: an event-channel storm.  Guest A, Connected and idle, notifies
 # 50 000 times over about 10 s (150 us apart) with no new request; during
 # it one WRITE and one READ.  Then, while it storms again for 5 s,

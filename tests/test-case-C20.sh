@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C20: one request fails in part.  The backing (memory store,
 # fail-sectors=512-519: a medium error on one 4 KiB page, sectors before
 # it transferred, as a disk does) fails the middle of an 11-segment

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C21: grant lifetime.
 #  1. Persistent grants only when both sides wrote feature-persistent=1,
 #     decided again at every reconnect: blkbackd offering 1 or 0, one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C22 with persistent grants: blkbackd maps persistent data pages
 # writable, so a WRITE from a read-only grant cannot be mapped; it is
 # grant-copied instead and is OKAY, byte for byte, as without them.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C22: a WRITE whose data pages are granted read-only is OKAY and its
 # data lands on the backing byte for byte, with grant copies and with
 # maps per request (a READ into a read-only grant stays ERROR: C09).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C23: stale ring keys (Linux blkback's naming: with ring-page-order,
 # even 0, the ring is ring-ref0..; without, ring-ref):
 #  1. no ring-page-order, a valid ring-ref and a stale ring-ref0 and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C24: multi-queue inconsistency.
 #  1. 2 queues, queue-1's ring-ref invalid: no Connected; the error node
 #     names the key and its directory; queue 0's ring is unmapped and its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C25: a late backend.
 #  1. The frontend reached Initialised with its keys while no blkbackd
 #     ran (the last one was killed at InitWait) and changes nothing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C26: the domain is destroyed and its vbd removed (as xl destroy does)
 # mid-handshake:
 #  1. blkbackd InitWait, the frontend Initialising;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C27: a reconnect with I/O in flight and reused ids.  The guest sends
 # WRITE id=7 (pattern A) to sector 0, which the store holds (hold=) until
 # the test lets it go; meanwhile the guest goes 5, 6, 1 and, once the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C28: one stuck vbd.  vbd A is a loop device on a FUSE file whose
 # daemon is stopped (a backing that truly hangs, as a dead NFS server):
 # A's ring is full -- a FLUSH stuck in fdatasync and 31 writes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C29: a backing opened twice, as a migration does.  Guest A is Connected
 # to image X; guest B, the migration target (the same VM: the same
 # /local/domain/N/vm path), attaches X mode=w: B connects, with no lock

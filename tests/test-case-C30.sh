@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C30: many and large devids.
 #  1. devid 268442112 (xvdaa, the extended scheme (1 << 28) | disk << 8)
 #     connects and works;

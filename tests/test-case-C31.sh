@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C31: a frontend that writes feature-large-sector-size=1, on a backing
 # with 4096-byte logical sectors (a loop device with --sector-size 4096
 # when we may make one, else memory:...,sector-size=4096).  blkbackd's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # C01-C15 again on the other data path: blkbackd without persistent
 # grants (--feature-persistent=0), so the guest's pages are grant-copied
 # (or mapped per request) rather than mapped once.  Every case runs as it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The short end-to-end campaign (blkcrash run --quick: ext4, 60 crash
 # points) over xensim + blkbackd --record + blkfront-test export:
 # 0 violations with honest flushes (FLUSH_DISKCACHE, and WRITE_BARRIER),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkcrash check: the durability contract between what the guest was
 # told (guest log, include/guestlog.h) and what the host did (crash log).
 # Honest logs pass; a flush acknowledged before its fdatasync, an ignored

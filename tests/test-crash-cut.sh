@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Case C12: the guest writes and flushes through blkbackd
 # --cache=volatile --record; blkcrash cut power-cuts the daemon in the
 # middle (the volatile cache drops a random subset of what was not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkcrash fsck on a hand-made ext4 history: debugfs writes files into a
 # copy of a fresh filesystem; the changed blocks become a crash log.
 # Flushed at the end: every flush point is fsck-clean.  Never flushed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkcrash replay of hand-built crash logs gives byte-exact images:
 # durable-only, everything the host saw, random subsets of the unflushed
 # writes, and a torn log tail is ignored.

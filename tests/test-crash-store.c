@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-crash-store.c: the blkcrash store wrappers ("record", "volatile")
  * driven through the checked dispatch (store.h) over a small in-test

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every option that blkcrash --help and blkcrash run --help list appears
 # in blkcrash.1.
 . ./functions.sh

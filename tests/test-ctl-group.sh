@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd --ctl-group: the control socket 0660 and the group's; its
 # members (by gid or a supplementary group) may list, stats and status,
 # and are refused resize, shutdown and upgrade by the daemon (EPERM);

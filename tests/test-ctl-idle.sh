@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Clients that connect to the control socket and say nothing (a stuck
 # scraper) hold up neither the control socket nor the guests: with 20
 # of them connected (more than the 16 blkbackd serves at once: the

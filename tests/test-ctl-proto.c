@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-ctl-proto.c: the control socket's protocol helpers
  * (backend/ctl-proto.c): escaping round trips, record parsing and its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd-ctl for scripts: distinct exit statuses (0 done, 1 refused,
 # 2 usage, 3 not running, 4 timed out), errors as JSON on stdout under
 # --json, options after the command, JSON typed by a fixed schema per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbackd-ctl over blkbackd's control socket: list, stats (table, JSON,
 # Prometheus), status, shutdown [--close], upgrade; the socket is root's
 # (0600) and a non-root peer is refused by the daemon too (SO_PEERCRED).

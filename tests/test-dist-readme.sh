@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # "make dist" carries everything the README runs or points to: every path
 # of the source tree named in the README (scripts like .ci/install-deps
 # and tests/xen/install-deps, pages, tests, the packaging) is in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Values blkbackd cannot act on are said once, not ignored silently and
 # not once per watch event: a frontend state outside 1..6 (Linux blkback:
 # "saw state N at frontend", fatal: error node and Closing), state 0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # No hang when the export's device fails under a filesystem: ext4 on a
 # loop device (--direct-io=on) on blkfront-test export, a writer running;
 # then (1) blkbackd SIGKILLed mid-I/O, (2) blkbackd stopped (SIGSTOP) so

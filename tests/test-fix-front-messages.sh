@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkfront-test's messages for a user: a device the backend refuses is
 # reported with the backend's error text and "the backend refused the
 # device" (not "Connection timed out"); its man page points at xensim(1),

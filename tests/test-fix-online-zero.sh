@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # online=0 (the toolstack's "detach"), alone or with state=5 as libxl
 # writes them: the backend goes Closing (5) at once and Closed (6) only
 # once the frontend has closed or is gone, as Linux blkback does

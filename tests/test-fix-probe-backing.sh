@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A backing that cannot be served is refused at probe time (Linux blkback
 # opens it in backend_changed()): the error node names params and the
 # reason, the device goes Closing (5) without ever reaching InitWait, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A second blkbackd on the same xenstore refuses to start (exit 1, a
 # message naming the first one's pid) and leaves the devices the first
 # serves alone: a connected guest stays Connected and keeps doing I/O.

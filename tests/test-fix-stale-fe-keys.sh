@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkfront-test removes the frontend keys it wrote when it closes (ring
 # layout, queues, protocol), so a multi-queue, multi-page session leaves
 # nothing that breaks the next single-queue connect; and a connect

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A guest flapping its state node cannot flood dom0's log: 300 writes of
 # the frontend's state give at most STATE_LOG_BURST (20) state-change
 # lines per 10 s for that device, plus one saying it logs fewer; the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The trace names an unknown operation by its number (blkbackd.8 TRACE
 # FORMAT: "opN"), keeps "reserved" for BLKIF_OP_RESERVED_1 and shows an
 # INDIRECT request under its indirect_op.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # xenstored (here xensim) dies under a serving blkbackd with a guest
 # doing I/O: blkbackd notices within seconds, logs that it lost xenstore,
 # drains its devices and exits 1 (blkbackd.8 EXIT STATUS), instead of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A backend that breaks the protocol is caught, as hardened Linux blkfront
 # catches it: a response with an id never sent, a duplicate, an rsp_prod
 # past the requests, a wrong operation; and a backend that stops answering

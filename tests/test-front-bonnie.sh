@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # README "done when": xensim + blkbackd + blkfront-test export, mkfs.ext4
 # on a loop device over the exported disk, mount, real bonnie++ inside
 # (small sizes), umount, fsck clean.

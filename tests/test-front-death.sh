@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # No hang when the backend dies: with blkbackd SIGKILLed under a mounted
 # export, I/O on the exported disk fails with EIO within the request
 # timeout, and SIGTERM still unmounts and ends the export (exit 1: the

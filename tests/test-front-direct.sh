@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # export --direct: the same FUSE export over a file with no ring (the
 # benchmark's dom0 row): ext4 on loop on it is fsck-clean; fsync() becomes
 # fdatasync() of the file in writeback mode (counted), nothing in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A discard through the FUSE export reaches the ring: blkdiscard on the
 # loop device over MOUNTPOINT/disk -> fallocate(PUNCH_HOLE) on the FUSE
 # file -> BLKIF_OP_DISCARD -> blkbackd punches the hole in the backing

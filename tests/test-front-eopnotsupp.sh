@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Linux blkfront's EOPNOTSUPP rules: a backend that refuses a flush
 # (or a barrier) makes the frontend stop sending them (flush and FUA
 # withdrawn, one log line); the refused request itself fails.

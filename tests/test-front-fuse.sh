@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A real filesystem on the FUSE export: xensim + blkbackd (file store) +
 # blkfront-test export (2 queues) + loop (--direct-io=on) + mkfs.ext4 + mount; files
 # written and fsync'ed; an application's fsync() reaches blkbackd as

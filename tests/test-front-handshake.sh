@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkfront-test's handshake against blkbackd: the frontend keys are exactly
 # Linux blkfront's (single queue: ring-ref + event-channel; multi-queue and
 # multi-page: ring-page-order, multi-queue-num-queues, queue-N/ring-refN),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkfront-test io through blkbackd: the JSON report adds up, --flush-every
 # and --fua send exactly the requests they promise (counted in blkbackd's
 # trace: FLUSH_DISKCACHE with flush-mode=flush, WRITE_BARRIER with data

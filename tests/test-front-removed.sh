@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A connected frontend whose vbd the toolstack removes at once (xl-remove
 # --force: both directories go, blkbackd is not asked to close first)
 # notices at once, and gives up without waiting for a backend that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # More requests in flight than the ring has slots, in every mode of
 # blkfront-test, on the default one-page ring (32 slots): a frontend
 # waits for a slot (Linux blkfront stops its queue) and never deadlocks.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every option that "blkfront-test CMD --help" prints appears in
 # blkfront-test.1, and every command has a --help.
 . ./functions.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # verify's read-back at a stop signal is a check that can fail: blocks
 # verify wrote, zeroed in the backing file behind its back, and then
 # SIGINT (as the kill and restart tests stop it): it must exit 1, say

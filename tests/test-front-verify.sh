@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # verify workloads through blkbackd pass on a file store and a memory
 # store, direct and indirect requests, one and two queues of several
 # pages; the guest log says what was acknowledged, in order; a later

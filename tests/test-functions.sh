@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The test helpers themselves: cleanup runs LIFO, requires skips, wait_for times out.
 . ./functions.sh
 out=$(bash -c '. ./functions.sh; cleanup_fn echo one; cleanup_fn echo two; true')

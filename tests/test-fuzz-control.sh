@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The control plane fuzzed: fuzz-control (fuzz-control.c, DESIGN-NOTES.md
 # "Stateful control-plane fuzzing") drives random interleavings of
 # toolstack, frontend and daemon steps against one xensim and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bad input to blkbench -> exit 1, a clear message naming the bad thing,
 # and nothing left mounted or attached: an unknown workload, where, wce,
 # config key; a missing tool; a mount option the kernel refuses; XFS

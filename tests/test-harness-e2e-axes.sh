@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The scheduler and access-time axes through the ring: domU cells (xensim
 # + blkbackd + blkfront-test export) for --sched none,mq-deadline x
 # --atime strictatime,noatime, real bonnie++ on ext4.  Each run's guest

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # XFS through the ring: domU cells (xensim + blkbackd + blkfront-test
 # export) with --fs xfs, wce 1 and 0, barrier 1 (XFS always flushes since
 # Linux 4.19).  mkfs.xfs, mount and bonnie++ run on blocks that went

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The tiny matrix through the real stack: one domU cell (xensim + blkbackd
 # + blkfront-test export: real bonnie++ on ext4 whose blocks go through
 # blkbackd's ring) and one dom0 cell (the direct FUSE export), 1 run each,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fsmark: fs_mark's file counts, subdirectory policy, output format (exact
 # column widths), and clear errors for bad options.
 . ./functions.sh

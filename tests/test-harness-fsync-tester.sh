@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fsync-tester: exactly one "fsync time: X.XXXX" line per fsync, nothing
 # else on stdout; the file is removed (or kept with -k); SIGTERM stops it
 # cleanly; bad input is named.

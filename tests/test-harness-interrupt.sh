@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Ctrl-C (SIGINT) and SIGTERM in the middle of a workload: blkbench exits
 # 130 after tearing everything down: the workload's processes and memory
 # cgroup, the mount, the loop device, the stack, the work directory.  A

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every option in the --help of blkbench (run, demo), fsmark and
 # fsync-tester appears in its man page; fsmark and fsync-tester take
 # --help; every man page of the tree reads cleanly with man -l (no

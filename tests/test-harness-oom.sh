@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A workload killed by its memory cgroup's OOM killer is named as such,
 # with the limit and what to do, not as "bonnie++ failed (exit -9)"
 # (seen once in test-harness-e2e under cgroup v1).  A stand-in bonnie++

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbench's parsers on recorded outputs (tests/harness-data): bonnie++ 1.93c
 # and 2.00a CSV lines by field, the bonnie++ human table, fs_mark rows,
 # fsync-tester lines, shell time lines; and bad input -> a clear error.

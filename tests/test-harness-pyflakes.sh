@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbench's Python is clean under pyflakes (unused imports, undefined
 # names, redefinitions); .ci/install-deps installs pyflakes3.
 . ./functions.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A tiny matrix end to end on the host baseline (where=raw: loop on the
 # backing file, no FUSE, no ring): 2 cells x 1 run of real bonnie++ on
 # ext4, then fsmark and tar/rm, and every output file checked.

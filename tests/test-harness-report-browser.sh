@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbench's report as a person sees it: index.html of a small run opened
 # in headless Chromium.  A copy of the page (beside it, so the same
 # relative links) gets a script that, once the page has loaded, writes

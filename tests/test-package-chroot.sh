@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The packages installed on a fresh Debian 12: debootstrap (minbase) a
 # chroot, apt-get install the two .deb files test-package-deb built (apt
 # fetches their dependencies), then, as installed: the unit is enabled,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian packages: dpkg-buildpackage -b from the tree as a fresh clone
 # has it builds blkbackd and blkbackd-tools; each package holds exactly
 # the files below (blkbackd-ctl and its page too once the tree has it);

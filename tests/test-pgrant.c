@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-pgrant.c: a queue's persistent grants (backend/pgrant.c) over
  * xensim: mapped once and in batches, the same page for the same gref,

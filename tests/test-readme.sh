@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The README's by-hand walk-through, run as it is written: the commands
 # of "Serving a disk by hand" and "A filesystem on the guest's disk" are
 # taken from the README (its indented blocks, a trailing "\" joining

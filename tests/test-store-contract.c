@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-store-contract.c: unit tests of the checked store dispatch
  * (backend/store.h, store.c, store-stack.c), over small fake drivers

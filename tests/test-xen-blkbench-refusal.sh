@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbench --platform xen-host / xen-nested where they cannot run: exit 1,
 # one message naming everything that is missing (/proc/xen/capabilities,
 # xl, the hotplug script, a running blkbackd, --backing, the guest

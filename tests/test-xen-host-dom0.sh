@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbench --platform xen-host's dom0 row needs no Xen: its code path (the
 # generated job script on a loop device over --backing with the cell's
 # write_cache, in a memory cgroup, then sim mode's bonnie++ parser) runs

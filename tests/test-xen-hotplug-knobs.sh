@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # backend/block-blkbackd refuses a bad per-device knob from xl's environment
 # at "add" time (hotplug-status=error, hotplug-error naming the variable),
 # so that xl create fails clearly instead of leaving the guest a disk that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/xen.mk: real Xen 4.17 nested under QEMU/TCG (included by
 # tests/Makefile.am).  "make check-xen" is root-only and never part of
 # "make check": one boot runs every phase (tests/xen/README), and each step

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xs-flood.c: write xenstore keys many times, as fast as one connection
  * can, to play a guest that floods its backend's watches (case C18) or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * bench-xenops.c: the cost of the xenops data path on the simulator,
  * each beside its physical bound measured in the same run.

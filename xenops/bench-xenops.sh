@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run bench-xenops on a fresh xensim (see bench-xenops.c); "make bench".
 # Extra arguments go to bench-xenops (--rounds N, --seconds S).
 . ../tests/functions.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # hv-functions.sh: for the xenops tests; source after tests/functions.sh.
 #
 #   start_hv           a fresh xensim (start_xensim); exports XENSIM_DIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * private.h: libxenops internals shared by xenops.c (dispatch) and the
  * transports xenops-sim.c and xenops-xen.c (the osdep pattern of Xen's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * t-common.h: helpers for the xenops test and benchmark programs
  * (t_ prefix, liburing test/helpers.h style).  Tests exit 0 pass,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-destroy.c: what destroying a domain does to the other side
  * (include/xenops.h "Lifetimes", sim.h hv_domain_destroy).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-evtchn.c: event channels over xensim (XENOPS_SIM).
  *

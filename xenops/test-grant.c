@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-grant.c: grant tables over xensim (XENOPS_SIM): share, map, copy
  * and every failure class of include/xenops.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-hv-hostile.c: xensim's hv.sock against malformed and forbidden
  * requests (the trust boundary of sim/hv.c).  Each bad request gets an

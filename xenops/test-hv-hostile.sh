@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hostile clients of hv.sock: see test-hv-hostile.c.
 . ../tests/functions.sh
 . "$abs_top_srcdir/xenops/hv-functions.sh"

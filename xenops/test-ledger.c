@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-ledger.c: the pin ledger (sim/hv-proto.h): the pins a dom0
  * process holds are released by xensim when the process dies, as the

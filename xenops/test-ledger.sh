@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The pin ledger: a killed dom0 process's pins are released by xensim;
 # see test-ledger.c.
 . ../tests/functions.sh

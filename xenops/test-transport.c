@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-transport.c: choosing and opening a transport, and the clean
  * failures when the platform is missing (no xensim needed).

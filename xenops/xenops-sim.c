@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xenops-sim.c: the XENOPS_SIM transport, a client of xensim's simulated
  * hypervisor (sim/hv.c; layout and protocol in sim/hv-proto.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xenops-xen.c: the XENOPS_XEN transport, over Xen's own libraries:
  * libxengnttab (map/unmap/copy), libxengntshr (share), libxenevtchn,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xenops.c: the transport-independent half of libxenops: argument checks
  * and dispatch to the transport's ops table (private.h).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """blkbench ceiling: is the dom0 row the ceiling of the domU row?
 
 The dom0 row (blkfront-test export --direct) is meant to be the domU row

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """blkbench command line: run, demo, and the small helpers tests use."""
 
 import argparse

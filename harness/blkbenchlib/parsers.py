@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Parsers for the tools' own output, and the seed-style renderers.
 
 Every parser takes text and returns plain data (dicts, lists of floats);

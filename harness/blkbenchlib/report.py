@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Results: results.csv, results.json, bonnie.csv, gnuplot plots, index.html."""
 
 import csv

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The "where" step: what stands between the guest filesystem and the backing.
 
 Each Where turns a fresh backing file into a disk image file (a GuestDisk)

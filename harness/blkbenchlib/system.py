@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The host side of a benchmark run: commands, cleanup, cgroups, loop, mount.
 
 Every resource blkbench takes (a daemon, a FUSE mount, a loop device, a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Workloads: what runs inside the guest filesystem, in the memory cgroup.
 
 Each workload: name, the programs it needs, the metrics it reports (the

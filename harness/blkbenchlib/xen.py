@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Real-Xen platforms of blkbench's where step: xen-nested and xen-host.
 
 --platform sim (default) uses the Where classes of stack.py.  The Xen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blkcrash.h: the pieces of blkcrash (private to harness/crash/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * check.c: the guest log (include/guestlog.h) and the durability contract
  * between it and the host's crash log; see blkcrash.h.

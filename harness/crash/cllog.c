@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cllog.c: reading a crash log (include/crashlog.h); see blkcrash.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * image.c: building crash images from a crash log; see blkcrash.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * main.c: blkcrash, power-cut replay and verification (blkcrash.1).
  *

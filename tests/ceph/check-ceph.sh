@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # check-ceph.sh: "make check-ceph".  One throw-away Ceph cluster
 # (cluster.sh: a mon, a mgr and an OSD on 127.0.0.1, cephx), then every
 # rbd test on it: the test-rbd-*.sh here, and the hostile-request cases

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/ceph/cluster.sh: a throw-away single-node Ceph cluster for the rbd
 # tests, from Debian 12's Ceph 16.2 packages only (ceph-mon, ceph-mgr,
 # ceph-osd, ceph-common): one mon, one mgr and one OSD on 127.0.0.1 with

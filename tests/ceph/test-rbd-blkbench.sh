@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # blkbench's barrier table with the domU rows on RBD beside the dom0 rows
 # on a file: --backing rbd:POOL/IMAGE:conf=... on --platform sim, a tiny
 # matrix (bonnie++ on ext4, wce 1 and 0, barrier 1, one run each).  The

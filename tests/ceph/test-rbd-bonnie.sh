@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # ext4 on RBD: blkfront-test export (FUSE) of a vbd on an RBD image, a
 # loop device over it, mkfs.ext4, real bonnie++ inside (small sizes),
 # umount, then e2fsck -fn on the image itself (rbd export): clean.  Run

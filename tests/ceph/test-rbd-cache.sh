@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Flush semantics on RBD: with librbd's cache on (writeback, or
 # Pacific's default writearound: writes acknowledged before the OSDs
 # have them) the store has a volatile cache, so flush-mode=auto

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Durability on RBD: with librbd's cache in writeback (writes held in
 # blkbackd's process; rbd_cache_max_dirty_age 60 s so librbd does not
 # write them back by itself; writethrough_until_flush off), 8 WRITEs and

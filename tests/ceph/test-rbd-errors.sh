@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rbd params that cannot work -- a pool that does not exist, an image
 # that does not exist, a configuration file that does not exist, a user
 # the cluster does not know -- each give the vbd an error node naming

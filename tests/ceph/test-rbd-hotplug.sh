@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The hotplug script (backend/block-blkbackd) on an rbd: target: "add"
 # checks with rbd info that the image exists, and refuses a missing one
 # with hotplug-status=error and the reason.  Runs over xensim's xenstore.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Moving a disk between hosts: two blkbackd daemons, each with its own
 # xensim ("host A", "host B"), serve one RBD image one after the other.
 # A guest on A writes (blkfront-test verify, with flushes) and detaches;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A cluster that stops answering: the OSD is stopped (SIGSTOP) under a
 # vbd whose params set rados_osd_op_timeout=3.  A WRITE then gets ERROR
 # after about 3 s (never a request that hangs for ever); blkbackd and a

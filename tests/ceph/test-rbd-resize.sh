@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Online resize from the cluster: "rbd resize" (here as another client
 # would, from any host) reaches blkbackd through librbd's header watch;
 # blkbackd writes "sectors" and re-writes "state" in one transaction

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rbd store, byte-exact through ring -> blkbackd -> librbd -> OSD: direct
 # requests of 1, 2 and 11 segments, a 16-segment indirect request and a
 # partial-page one, read back through the ring and found on the image

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """bench-xen-report.py: turn make bench-xen's console into its table and JSON.
 
 Usage: bench-xen-report.py SERIAL TXT JSON [--meta KEY=VALUE]...

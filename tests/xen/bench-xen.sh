@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench-xen.sh: "make bench-xen".  ONE boot of real Xen 4.17 nested in
 # qemu-system-x86_64 (TCG), one PV guest, the same workloads against
 #   blkbackd  blkbackd --transport=xen (script=block-blkbackd)

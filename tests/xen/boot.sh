@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # boot.sh: one bounded boot of Xen 4.17 + the dom0 initramfs in
 # qemu-system-x86_64 under TCG.  The serial console (Xen's com1, which also
 # carries dom0's hvc0) is written to LOG, each line prefixed with seconds

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # build-initramfs.sh: build what one nested real-Xen boot needs, under $B:
 #   xen-4.17     uncompressed multiboot ELF32 Xen (from /boot/xen-4.17-amd64.gz)
 #   vmlinuz      the Debian kernel (dom0 and every domU run the same one)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # check-xen.sh: "make check-xen".  Real Xen 4.17 with a Debian PV dom0 and
 # PV domUs, nested in qemu-system-x86_64 under TCG; ONE boot runs every
 # phase (see dom0-init.sh) and each step it reports becomes one automake

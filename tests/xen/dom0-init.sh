@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # /init of the dom0 initramfs used by check-xen: brings up the Xen control
 # plane (xenstored, xenconsoled), runs the phases named on the kernel command
 # line (xt.phases=bb,pg,bar,cmp by default) and powers off.  No interactive

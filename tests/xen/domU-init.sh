@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # /init of the PV domU initramfs used by check-xen.
 #
 # The guest runs the unmodified Debian kernel and its xen-blkfront; whoever

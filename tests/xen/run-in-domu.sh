@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-in-domu.sh: run a shell script inside a Linux PV domU on real Xen 4.17
 # (nested in QEMU/TCG), on a disk served by blkbackd, and return its output.
 # This is the interface blkbench's "xen-nested" where-step uses (README).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xt-holes: report how much of a byte range of a file holds data, using
  * lseek(SEEK_DATA/SEEK_HOLE) (the filesystem's own extent map, not the
