@@ -76,6 +76,10 @@ xenstore-write $b/params "$other" $b/mode w
 XENBUS_PATH=$b "$script" add || fail "add refused $other"
 xs_is $b/flush-mode flush
 xenstore-exists $b/cache && fail "cache written for a line that sets none"
+# a last line without its newline is read like any other
+printf '%s cache=writethrough' "$img" > "$BLKBACKD_DISKS"
+got=$(from_file 51792)
+[ "$got" = "- writethrough" ] || fail "the disks file's last line, without a newline: $got"
 # a bad value on the matching line: refused, its line named
 printf '%s cache=none\n' "$img" > "$BLKBACKD_DISKS"
 b=/local/domain/0/backend/vbd/8/51760
