@@ -271,6 +271,8 @@ def _new_results_dir(started):
 
 
 def _git_rev(srcdir):
+    if not srcdir:  # an installed blkbench: no tree to ask
+        return "unknown"
     try:
         rev = subprocess.run(["git", "-C", srcdir, "rev-parse", "--short", "HEAD"],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -263,20 +263,26 @@ class XenNested:
 
     def __init__(self, bench):
         self.bench = bench
-        self.xendir = os.path.join(bench.paths["srcdir"], "tests", "xen")
+        # None for an installed blkbench: preflight refuses (never a
+        # relative tests/xen, which would run the current directory's scripts)
+        src = bench.paths["srcdir"]
+        self.xendir = os.path.join(src, "tests", "xen") if src else None
 
     def preflight(self):
         missing = []
         if os.geteuid() != 0:
             missing.append("needs root (builds initramfs images with device nodes)")
-        if not os.path.isfile(os.path.join(self.xendir, "run-in-domu.sh")):
+        if not self.xendir:
+            missing.append("a source tree (an installed blkbench has none: run the "
+                           "build tree's harness/blkbench for this platform)")
+        elif not os.path.isfile(os.path.join(self.xendir, "run-in-domu.sh")):
             missing.append("%s/run-in-domu.sh (the source tree's tests/xen)" % self.xendir)
         missing += [f for f in self.FILES if not os.path.exists(f)]
         missing += [c for c in self.COMMANDS if not shutil.which(c)]
         if not any(n.startswith("vmlinuz-") for n in os.listdir("/boot")):
             missing.append("/boot/vmlinuz-* (apt-get install linux-image-amd64)")
-        hotplug = os.path.join(self.bench.paths["srcdir"], "backend", "block-blkbackd")
-        if not os.path.isfile(hotplug):
+        hotplug = os.path.join(self.bench.paths["srcdir"] or "", "backend", "block-blkbackd")
+        if self.xendir and not os.path.isfile(hotplug):
             missing.append(hotplug)
         for prog in ("blkbackd",) + tuple(
                 p for p in ("fsmark",) if any(c.workload == "fsmark" for c in self.bench.cells)):
@@ -437,7 +443,10 @@ class XenHost:
 
     def __init__(self, bench):
         self.bench = bench
-        self.xendir = os.path.join(bench.paths["srcdir"], "tests", "xen")
+        # None for an installed blkbench: preflight refuses (never a
+        # relative tests/xen, which would run the current directory's scripts)
+        src = bench.paths["srcdir"]
+        self.xendir = os.path.join(src, "tests", "xen") if src else None
 
     def _guest_kernel(self):
         o = self.bench.o
@@ -477,7 +486,10 @@ class XenHost:
             missing.append("a guest kernel: %s (--guest-kernel)" % k)
         elif not os.path.isdir("/lib/modules/" + ver):
             missing.append("/lib/modules/%s (the guest kernel's modules)" % ver)
-        if not os.path.isfile(os.path.join(self.xendir, "build-initramfs.sh")):
+        if not self.xendir:
+            missing.append("a source tree (an installed blkbench has none: run the "
+                           "build tree's harness/blkbench for this platform)")
+        elif not os.path.isfile(os.path.join(self.xendir, "build-initramfs.sh")):
             missing.append("%s/build-initramfs.sh (the source tree's tests/xen)" % self.xendir)
         missing += [c for c in ("cpio", "losetup", "/bin/busybox", "/usr/sbin/bonnie++",
                                 "/sbin/mke2fs", "/sbin/mkfs.xfs", "/sbin/blkdiscard")
