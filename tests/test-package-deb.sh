@@ -70,9 +70,9 @@ if [ -f "$top_srcdir/backend/blkbackd-ctl.c" ]; then
 fi
 check_list "$tmp/blkbackd_${ver}_${arch}.deb" \
 	/etc/default/blkbackd \
-	/etc/modprobe.d/blkbackd.conf \
 	/etc/xen/scripts/block-blkbackd \
 	/lib/systemd/system/blkbackd.service \
+	/usr/lib/modprobe.d/blkbackd.conf \
 	/usr/sbin/blkbackd \
 	"${ctl[@]}" \
 	/usr/share/doc/blkbackd/DESIGN-NOTES.md.gz \
@@ -108,13 +108,14 @@ dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Recommends | grep -q "blkba
 mkdir "$tmp/ctrl" "$tmp/root"
 dpkg-deb -e "$deb" "$tmp/ctrl"
 dpkg-deb -x "$deb" "$tmp/root"
-[ "$(sort "$tmp/ctrl/conffiles")" = "$(printf '%s\n' /etc/default/blkbackd /etc/modprobe.d/blkbackd.conf /etc/xen/scripts/block-blkbackd)" ] ||
+# the modprobe.d file is no conffile: it must go with the package
+[ "$(sort "$tmp/ctrl/conffiles")" = "$(printf '%s\n' /etc/default/blkbackd /etc/xen/scripts/block-blkbackd)" ] ||
 	fail "conffiles: $(cat "$tmp/ctrl/conffiles")"
 grep -q 'deb-systemd-helper.*blkbackd.service' "$tmp/ctrl/postinst" || fail "postinst does not enable blkbackd.service"
 # the kernel's xen-blkback serves the same kind: kept out (its alias
 # autoload by the blacklist, a load by name by the install command), and
 # the daemon is not started on install while it is loaded
-mp=$tmp/root/etc/modprobe.d/blkbackd.conf
+mp=$tmp/root/usr/lib/modprobe.d/blkbackd.conf
 grep -qx 'blacklist xen-blkback' "$mp" || fail "$mp does not blacklist xen-blkback"
 grep -qx 'install xen-blkback /bin/false' "$mp" || fail "$mp does not stop a load by name"
 grep -q '/sys/module/xen_blkback' "$tmp/ctrl/postinst" ||
