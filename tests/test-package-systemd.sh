@@ -21,7 +21,8 @@
 #     the group (not root) gets the status.
 # Not in "make check" (minutes, a mirror, root): "make check-systemd".
 # Skips (77, saying why) only when it cannot run here: not root, no
-# debootstrap or unshare/nsenter, no mirror, no .deb files, no namespaces.
+# debootstrap or unshare/nsenter, no mirror, no .deb files, no namespaces,
+# or a host that runs systemd itself.
 . ./functions.sh
 requires_root
 requires command -v debootstrap
@@ -36,6 +37,10 @@ mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sour
 [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
 mirror=${mirror:-http://deb.debian.org/debian}
 
+# The booted systemd shares the host's /sys, cgroups included: where
+# systemd already runs the host, a second one would manage the same tree.
+[ ! -d /run/systemd/system ] ||
+	{ echo "$0: skipped: the host runs systemd: a second one would share its cgroup tree"; exit 77; }
 # (unshare -p: refused in some containers; that is "cannot run here")
 unshare --pid --fork --mount true 2>/dev/null ||
 	{ echo "$0: skipped: unshare --pid --mount refused here"; exit 77; }
