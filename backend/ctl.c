@@ -95,6 +95,46 @@ make_dir_of(const char *path)
 	return 0;
 }
 
+/*
+ * --ctl-group: the socket is the group's, but its members must also get
+ * through its directory.  The default one, /run/blkbackd, is the state
+ * directory too, which blkbackd makes 0700 (before the socket): no member
+ * could connect (EACCES) to a socket 0660 and theirs.  When the socket's
+ * directory is the state directory and shuts the group out, it is given
+ * to the group with search permission only (0710: no listing; the
+ * records in it stay 0600).  Any other directory is the admin's: left
+ * alone, and said.
+ */
+static void
+let_group_through(const char *path, const char *state_dir, gid_t group)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st, sst;
+	char dir[PATH_MAX];
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st) < 0)
+		return;
+	if ((st.st_mode & S_IXOTH) || (st.st_gid == group && (st.st_mode & S_IXGRP)))
+		return;
+	if (!state_dir || stat(state_dir, &sst) < 0 ||
+	    sst.st_dev != st.st_dev || sst.st_ino != st.st_ino) {
+		log_info("control socket %s: --ctl-group's members cannot reach it while its "
+			 "directory %s (mode %04o) shuts them out", path, dir,
+			 (unsigned int)(st.st_mode & 07777));
+		return;
+	}
+	if (chown(dir, (uid_t)-1, group) < 0 || chmod(dir, (st.st_mode & 07777) | S_IXGRP) < 0)
+		log_error("control socket %s: letting --ctl-group through %s: %m", path, dir);
+	else
+		log_info("control socket %s: %s (the state directory) made mode %04o and "
+			 "--ctl-group's, so that the group's members reach the socket", path, dir,
+			 (unsigned int)((st.st_mode & 07777) | S_IXGRP));
+}
+
 int
 bk_ctl_open(struct bk_daemon *d, const char *path, gid_t group, struct bk_ctl **out)
 {
@@ -158,6 +198,8 @@ bk_ctl_open(struct bk_daemon *d, const char *path, gid_t group, struct bk_ctl **
 		close(fd);
 		return r;
 	}
+	if (group != (gid_t)-1)
+		let_group_through(path, d->opt.state_dir, group);
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->path = strdup(path))) {
 		free(c);

@@ -4,7 +4,8 @@
 # members (by gid or a supplementary group) may list, stats and status,
 # and are refused resize, shutdown and upgrade by the daemon (EPERM);
 # anybody else is refused as before.  A group that does not exist is an
-# error at start.
+# error at start.  With the socket in the state directory (Xen's default,
+# made 0700), the group is let through that directory.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires_root
@@ -81,5 +82,20 @@ grep -q "control socket: refused a client (pid [0-9]*, uid 65534): only root and
 rc=0; blkbackd-ctl resize $A/51712 2>"$BK_TMP/err" >/dev/null || rc=$?
 [ $rc = 1 ] && grep -q "ENOTCONN vbd $A/51712 is not connected" "$BK_TMP/err" ||
 	fail "root: resize: rc $rc, $(cat "$BK_TMP/err")"
+stop_backend
+
+# Xen's layout: the socket in the state directory (/run/blkbackd), which
+# blkbackd makes 0700.  The group is let through it (search only), or no
+# member could ever connect.
+st=$BK_TMP/state
+chmod o+x "$BK_TMP"
+cleanup_fn chmod o-x "$BK_TMP"
+start_backend --ctl-group="$grp" --state-dir="$st" --ctl-socket="$st/ctl.sock"
+[ "$(stat -c '%a %G' "$st")" = "710 $grp" ] ||
+	fail "state directory with the socket: $(stat -c '%a %G' "$st"), expected 710 $grp"
+sock=$st/ctl.sock
+as_member status > /dev/null 2>"$BK_TMP/err" || fail "member, socket in the state directory: $(cat "$BK_TMP/err")"
+rc=0; as_other list >/dev/null 2>"$BK_TMP/err" || rc=$?
+[ $rc = 3 ] && grep -q "Permission denied" "$BK_TMP/err" || fail "other, socket in the state directory: rc $rc"
 stop_backend
 exit 0
