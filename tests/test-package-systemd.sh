@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The systemd unit under a real systemd: debootstrap a Debian 12 root with
 # systemd, boot that systemd as PID 1 of a new PID and mount namespace,
 # apt-get install the two .deb files test-package-deb built, and point
