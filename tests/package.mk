@@ -17,6 +17,7 @@ EXTRA_DIST += \
 	test-package-chroot.sh \
 	test-dist-readme.sh \
 	test-package-systemd.sh \
+	package-lib.sh \
 	$(NULL)
 # test-package-chroot installs the .deb files test-package-deb leaves in
 # package-debs/ (through a variable: automake owns the .log rules).

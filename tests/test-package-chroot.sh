@@ -9,6 +9,7 @@
 # Root; needs debootstrap and the Debian mirror the host's apt uses
 # (skips, saying so, when debootstrap cannot make the chroot).
 . ./functions.sh
+. "$abs_top_srcdir/tests/package-lib.sh"
 requires_root
 requires command -v debootstrap
 requires command -v unshare
@@ -16,25 +17,9 @@ debs=$(ls package-debs/blkbackd_*.deb package-debs/blkbackd-tools_*.deb 2>/dev/n
 [ "$(echo "$debs" | grep -c .)" = 2 ] ||
 	{ echo "$0: skipped: no packages built (test-package-deb skipped or failed)"; exit 77; }
 
-# the host's mirror (deb822 or one-line sources), else Debian's default
-mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
-mirror=${mirror:-http://deb.debian.org/debian}
-
 root=$(mktemp -d /var/tmp/package-chroot.XXXXXX)
 cleanup_fn rm -rf --one-file-system "$root"
-if ! debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
-	echo "$0: skipped: debootstrap bookworm from $mirror failed: $(tail -n 1 "$root.debootstrap.log")"
-	rm -f "$root.debootstrap.log"
-	exit 77
-fi
-rm -f "$root.debootstrap.log"
-# the same suites as the host (security updates: the build's libraries
-# may be newer than bookworm's first release)
-rm -f "$root/etc/apt/sources.list"
-cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
-[ -f /etc/apt/sources.list ] && grep -v '^#' /etc/apt/sources.list > "$root/etc/apt/sources.list"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+debian_root "$root"
 mkdir -p "$root/tmp/debs"
 cp $debs "$root/tmp/debs/"
 

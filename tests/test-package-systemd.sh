@@ -25,6 +25,7 @@
 # debootstrap or unshare/nsenter, no mirror, no .deb files, no namespaces,
 # or a host that runs systemd itself.
 . ./functions.sh
+. "$abs_top_srcdir/tests/package-lib.sh"
 requires_root
 requires command -v debootstrap
 requires command -v unshare
@@ -33,10 +34,6 @@ debs=$(ls package-debs/blkbackd_*.deb package-debs/blkbackd-tools_*.deb 2>/dev/n
 [ "$(echo "$debs" | grep -c .)" = 2 ] ||
 	{ echo "$0: skipped: no packages built (run test-package-deb.sh first)"; exit 77; }
 
-# the host's mirror (deb822 or one-line sources), else Debian's default
-mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
-mirror=${mirror:-http://deb.debian.org/debian}
 
 # The booted systemd shares the host's /sys, cgroups included: where
 # systemd already runs the host, a second one would manage the same tree.
@@ -51,20 +48,8 @@ root=$(mktemp -d /var/tmp/package-systemd.XXXXXX)
 cleanup_fn rm -rf --one-file-system "$root"
 # not 0700 as mktemp made it: the root's "/" must let non-root users in
 chmod 755 "$root"
-step "debootstrap bookworm (systemd) from $mirror"
-if ! debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus bookworm "$root" "$mirror" \
-	>"$root.debootstrap.log" 2>&1; then
-	echo "$0: skipped: debootstrap bookworm from $mirror failed: $(tail -n 1 "$root.debootstrap.log")"
-	rm -f "$root.debootstrap.log"
-	exit 77
-fi
-rm -f "$root.debootstrap.log"
-# the host's suites (security updates: the build's libraries may be newer
-# than bookworm's first release)
-rm -f "$root/etc/apt/sources.list"
-cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
-[ -f /etc/apt/sources.list ] && grep -v '^#' /etc/apt/sources.list > "$root/etc/apt/sources.list"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+step "debootstrap bookworm (systemd)"
+debian_root "$root" --include=systemd,systemd-sysv,dbus
 # not /tmp: systemd-tmpfiles empties it at boot
 mkdir -p "$root/var/cache/blkbackd-debs"
 cp $debs "$root/var/cache/blkbackd-debs/"
