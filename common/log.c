@@ -309,54 +309,23 @@ log_emit(int prio, const char *tag, const char *fmt, va_list ap)
 	}
 }
 
-void
-log_error(const char *fmt, ...)
-{
-	int saved_errno = errno;
-	va_list ap;
+/* One public function per level: errno kept across the call (for %m in
+ * fmt, and for the caller after it). */
+#define LOG_LEVEL_FN(name, prio, tag)					\
+	void								\
+	name(const char *fmt, ...)					\
+	{								\
+		int saved_errno = errno;				\
+		va_list ap;						\
+									\
+		va_start(ap, fmt);					\
+		errno = saved_errno;					\
+		log_emit(prio, tag, fmt, ap);				\
+		va_end(ap);						\
+		errno = saved_errno;					\
+	}
 
-	va_start(ap, fmt);
-	errno = saved_errno;	/* for %m */
-	log_emit(LOG_ERR, "error: ", fmt, ap);
-	va_end(ap);
-	errno = saved_errno;
-}
-
-void
-log_warning(const char *fmt, ...)
-{
-	int saved_errno = errno;
-	va_list ap;
-
-	va_start(ap, fmt);
-	errno = saved_errno;
-	log_emit(LOG_WARNING, "warning: ", fmt, ap);
-	va_end(ap);
-	errno = saved_errno;
-}
-
-void
-log_info(const char *fmt, ...)
-{
-	int saved_errno = errno;
-	va_list ap;
-
-	va_start(ap, fmt);
-	errno = saved_errno;
-	log_emit(LOG_INFO, "", fmt, ap);
-	va_end(ap);
-	errno = saved_errno;
-}
-
-void
-log_debug_(const char *fmt, ...)
-{
-	int saved_errno = errno;
-	va_list ap;
-
-	va_start(ap, fmt);
-	errno = saved_errno;
-	log_emit(LOG_DEBUG, "debug: ", fmt, ap);
-	va_end(ap);
-	errno = saved_errno;
-}
+LOG_LEVEL_FN(log_error, LOG_ERR, "error: ")
+LOG_LEVEL_FN(log_warning, LOG_WARNING, "warning: ")
+LOG_LEVEL_FN(log_info, LOG_INFO, "")
+LOG_LEVEL_FN(log_debug_, LOG_DEBUG, "debug: ")
