@@ -80,17 +80,20 @@ xenstore-exists $b/cache && fail "cache written for a line that sets none"
 printf '%s cache=writethrough' "$img" > "$BLKBACKD_DISKS"
 got=$(from_file 51792)
 [ "$got" = "- writethrough" ] || fail "the disks file's last line, without a newline: $got"
-# a bad value on the matching line: refused, its line named
-printf '%s cache=none\n' "$img" > "$BLKBACKD_DISKS"
-b=/local/domain/0/backend/vbd/8/51760
-xenstore-write $b/params "$img" $b/mode w
-if XENBUS_PATH=$b "$script" add 2>/dev/null; then fail "add accepted cache=none from the disks file"; fi
-[ "$(xenstore-read $b/hotplug-error)" = "$BLKBACKD_DISKS:1: cache=none is neither writeback nor writethrough" ] ||
-	fail "hotplug-error: $(xenstore-read $b/hotplug-error)"
-printf '%s cache=writeback fua=yes\n' "$img" > "$BLKBACKD_DISKS"
-b=/local/domain/0/backend/vbd/8/51776
-xenstore-write $b/params "$img" $b/mode w
-if XENBUS_PATH=$b "$script" add 2>/dev/null; then fail "add accepted fua=yes"; fi
-[ "$(xenstore-read $b/hotplug-error)" = "$BLKBACKD_DISKS:1: \"fua=yes\" is not flush-mode=MODE or cache=MODE" ] ||
-	fail "hotplug-error: $(xenstore-read $b/hotplug-error)"
+# a bad value or word on the matching line: refused, its line named,
+# nothing of the line written
+refused_from_file() { # DEVID LINE HOTPLUG-ERROR
+	local b=/local/domain/0/backend/vbd/8/$1
+	printf '%s %s\n' "$img" "$2" > "$BLKBACKD_DISKS"
+	xenstore-write $b/params "$img" $b/mode w
+	if XENBUS_PATH=$b "$script" add 2>/dev/null; then fail "add accepted \"$2\" from the disks file"; fi
+	xs_is $b/hotplug-status error
+	[ "$(xenstore-read $b/hotplug-error)" = "$BLKBACKD_DISKS:1: $3" ] ||
+		fail "hotplug-error: $(xenstore-read $b/hotplug-error)"
+	xenstore-exists $b/cache && fail "cache written from a refused line"
+	xenstore-exists $b/flush-mode && fail "flush-mode written from a refused line"
+	return 0
+}
+refused_from_file 51760 "cache=none" "cache=none is neither writeback nor writethrough"
+refused_from_file 51776 "cache=writeback fua=yes" '"fua=yes" is not flush-mode=MODE or cache=MODE'
 exit 0
