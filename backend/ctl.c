@@ -363,31 +363,11 @@ phase_name(enum bk_dev_phase p)
 	}
 }
 
-/* dir/key from xenstore into the record (nothing when absent). */
+/* A label of the vbd's (vbd.h), nothing when it has none. */
 static void
-kv_xs(struct reply *rp, struct bk_daemon *d, const char *dir, const char *key,
-      const char *name)
+kv_label(struct bk_ctl_buf *b, const char *name, const char *v)
 {
-	char *v;
-
-	if (!*dir)
-		return;
-	v = xbus_read(d->xs, XBT_NULL, dir, key);
-	bk_ctl_buf_kv(&rp->out, name, v);
-	free(v);
-}
-
-/* The frontend domain's name (the toolstack's /local/domain/N/name),
- * as "guest=NAME"; nothing when it has none. */
-static void
-kv_guest(struct bk_ctl_buf *b, struct bk_daemon *d, unsigned int domid)
-{
-	char dir[64], *v;
-
-	snprintf(dir, sizeof(dir), "/local/domain/%u", domid);
-	v = xbus_read(d->xs, XBT_NULL, dir, "name");
-	bk_ctl_buf_kv(b, "guest", v);
-	free(v);
+	bk_ctl_buf_kv(b, name, *v ? v : NULL);
 }
 
 static void
@@ -399,29 +379,26 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 	for (dev = d->devs; dev; dev = dev->next) {
 		struct bk_ctl_buf *b = &rp->out;
 		struct bk_stats st;
-		unsigned int fstate = 0;
 
 		bk_vbd_stats(dev, &st);
 		bk_ctl_buf_printf(b, "vbd");
 		bk_ctl_buf_kv(b, "vbd", dev->name);
 		bk_ctl_buf_kvu(b, "domid", dev->frontid);
 		bk_ctl_buf_kvu(b, "devid", dev->devid);
-		kv_guest(b, d, dev->frontid);
-		kv_xs(rp, d, dev->be, "dev", "vdev");
+		kv_label(b, "guest", dev->guest);
+		kv_label(b, "vdev", dev->vdev);
 		/* what it serves, once probed; not what xenstore says now */
-		if (dev->cfg.params_raw)
-			bk_ctl_buf_kv(b, "params", dev->cfg.params_raw);
-		else
-			kv_xs(rp, d, dev->be, "params", "params");
+		bk_ctl_buf_kv(b, "params", dev->cfg.params_raw ? dev->cfg.params_raw :
+			      dev->params_found);
 		bk_ctl_buf_kvu(b, "state", dev->state < 0 ? 0 : (uint64_t)dev->state);
 		/* another backend's vbd (vbd.c leave_alone): not ours to show */
 		bk_ctl_buf_kv(b, "state_name", dev->foreign ? "left-alone" :
 			      dev->state < 0 ? "none" :
 			      xbus_state_name((unsigned int)dev->state));
-		/* the guest's node: a number, or nothing (junk stays out of
-		 * the admin's table) */
-		if (*dev->fe && xbus_read_uint(d->xs, XBT_NULL, dev->fe, "state", 0, &fstate) == 0)
-			bk_ctl_buf_kvu(b, "frontend_state", fstate);
+		/* the guest's node as last read: a state, or nothing (junk
+		 * stays out of the admin's table) */
+		if (dev->fe_value >= 0)
+			bk_ctl_buf_kvu(b, "frontend_state", (unsigned int)dev->fe_value);
 		bk_ctl_buf_kv(b, "phase", phase_name(dev->phase));
 		bk_ctl_buf_kvu(b, "queues", dev->nr_queues);
 		if (dev->phase != DEV_DISCONNECTED) {
@@ -442,7 +419,7 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 		}
 		bk_ctl_buf_kvu(b, "pgrants", st.pgrant_mapped);
 		bk_ctl_buf_kvu(b, "failed", dev->failed);
-		kv_xs(rp, d, dev->be, "error", "error");
+		kv_label(b, "error", dev->error);
 		bk_ctl_buf_printf(b, "\n");
 	}
 }
@@ -459,8 +436,8 @@ stats_record(struct reply *rp, struct bk_daemon *d, const struct bk_dev *dev)
 	bk_ctl_buf_kv(b, "vbd", dev->name);
 	bk_ctl_buf_kvu(b, "domid", dev->frontid);
 	bk_ctl_buf_kvu(b, "devid", dev->devid);
-	kv_guest(b, d, dev->frontid);
-	kv_xs(rp, d, dev->be, "dev", "vdev");
+	kv_label(b, "guest", dev->guest);
+	kv_label(b, "vdev", dev->vdev);
 	bk_ctl_buf_kvu(b, "connected", dev->phase == DEV_CONNECTED);
 	bk_ctl_buf_kvu(b, "rd_req", s.rd_req);
 	bk_ctl_buf_kvu(b, "wr_req", s.wr_req);

@@ -62,6 +62,7 @@
 #include <unistd.h>
 #include <xenstore.h>
 
+#include "fnv.h"
 #include "log.h"
 #include "vbd.h"
 #include "xbus.h"
@@ -157,7 +158,8 @@ write_error(struct bk_dev *dev, const char *msg)
 	if (dev->gone || dev->foreign)	/* another vbd's, another backend's */
 		return;
 	r = xbus_transact(dev->d->xs, error_node, (void *)&a);
-
+	if (r == 0)
+		snprintf(dev->error, sizeof(dev->error), "%s", msg);
 	if (r == -ENOENT)
 		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s is gone: error not written", dev->name, dev->be);
 	else if (r < 0)
@@ -556,6 +558,77 @@ connect(struct bk_dev *dev, bool takeover)
 /* Objects.                                                           */
 /* ---------------------------------------------------------------- */
 
+void
+bk_vbd_read_guest(struct bk_daemon *d, uint32_t domid)
+{
+	struct bk_dev *dev;
+	char *v = NULL;
+	bool read = false;
+
+	for (dev = d->devs; dev; dev = dev->next) {
+		if (dev->frontid != domid)
+			continue;
+		if (!read)
+			v = xbus_read(d->xs, XBT_NULL, dev->guest_path, NULL);
+		read = true;
+		snprintf(dev->guest, sizeof(dev->guest), "%s", v ? v : "");
+	}
+	free(v);
+}
+
+/* The guest's name: watched by one of its vbds (vbd.h), whose first
+ * firing reads it. */
+static void
+watch_guest(struct bk_dev *dev)
+{
+	struct bk_dev *o;
+	char token[32];
+
+	for (o = dev->d->devs; o; o = o->next)
+		if (o->frontid == dev->frontid && o->guest_watch) {
+			snprintf(dev->guest, sizeof(dev->guest), "%s", o->guest);
+			return;
+		}
+	snprintf(token, sizeof(token), "guest/%u", dev->frontid);
+	dev->guest_watch = xs_watch(dev->d->xs, dev->guest_path, token);
+	if (!dev->guest_watch)
+		log_error("vbd %s: watch %s: %m (its guest's name is not shown)", dev->name,
+			  dev->guest_path);
+}
+
+/* The vbd goes: another of its guest's vbds holds the watch (the same
+ * token), or nobody does. */
+static void
+unwatch_guest(struct bk_dev *dev)
+{
+	struct bk_dev *o;
+	char token[32];
+
+	if (!dev->guest_watch)
+		return;
+	dev->guest_watch = false;
+	for (o = dev->d->devs; o; o = o->next)
+		if (o != dev && o->frontid == dev->frontid) {
+			o->guest_watch = true;
+			return;
+		}
+	snprintf(token, sizeof(token), "guest/%u", dev->frontid);
+	xs_unwatch(dev->d->xs, dev->guest_path, token);
+}
+
+void
+bk_vbd_read_labels(struct bk_dev *dev)
+{
+	struct xs_handle *xs = dev->d->xs;
+	char *v;
+
+	v = xbus_read(xs, XBT_NULL, dev->be, "dev");
+	snprintf(dev->vdev, sizeof(dev->vdev), "%s", v ? v : "");
+	free(v);
+	free(dev->params_found);
+	dev->params_found = xbus_read(xs, XBT_NULL, dev->be, "params");
+}
+
 struct bk_dev *
 bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 {
@@ -569,8 +642,12 @@ bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 	dev->frontid = f;
 	dev->devid = id;
 	dev->state = -1;
+	dev->fe_value = -1;
 	snprintf(dev->name, sizeof(dev->name), "%u/%u", f, id);
 	snprintf(dev->be, sizeof(dev->be), "%s/%u/%u", d->vbd_root, f, id);
+	snprintf(dev->guest_path, sizeof(dev->guest_path), "/local/domain/%u/name", f);
+	bk_vbd_read_labels(dev);
+	watch_guest(dev);
 	dev->next = d->devs;
 	d->devs = dev;
 	bk_dbg(BK_DBG_XENBUS, "vbd %s: new device at %s", dev->name, dev->be);
@@ -587,12 +664,14 @@ bk_vbd_free(struct bk_dev *dev, bool removed)
 		bk_vbd_disconnect_finish(dev);
 	if (dev->fe_watched)
 		xs_unwatch(d->xs, dev->fe_state, "fe");
+	unwatch_guest(dev);
 	for (pp = &d->devs; *pp; pp = &(*pp)->next)
 		if (*pp == dev) {
 			*pp = dev->next;
 			break;
 		}
 	bk_negotiate_config_free(&dev->cfg);
+	free(dev->params_found);
 	if (removed)
 		log_info("vbd %s: removed", dev->name);
 	bk_xenbus_domain_unused(d, dev->frontid);
@@ -639,6 +718,7 @@ probe(struct bk_dev *dev)
 		goto failed;
 	r = bk_negotiate_probe_keys(dev);
 	if (r == 0) {
+		dev->error[0] = '\0';	/* the probe keys removed it */
 		if (bk_vbd_log_ok(dev))
 			log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
 				 xbus_state_name(dev->state), dev->cfg.params.driver->name,
@@ -699,17 +779,6 @@ watch_frontend(struct bk_dev *dev)
 	return 0;
 }
 
-/* 64-bit FNV-1a: a guest's bad state value, remembered without a copy. */
-static uint64_t
-fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /*
  * Read the frontend's state node.  0 with *out in 0..6 but 2, -ENOENT
  * if absent, -EINVAL if it holds anything else: Linux blkback's
@@ -726,8 +795,10 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 	bool same, valid;
 	char shown[33];
 
-	if (!s)
+	if (!s) {
+		dev->fe_value = -1;
 		return -ENOENT;
+	}
 	if (s[0] >= '0' && s[0] <= '9') {
 		errno = 0;
 		v = strtoul(s, &end, 10);
@@ -737,7 +808,7 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 	/* (an empty node is junk too: compared only once one was reported) */
 	/* Every value must compare, whatever its length: reporting it
 	 * rewrites our error node, whose watch event brings us back here. */
-	same = dev->fe_bad_set && dev->fe_bad_len == strlen(s) && dev->fe_bad_hash == fnv1a(s);
+	same = dev->fe_bad_set && dev->fe_bad_len == strlen(s) && dev->fe_bad_hash == blk_fnv1a64(s, strlen(s));
 	/* 2 (InitWait) is a backend's state: from a frontend it is junk, as
 	 * Linux blkback's frontend_changed() has it (its default case) */
 	valid = v >= XenbusStateInitialising && v <= XenbusStateClosed &&
@@ -746,7 +817,7 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 		dev->fe_bad_set = false;
 	} else if (!same) {
 		dev->fe_bad_len = strlen(s);
-		dev->fe_bad_hash = fnv1a(s);
+		dev->fe_bad_hash = blk_fnv1a64(s, strlen(s));
 		dev->fe_bad_set = true;
 		if (v == XenbusStateUnknown)
 			log_info("vbd %s: frontend state 0 (Unknown) at %s: taken as Closed",
@@ -761,6 +832,7 @@ fe_state_read(struct bk_dev *dev, unsigned long *out)
 				     strlen(s) > 32 ? "..." : "", dev->fe_state);
 	}
 	free(s);
+	dev->fe_value = valid ? (int)v : -1;
 	*out = v;
 	return valid || v == XenbusStateUnknown ? 0 : -EINVAL;
 }
@@ -853,6 +925,8 @@ may_take_over(struct bk_dev *dev)
 
 	/* read quietly: a junk value is reported below, for ours only */
 	xbus_read_uint(dev->d->xs, XBT_NULL, dev->fe, "state", XenbusStateUnknown, &fe_quiet);
+	dev->fe_value = fe_quiet >= XenbusStateInitialising && fe_quiet <= XenbusStateClosed &&
+			fe_quiet != XenbusStateInitWait ? (int)fe_quiet : -1;
 	if (r < 0 && (fe_quiet == XenbusStateInitialised || fe_quiet == XenbusStateConnected)) {
 		leave_alone(dev, r == -ESTALE ?
 			    "Connected, but not on the ring this blkbackd served (its "
@@ -1178,7 +1252,8 @@ int
 bk_vbd_check_size(struct bk_dev *dev, uint64_t *old_sectors, uint64_t *new_sectors)
 {
 	uint64_t bytes, old = dev->feat.sectors;
-	int r, w;
+	char msg[256];
+	int r;
 
 	if (old_sectors)
 		*old_sectors = old;
@@ -1194,12 +1269,9 @@ bk_vbd_check_size(struct bk_dev *dev, uint64_t *old_sectors, uint64_t *new_secto
 			log_error("vbd %s: cannot read the size of its backing \"%s\": %s%s",
 				  dev->name, dev->cfg.params.arg, strerror(-r),
 				  r == -ENOENT ? " (removed?)" : "");
-			w = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error",
-					"params: cannot read the size of \"%s\": %s",
-					dev->cfg.params.arg, strerror(-r));
-			if (w < 0)
-				log_error("vbd %s: write %s/error: %s", dev->name, dev->be,
-					  strerror(-w));
+			snprintf(msg, sizeof(msg), "params: cannot read the size of \"%s\": %s",
+				 dev->cfg.params.arg, strerror(-r));
+			write_error(dev, msg);
 		}
 		dev->size_lost = true;
 		return r;
@@ -1223,11 +1295,9 @@ bk_vbd_check_size(struct bk_dev *dev, uint64_t *old_sectors, uint64_t *new_secto
 	log_error("vbd %s: BACKING SHRANK: %" PRIu64 " -> %" PRIu64 " sectors under a "
 		  "connected guest; its I/O past the new end fails", dev->name, old,
 		  dev->feat.sectors);
-	w = xbus_printf(dev->d->xs, XBT_NULL, dev->be, "error", "params: the backing shrank "
-			"from %" PRIu64 " to %" PRIu64 " sectors while connected", old,
-			dev->feat.sectors);
-	if (w < 0)
-		log_error("vbd %s: write %s/error: %s", dev->name, dev->be, strerror(-w));
+	snprintf(msg, sizeof(msg), "params: the backing shrank from %" PRIu64 " to %" PRIu64
+		 " sectors while connected", old, dev->feat.sectors);
+	write_error(dev, msg);
 	return 0;
 }
 

@@ -148,6 +148,26 @@ struct bk_dev {
 	time_t log_window;
 	unsigned int log_lines, log_dropped;
 
+	/*
+	 * What blkbackd-ctl's list and stats show besides the daemon's own
+	 * state, kept here so that answering them reads no xenstore: a
+	 * --ctl-group user asking in a loop must not turn into xenstore
+	 * round trips on the control thread, per vbd.  The labels are read
+	 * when the vbd is found, its vdev and params again when the
+	 * toolstack rewrites them (a CD-ROM's media change), the guest's
+	 * name on a watch, one per guest (renamed at the end of a migration:
+	 * "NAME--incoming" becomes NAME), held by one of its vbds and
+	 * handed on when that one goes; the frontend's state each time
+	 * vbd.c reads it; the error each time vbd.c writes or clears it.
+	 */
+	char guest[64];			/* /local/domain/F/name, "" when none */
+	char guest_path[48];		/* that node */
+	bool guest_watch;		/* this vbd holds the guest's watch */
+	char vdev[32];			/* <backend>/dev, "" when none */
+	char *params_found;		/* <backend>/params, NULL when none */
+	int fe_value;			/* frontend state last read: 1..6, or -1 */
+	char error[256];		/* <backend>/error as we wrote it, "" */
+
 	struct bk_dev_config cfg;
 	struct bk_store *store;		/* the stack's top, while connected/draining */
 	struct bk_claim *claim;		/* on the backing, while connected/draining */
@@ -212,6 +232,11 @@ struct bk_dev *bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id);
 void bk_vbd_free(struct bk_dev *dev, bool removed);
 /* Bring the vbd in line with what xenstore says now (idempotent). */
 void bk_vbd_update(struct bk_dev *dev);
+/* Re-read the vbd's vdev and params from xenstore into the labels
+ * blkbackd-ctl shows (struct bk_dev). */
+void bk_vbd_read_labels(struct bk_dev *dev);
+/* Re-read the name of domain domid into the labels of its vbds. */
+void bk_vbd_read_guest(struct bk_daemon *d, uint32_t domid);
 /* The frontend's domain died (@releaseDomain). */
 void bk_vbd_domain_gone(struct bk_dev *dev);
 /* Act on the reports of the vbd's queues (xenbus.c handle_reports),

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * xenbus.c: the daemon's xenstore side (vbd.h): one watch on the
- * backend directory, one per frontend state node and one on
- * @releaseDomain; which vbd an event is about; the queues' reports;
+ * backend directory, one per frontend state node, one per guest on its
+ * name and one on @releaseDomain; which vbd an event is about; the queues' reports;
  * statistics; shutdown.  What a vbd then does is vbd.c's.  Control
  * thread only.
  */
@@ -192,6 +192,15 @@ parse_vbd_path(struct bk_daemon *d, const char *path, uint32_t *f, uint32_t *id,
 	return slash ? VP_KEY : VP_DIR;
 }
 
+/* Does path end in "/key"? */
+static bool
+key_is(const char *path, const char *key)
+{
+	size_t pl = strlen(path), kl = strlen(key);
+
+	return pl > kl && path[pl - kl - 1] == '/' && !strcmp(path + pl - kl, key);
+}
+
 /* An event at or below vbd_root: which frontend, which vbd? */
 static void
 handle_vbd_event(struct bk_daemon *d, const char *path)
@@ -205,8 +214,16 @@ handle_vbd_event(struct bk_daemon *d, const char *path)
 	case VP_FRONTEND:
 		scan_frontend(d, false, f);
 		break;
-	case VP_DIR:
 	case VP_KEY:
+		bk_xenbus_scan_device(d, f, id);
+		if (key_is(path, "dev") || key_is(path, "params")) {
+			struct bk_dev *dev = bk_xenbus_find(d, f, id);
+
+			if (dev)
+				bk_vbd_read_labels(dev);
+		}
+		break;
+	case VP_DIR:
 		bk_xenbus_scan_device(d, f, id);
 		break;
 	case VP_BAD:
@@ -380,6 +397,10 @@ bk_xenbus_handle_watches(struct bk_daemon *d)
 			for (dev = d->devs; dev; dev = dev->next)
 				if (!strcmp(dev->fe_state, path))
 					dev->fe_event = true;
+		} else if (!strncmp(token, "guest/", 6) && parse_id(token + 6, &f)) {
+			/* a guest's name: read at once (only the toolstack
+			 * writes it, not the guest) */
+			bk_vbd_read_guest(d, f);
 		} else if (!strcmp(token, "release")) {
 			release = true;
 			d->watches_unfired &= ~WATCH_RELEASE;

@@ -70,6 +70,7 @@ BACKEND_SH_TESTS = \
 	test-ctl-idle.sh \
 	test-ctl-group.sh \
 	test-ctl-scriptable.sh \
+	test-ctl-no-xenstore.sh \
 	test-backend-upgrade.sh \
 	test-backend-fe-empty-state.sh \
 	test-backend-restart-offline.sh \

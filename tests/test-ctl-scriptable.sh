@@ -138,9 +138,12 @@ xenstore-rm "$(bk_be $N 5)"
 # ---- strings: escaped, UTF-8 kept ----
 # (xenstore-write takes \ as an escape itself: no backslash here)
 xenstore-write /local/domain/$A/name $'r\xc3\xa9al "q"\x01\nx'
-blkbackd-ctl list --json > "$BK_TMP/esc.json" || fail "list --json, odd name"
-grep -qF '"guest": "réal \"q\"\u0001\nx"' "$BK_TMP/esc.json" ||
-	fail "JSON escaping: $(grep -a guest "$BK_TMP/esc.json")"
+# (blkbackd learns the new name from its watch on it: wait for that)
+esc_ok() {
+	blkbackd-ctl list --json > "$BK_TMP/esc.json" || fail "list --json, odd name"
+	grep -qF '"guest": "réal \"q\"\u0001\nx"' "$BK_TMP/esc.json"
+}
+wait_for 5 esc_ok || fail "JSON escaping: $(grep -a guest "$BK_TMP/esc.json")"
 python3 -c 'import json,sys; v = json.load(open(sys.argv[1], encoding="utf-8"))["vbds"][0]
 assert v["guest"] == "r\u00e9al \"q\"\x01\nx", v["guest"]' "$BK_TMP/esc.json" || fail "JSON odd name"
 blkbackd-ctl stats --prometheus > "$BK_TMP/esc.prom" || fail "stats --prometheus, odd name"
