@@ -32,6 +32,7 @@
 #include "ctl-proto.h"
 #include "log.h"
 #include "vbd.h"
+#include "xenbus.h"
 #include "xbus.h"
 
 #define CTL_IO_TIMEOUT_S 2

@@ -35,6 +35,8 @@
 #include "log.h"
 #include "pgrant.h"
 #include "run.h"
+#include "vbd.h"
+#include "xenbus.h"
 #include "xbus.h"
 
 /* real Xen: one backend daemon per domain */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * negotiate.c: what a vbd and its frontend say to each other through
- * xenstore (vbd.h), with Linux xen-blkback's key set:
+ * xenstore (negotiate.h), with Linux xen-blkback's key set:
  *   probe:    max-ring-page-order, multi-queue-max-queues,
  *             feature-max-indirect-segments, then InitWait (2)
  *   connect:  read ring-page-order, ring-ref / ring-refN, event-channel
@@ -18,14 +18,31 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xenstore.h>
 
 #include "log.h"
-#include "vbd.h"
+#include "negotiate.h"
 #include "xbus.h"
+
+/* A key that is wrong: key and message into *f (nothing when f is NULL:
+ * a look only).  -EINVAL. */
+static int ATTRIBUTE_FORMAT_PRINTF(3, 4)
+fault(struct bk_fault *f, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!f)
+		return -EINVAL;
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
 
 /* ---------------------------------------------------------------- */
 /* The knobs.                                                         */
@@ -41,12 +58,12 @@ bk_negotiate_config_free(struct bk_dev_config *c)
 
 /*
  * Read the knob key: absent (*out = NULL: the default; also mode="") or
- * one of the values in ok[] (NULL-terminated).  0, or -EINVAL after bk_vbd_fatal(dev, key, "\"v\"
- * is <what>").
+ * one of the values in ok[] (NULL-terminated).  0, or -EINVAL with the
+ * fault "\"v\" is <what>".
  */
 static int
 knob(struct bk_dev *dev, const char *key, const char *const *ok, const char *what,
-     char **out)
+     char **out, struct bk_fault *f)
 {
 	char *v = xbus_read(dev->d->xs, XBT_NULL, dev->be, key);
 	unsigned int i;
@@ -66,13 +83,13 @@ knob(struct bk_dev *dev, const char *key, const char *const *ok, const char *wha
 			*out = v;
 			return 0;
 		}
-	bk_vbd_fatal(dev, key, "\"%s\" is %s", v, what);
+	fault(f, key, "\"%s\" is %s", v, what);
 	free(v);
 	return -EINVAL;
 }
 
 int
-bk_negotiate_config(struct bk_dev *dev)
+bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 {
 	static const char *const modes[] = { "r", "w", "ro", "rw", NULL };
 	static const char *const caches[] = { "writeback", "writethrough", NULL };
@@ -98,8 +115,8 @@ bk_negotiate_config(struct bk_dev *dev)
 		errno = 0;
 		id = strtoul(v, &end, 10);
 		if (!*v || *end || errno || id != dev->frontid) {
-			bk_vbd_fatal(dev, "frontend-id", "\"%s\" is not %u, the domain this "
-				     "directory is for", v, dev->frontid);
+			fault(f, "frontend-id", "\"%s\" is not %u, the domain this "
+			      "directory is for", v, dev->frontid);
 			free(v);
 			goto out;
 		}
@@ -107,40 +124,40 @@ bk_negotiate_config(struct bk_dev *dev)
 	}
 	params = xbus_read(dev->d->xs, XBT_NULL, dev->be, "params");
 	if (!params || !*params) {
-		bk_vbd_fatal(dev, "params", "missing or empty (a file, a block device, "
-			     "or DRIVER:ARG with DRIVER file|memory|null)");
+		fault(f, "params", "missing or empty (a file, a block device, "
+		      "or DRIVER:ARG with DRIVER file|memory|null)");
 		goto out;
 	}
 	rc = bk_params_parse(params, &c.params, &why);
 	if (rc < 0) {
-		bk_vbd_fatal(dev, "params", "%s", why.msg[0] ? why.msg : strerror(-rc));
+		fault(f, "params", "%s", why.msg[0] ? why.msg : strerror(-rc));
 		goto out;
 	}
 	rc = -EINVAL;
-	if (knob(dev, "mode", modes, "neither r (ro) nor w (rw)", &v) < 0)
+	if (knob(dev, "mode", modes, "neither r (ro) nor w (rw)", &v, f) < 0)
 		goto out;
 	c.read_only = v && strchr(v, 'w') == NULL;
 	free(v);
-	if (knob(dev, "cache", caches, "neither writeback nor writethrough", &v) < 0)
+	if (knob(dev, "cache", caches, "neither writeback nor writethrough", &v, f) < 0)
 		goto out;
 	c.writethrough = v && !strcmp(v, "writethrough");
 	free(v);
 	if (knob(dev, "flush-mode", flush_modes,
-		 "not one of auto, flush, barrier, both, none", &v) < 0)
+		 "not one of auto, flush, barrier, both, none", &v, f) < 0)
 		goto out;
 	if (v)
 		bk_flush_mode_parse(v, &c.flush_mode);
 	free(v);
-	if (knob(dev, "discard-enable", bools, "neither 0 nor 1", &v) < 0)
+	if (knob(dev, "discard-enable", bools, "neither 0 nor 1", &v, f) < 0)
 		goto out;
 	if (v)
 		c.discard_enable = v[0] == '1';
 	free(v);
-	if (knob(dev, "device-type", types, "neither disk nor cdrom", &v) < 0)
+	if (knob(dev, "device-type", types, "neither disk nor cdrom", &v, f) < 0)
 		goto out;
 	c.cdrom = v && !strcmp(v, "cdrom");
 	free(v);
-	if (knob(dev, "removable", bools, "neither 0 nor 1", &v) < 0)
+	if (knob(dev, "removable", bools, "neither 0 nor 1", &v, f) < 0)
 		goto out;
 	c.removable = v && !strcmp(v, "1");
 	free(v);
@@ -228,7 +245,7 @@ bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i
  */
 static int
 read_ring(struct bk_dev *dev, const char *dir, unsigned int order, bool multi_ref,
-	  struct bk_ring_config *rc, bool quiet)
+	  struct bk_ring_config *rc, struct bk_fault *f)
 {
 	struct xs_handle *xs = dev->d->xs;
 	unsigned int i;
@@ -243,39 +260,37 @@ read_ring(struct bk_dev *dev, const char *dir, unsigned int order, bool multi_re
 		else
 			snprintf(key, sizeof(key), "ring-ref");
 		r = xbus_read_u64(xs, XBT_NULL, dir, key, UINT32_MAX, 0, &v);
-		if (r < 0) {
-			if (!quiet)
-				bk_vbd_fatal(dev, key, "%s in %s",
-					     r == -ENOENT ? "missing" : "not a grant ref", dir);
-			return -EINVAL;
-		}
+		if (r < 0)
+			return fault(f, key, "%s in %s",
+				     r == -ENOENT ? "missing" : "not a grant ref", dir);
 		rc->refs[i] = v;
 	}
 	r = xbus_read_u64(xs, XBT_NULL, dir, "event-channel", UINT32_MAX, 0, &v);
-	if (r < 0 || v == 0) {
-		if (!quiet)
-			bk_vbd_fatal(dev, "event-channel", "%s in %s",
-				     r == -ENOENT ? "missing" : "not a port number", dir);
-		return -EINVAL;
-	}
+	if (r < 0 || v == 0)
+		return fault(f, "event-channel", "%s in %s",
+			     r == -ENOENT ? "missing" : "not a port number", dir);
 	rc->evtchn = v;
 	return 0;
 }
 
-/* bk_vbd_fatal for a frontend key that should be a number up to our
- * limit: quotes what the frontend wrote. */
-static void
-fatal_fe_number(struct bk_dev *dev, const char *key, const char *what,
+/* The fault of a frontend key that should be a number up to our limit:
+ * quotes what the frontend wrote.  -EINVAL. */
+static int
+fault_fe_number(struct bk_dev *dev, struct bk_fault *f, const char *key, const char *what,
 		const char *limit_key, unsigned int limit)
 {
-	char *v = xbus_read(dev->d->xs, XBT_NULL, dev->fe, key);
+	char *v;
 
-	bk_vbd_fatal(dev, key, "\"%.32s\": %s (%s is %u)", v ? v : "", what, limit_key, limit);
+	if (!f)
+		return -EINVAL;
+	v = xbus_read(dev->d->xs, XBT_NULL, dev->fe, key);
+	fault(f, key, "\"%.32s\": %s (%s is %u)", v ? v : "", what, limit_key, limit);
 	free(v);
+	return -EINVAL;
 }
 
 static int
-rings_read(struct bk_dev *dev, struct bk_ring_config *rings, bool quiet)
+rings_read(struct bk_dev *dev, struct bk_ring_config *rings, struct bk_fault *f)
 {
 	const struct bk_options *o = &dev->d->opt;
 	struct xs_handle *xs = dev->d->xs;
@@ -288,24 +303,18 @@ rings_read(struct bk_dev *dev, struct bk_ring_config *rings, bool quiet)
 	/* read once, for every queue (a frontend may change it meanwhile) */
 	r = xbus_read_uint(xs, XBT_NULL, dev->fe, "ring-page-order", 0, &order);
 	multi_ref = r != -ENOENT;
-	if (r == -EINVAL || order > o->max_ring_order) {
-		if (!quiet)
-			fatal_fe_number(dev, "ring-page-order", r == -EINVAL ? "not a number" : "too large",
-					"max-ring-page-order", o->max_ring_order);
-		return -EINVAL;
-	}
+	if (r == -EINVAL || order > o->max_ring_order)
+		return fault_fe_number(dev, f, "ring-page-order",
+				       r == -EINVAL ? "not a number" : "too large",
+				       "max-ring-page-order", o->max_ring_order);
 	r = xbus_read_uint(xs, XBT_NULL, dev->fe, "multi-queue-num-queues", 1, &nq);
-	if (r == -EINVAL || nq == 0 || nq > o->max_queues) {
-		if (!quiet)
-			fatal_fe_number(dev, "multi-queue-num-queues",
-					r == -EINVAL ? "not a number" : nq ? "too large" : "zero",
-					"multi-queue-max-queues", o->max_queues);
-		return -EINVAL;
-	}
+	if (r == -EINVAL || nq == 0 || nq > o->max_queues)
+		return fault_fe_number(dev, f, "multi-queue-num-queues",
+				       r == -EINVAL ? "not a number" : nq ? "too large" : "zero",
+				       "multi-queue-max-queues", o->max_queues);
 	proto = xbus_read(xs, XBT_NULL, dev->fe, "protocol");
 	if (blkring_abi_from_protocol(proto, &abi) < 0) {
-		if (!quiet)
-			bk_vbd_fatal(dev, "protocol", "unknown ABI \"%s\"", proto ? proto : "");
+		fault(f, "protocol", "unknown ABI \"%s\"", proto ? proto : "");
 		free(proto);
 		return -EINVAL;
 	}
@@ -314,13 +323,13 @@ rings_read(struct bk_dev *dev, struct bk_ring_config *rings, bool quiet)
 		char dir[200];
 
 		bk_negotiate_queue_dir(dev, nq, i, dir, sizeof(dir));
-		if (read_ring(dev, dir, order, multi_ref, &rings[i], quiet) < 0)
+		if (read_ring(dev, dir, order, multi_ref, &rings[i], f) < 0)
 			return -EINVAL;
 		rings[i].abi = abi;
 	}
 	/* Persistent grants only when both ends offer them, decided again
 	 * at every connection (Linux blkback's connect_ring since 2022). */
-	if (!quiet) {
+	if (f) {	/* not for a look only */
 		xbus_read_uint(xs, XBT_NULL, dev->fe, "feature-persistent", 0, &v32);
 		dev->persistent = o->feature_persistent && v32 == 1;
 	}
@@ -328,15 +337,15 @@ rings_read(struct bk_dev *dev, struct bk_ring_config *rings, bool quiet)
 }
 
 int
-bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings)
+bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings, struct bk_fault *f)
 {
-	return rings_read(dev, rings, false);
+	return rings_read(dev, rings, f);
 }
 
 int
 bk_negotiate_rings_peek(struct bk_dev *dev, struct bk_ring_config *rings)
 {
-	return rings_read(dev, rings, true);
+	return rings_read(dev, rings, NULL);
 }
 
 /* ---------------------------------------------------------------- */

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "ctl.h"
-#include "vbd.h"
+#include "dev.h"
 
 /* Everything main() sets up, for its helpers below. */
 struct run {

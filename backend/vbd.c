@@ -64,6 +64,7 @@
 
 #include "fnv.h"
 #include "log.h"
+#include "negotiate.h"
 #include "vbd.h"
 #include "xbus.h"
 
@@ -389,30 +390,34 @@ bk_vbd_drained(const struct bk_dev *dev)
 	return dev->phase == DEV_DRAINING && queues_stopped(dev, true);
 }
 
-void
+bool
 bk_vbd_drain_done(struct bk_dev *dev)
 {
-	struct bk_daemon *d = dev->d;
-	uint32_t f = dev->frontid, id = dev->devid;
 	bool closed = dev->then_closed, update = dev->then_update;
-	struct bk_dev *o, *next;
 
 	bk_vbd_disconnect_finish(dev);
 	dev->then_closed = dev->then_update = false;
 	if (closed)
 		bk_vbd_set_state(dev, XenbusStateClosed);
-	if (update)
-		bk_xenbus_scan_device(d, f, id);	/* bk_vbd_update, or forget it */
-	for (o = d->devs; o; o = next) {
-		next = o->next;
-		if (o->backing_wait)
-			bk_xenbus_scan_device(d, o->frontid, o->devid);
-	}
+	return update;
 }
 
 /* ---------------------------------------------------------------- */
 /* Connect.                                                           */
 /* ---------------------------------------------------------------- */
+
+/* The backend's knobs into dev->cfg (negotiate.c); a wrong one is
+ * fatal (its key named in the error node).  0/-EINVAL. */
+static int
+read_config(struct bk_dev *dev)
+{
+	struct bk_fault fault = { .key = "params", .msg = "cannot be read" };
+	int r = bk_negotiate_config(dev, &fault);
+
+	if (r < 0)
+		bk_vbd_fatal(dev, fault.key, "%s", fault.msg);
+	return r;
+}
 
 /* Where queue i of the vbd keeps its recovery record (qstate.h). */
 static void
@@ -435,6 +440,7 @@ connect(struct bk_dev *dev, bool takeover)
 {
 	struct bk_daemon *d = dev->d;
 	struct bk_ring_config rings[BK_MAX_QUEUES];
+	struct bk_fault fault = { .key = "ring-ref", .msg = "cannot be read" };
 	unsigned int i;
 	int nq, r;
 
@@ -446,7 +452,7 @@ connect(struct bk_dev *dev, bool takeover)
 	}
 	/* Knobs may have been written after InitWait (by the hotplug
 	 * script, like Linux's physical-device): read them again now. */
-	if (bk_negotiate_config(dev) < 0)
+	if (read_config(dev) < 0)
 		return;
 	/* A RAM disk found Connected lost its data with the blkbackd that
 	 * served it.  Serve the rings all the same, so that no request the
@@ -457,9 +463,11 @@ connect(struct bk_dev *dev, bool takeover)
 	 * and the next blkbackd would connect it to an empty disk.) */
 	if (takeover && bk_vbd_process_lifetime(dev))
 		dev->failed = true;
-	nq = bk_negotiate_rings(dev, rings);
-	if (nq < 0)
+	nq = bk_negotiate_rings(dev, rings, &fault);
+	if (nq < 0) {
+		bk_vbd_fatal(dev, fault.key, "%s", fault.msg);
 		return;
+	}
 	dev->ring_pages = rings[0].nr_pages;
 	if (store_open(dev, false) < 0)
 		return;	/* -EINPROGRESS: retried once the backing is free */
@@ -559,64 +567,6 @@ connect(struct bk_dev *dev, bool takeover)
 /* ---------------------------------------------------------------- */
 
 void
-bk_vbd_read_guest(struct bk_daemon *d, uint32_t domid)
-{
-	struct bk_dev *dev;
-	char *v = NULL;
-	bool read = false;
-
-	for (dev = d->devs; dev; dev = dev->next) {
-		if (dev->frontid != domid)
-			continue;
-		if (!read)
-			v = xbus_read(d->xs, XBT_NULL, dev->guest_path, NULL);
-		read = true;
-		snprintf(dev->guest, sizeof(dev->guest), "%s", v ? v : "");
-	}
-	free(v);
-}
-
-/* The guest's name: watched by one of its vbds (vbd.h), whose first
- * firing reads it. */
-static void
-watch_guest(struct bk_dev *dev)
-{
-	struct bk_dev *o;
-	char token[32];
-
-	for (o = dev->d->devs; o; o = o->next)
-		if (o->frontid == dev->frontid && o->guest_watch) {
-			snprintf(dev->guest, sizeof(dev->guest), "%s", o->guest);
-			return;
-		}
-	snprintf(token, sizeof(token), "guest/%u", dev->frontid);
-	dev->guest_watch = xs_watch(dev->d->xs, dev->guest_path, token);
-	if (!dev->guest_watch)
-		log_error("vbd %s: watch %s: %m (its guest's name is not shown)", dev->name,
-			  dev->guest_path);
-}
-
-/* The vbd goes: another of its guest's vbds holds the watch (the same
- * token), or nobody does. */
-static void
-unwatch_guest(struct bk_dev *dev)
-{
-	struct bk_dev *o;
-	char token[32];
-
-	if (!dev->guest_watch)
-		return;
-	dev->guest_watch = false;
-	for (o = dev->d->devs; o; o = o->next)
-		if (o != dev && o->frontid == dev->frontid) {
-			o->guest_watch = true;
-			return;
-		}
-	snprintf(token, sizeof(token), "guest/%u", dev->frontid);
-	xs_unwatch(dev->d->xs, dev->guest_path, token);
-}
-
-void
 bk_vbd_read_labels(struct bk_dev *dev)
 {
 	struct xs_handle *xs = dev->d->xs;
@@ -647,9 +597,6 @@ bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 	snprintf(dev->be, sizeof(dev->be), "%s/%u/%u", d->vbd_root, f, id);
 	snprintf(dev->guest_path, sizeof(dev->guest_path), "/local/domain/%u/name", f);
 	bk_vbd_read_labels(dev);
-	watch_guest(dev);
-	dev->next = d->devs;
-	d->devs = dev;
 	bk_dbg(BK_DBG_XENBUS, "vbd %s: new device at %s", dev->name, dev->be);
 	return dev;
 }
@@ -657,24 +604,14 @@ bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 void
 bk_vbd_free(struct bk_dev *dev, bool removed)
 {
-	struct bk_daemon *d = dev->d;
-	struct bk_dev **pp;
-
 	if (!bk_vbd_disconnect(dev))
 		bk_vbd_disconnect_finish(dev);
 	if (dev->fe_watched)
-		xs_unwatch(d->xs, dev->fe_state, "fe");
-	unwatch_guest(dev);
-	for (pp = &d->devs; *pp; pp = &(*pp)->next)
-		if (*pp == dev) {
-			*pp = dev->next;
-			break;
-		}
+		xs_unwatch(dev->d->xs, dev->fe_state, "fe");
 	bk_negotiate_config_free(&dev->cfg);
 	free(dev->params_found);
 	if (removed)
 		log_info("vbd %s: removed", dev->name);
-	bk_xenbus_domain_unused(d, dev->frontid);
 	free(dev);
 	/* a queue thread's malloc arena keeps what it freed: give it back
 	 * (64 vbds come and go without the daemon keeping their memory) */
@@ -709,7 +646,7 @@ probe(struct bk_dev *dev)
 	int r;
 
 	dev->fatal = false;
-	if (bk_negotiate_config(dev) < 0)
+	if (read_config(dev) < 0)
 		goto failed;
 	r = store_open(dev, true);
 	if (r == -EINPROGRESS)

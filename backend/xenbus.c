@@ -19,11 +19,127 @@
 
 #include "log.h"
 #include "vbd.h"
+#include "xenbus.h"
 #include "xbus.h"
 
 /* d->watches_unfired */
 #define WATCH_VBD	1u	/* the backend directory */
 #define WATCH_RELEASE	2u	/* @releaseDomain */
+
+/* The last vbd of domain domid is gone: when the domain dies, xenops is
+ * asked about it once more, so that it forgets it (its memory files). */
+static void
+domain_unused(struct bk_daemon *d, uint32_t domid)
+{
+	const struct bk_dev *dev;
+	unsigned int i;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		if (dev->frontid == domid)
+			return;
+	for (i = 0; i < d->nr_past_doms; i++)
+		if (d->past_doms[i] == domid)
+			return;
+	if (d->nr_past_doms == ARRAY_SIZE(d->past_doms)) {
+		/* the oldest is asked now, and forgotten either way */
+		xenops_domain_alive(d->xops, d->past_doms[0]);
+		memmove(d->past_doms, d->past_doms + 1,
+			sizeof(d->past_doms[0]) * (ARRAY_SIZE(d->past_doms) - 1));
+		d->nr_past_doms--;
+	}
+	d->past_doms[d->nr_past_doms++] = domid;
+}
+
+/* ---------------------------------------------------------------- */
+/* The set of vbds: this file is its one owner.                       */
+/* ---------------------------------------------------------------- */
+
+/* A guest's name, one watch per guest (dev.h): held by one of its vbds,
+ * handed on to another when that one goes.  The first firing reads it. */
+static void
+read_guest(struct bk_daemon *d, uint32_t domid)
+{
+	struct bk_dev *dev;
+	char *v = NULL;
+	bool read = false;
+
+	for (dev = d->devs; dev; dev = dev->next) {
+		if (dev->frontid != domid)
+			continue;
+		if (!read)
+			v = xbus_read(d->xs, XBT_NULL, dev->guest_path, NULL);
+		read = true;
+		snprintf(dev->guest, sizeof(dev->guest), "%s", v ? v : "");
+	}
+	free(v);
+}
+
+static void
+watch_guest(struct bk_dev *dev)
+{
+	struct bk_dev *o;
+	char token[32];
+
+	for (o = dev->d->devs; o; o = o->next)
+		if (o != dev && o->frontid == dev->frontid && o->guest_watch) {
+			snprintf(dev->guest, sizeof(dev->guest), "%s", o->guest);
+			return;
+		}
+	snprintf(token, sizeof(token), "guest/%u", dev->frontid);
+	dev->guest_watch = xs_watch(dev->d->xs, dev->guest_path, token);
+	if (!dev->guest_watch)
+		log_error("vbd %s: watch %s: %m (its guest's name is not shown)", dev->name,
+			  dev->guest_path);
+}
+
+static void
+unwatch_guest(struct bk_dev *dev)
+{
+	struct bk_dev *o;
+	char token[32];
+
+	if (!dev->guest_watch)
+		return;
+	dev->guest_watch = false;
+	for (o = dev->d->devs; o; o = o->next)
+		if (o != dev && o->frontid == dev->frontid) {
+			o->guest_watch = true;
+			return;
+		}
+	snprintf(token, sizeof(token), "guest/%u", dev->frontid);
+	xs_unwatch(dev->d->xs, dev->guest_path, token);
+}
+
+/* A new vbd F/D, in the set. */
+static struct bk_dev *
+vbd_add(struct bk_daemon *d, uint32_t f, uint32_t id)
+{
+	struct bk_dev *dev = bk_vbd_new(d, f, id);
+
+	if (!dev)
+		return NULL;
+	dev->next = d->devs;
+	d->devs = dev;
+	watch_guest(dev);
+	return dev;
+}
+
+/* Out of the set, and freed (bk_vbd_free: disconnected first). */
+static void
+vbd_forget(struct bk_daemon *d, struct bk_dev *dev, bool removed)
+{
+	struct bk_dev **pp;
+	uint32_t domid = dev->frontid;
+
+	unwatch_guest(dev);
+	for (pp = &d->devs; *pp; pp = &(*pp)->next)
+		if (*pp == dev) {
+			*pp = dev->next;
+			break;
+		}
+	bk_vbd_free(dev, removed);
+	domain_unused(d, domid);
+}
 
 struct bk_dev *
 bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id)
@@ -55,14 +171,14 @@ bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 			free(st);
 			return;
 		}
-		bk_vbd_free(dev, true);
+		vbd_forget(d, dev, true);
 		dev = NULL;
 	}
 	if (!st)
 		return;
 	free(st);
 	if (!dev)
-		dev = bk_vbd_new(d, f, id);
+		dev = vbd_add(d, f, id);
 	if (dev)
 		bk_vbd_update(dev);
 }
@@ -250,28 +366,6 @@ handle_release_domain(struct bk_daemon *d)
 	}
 }
 
-void
-bk_xenbus_domain_unused(struct bk_daemon *d, uint32_t domid)
-{
-	const struct bk_dev *dev;
-	unsigned int i;
-
-	for (dev = d->devs; dev; dev = dev->next)
-		if (dev->frontid == domid)
-			return;
-	for (i = 0; i < d->nr_past_doms; i++)
-		if (d->past_doms[i] == domid)
-			return;
-	if (d->nr_past_doms == ARRAY_SIZE(d->past_doms)) {
-		/* the oldest is asked now, and forgotten either way */
-		xenops_domain_alive(d->xops, d->past_doms[0]);
-		memmove(d->past_doms, d->past_doms + 1,
-			sizeof(d->past_doms[0]) * (ARRAY_SIZE(d->past_doms) - 1));
-		d->nr_past_doms--;
-	}
-	d->past_doms[d->nr_past_doms++] = domid;
-}
-
 int
 bk_xenbus_init(struct bk_daemon *d)
 {
@@ -326,10 +420,10 @@ bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
 	return 0;
 }
 
-/* A claim some vbd may be waiting for was released: those vbds look
- * again (bk_vbd_drain_done does the same after a drain). */
+/* A claim some vbd may be waiting for was released (a drain ended):
+ * those vbds look again. */
 static void
-rescan_waiters(struct bk_daemon *d)
+scan_backing_waiters(struct bk_daemon *d)
 {
 	struct bk_dev *dev, *next;
 
@@ -400,7 +494,7 @@ bk_xenbus_handle_watches(struct bk_daemon *d)
 		} else if (!strncmp(token, "guest/", 6) && parse_id(token + 6, &f)) {
 			/* a guest's name: read at once (only the toolstack
 			 * writes it, not the guest) */
-			bk_vbd_read_guest(d, f);
+			read_guest(d, f);
 		} else if (!strcmp(token, "release")) {
 			release = true;
 			d->watches_unfired &= ~WATCH_RELEASE;
@@ -426,7 +520,7 @@ bk_xenbus_handle_watches(struct bk_daemon *d)
 	}
 	if (release)
 		handle_release_domain(d);
-	rescan_waiters(d);
+	scan_backing_waiters(d);
 }
 
 void
@@ -444,11 +538,15 @@ bk_xenbus_handle_reports(struct bk_daemon *d)
 		 * from the head after one (rare) */
 		next = dev->next;
 		if (bk_vbd_drained(dev)) {
-			bk_vbd_drain_done(dev);
+			uint32_t f = dev->frontid, id = dev->devid;
+
+			/* what waited for the drain: a scan (it may go) */
+			if (bk_vbd_drain_done(dev))
+				bk_xenbus_scan_device(d, f, id);
 			next = d->devs;
 		}
 	}
-	rescan_waiters(d);
+	scan_backing_waiters(d);
 }
 
 void
@@ -522,7 +620,7 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len)
 		if (close && dev->probed && dev->state != XenbusStateClosed)
 			bk_vbd_set_state(dev, XenbusStateClosed);
 		bk_stats_log(dev->name, &dev->closed_stats);
-		bk_vbd_free(dev, false);
+		vbd_forget(d, dev, false);
 	}
 	xs_unwatch(d->xs, d->vbd_root, "vbd");
 	xs_unwatch(d->xs, "@releaseDomain", "release");

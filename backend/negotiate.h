@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * negotiate.h: what a vbd and its frontend say to each other through
+ * xenstore (negotiate.c): the knobs, the probe keys, the ring keys, the
+ * features negotiated once and published.  It reads and writes keys and
+ * decides nothing about the vbd's state: a key that is wrong comes back
+ * as a struct bk_fault, and vbd.c (its only caller) decides what
+ * follows.  Control thread only.
+ */
+#ifndef BK_NEGOTIATE_H
+#define BK_NEGOTIATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dev.h"
+
+/* A key that is missing or wrong: its name and what is wrong with it,
+ * as Linux's xenbus_dev_fatal would say it (vbd.c bk_vbd_fatal). */
+struct bk_fault {
+	char key[64];
+	char msg[256];
+};
+
+
+/* Parse the backend's knobs into dev->cfg.  0, or -EINVAL with *f
+ * naming the key (dev->cfg unchanged). */
+int bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f);
+void bk_negotiate_config_free(struct bk_dev_config *c);
+/* Write the probe keys and InitWait in one transaction (Linux
+ * xen_blkbk_probe).  0/-errno. */
+int bk_negotiate_probe_keys(struct bk_dev *dev);
+/*
+ * Read what the frontend wrote for the connection: the number of
+ * queues, the ring page order, the ABI, and each queue's ring keys into
+ * rings[] (BK_MAX_QUEUES entries), and whether both ends use persistent
+ * grants (dev->persistent).  The number of queues, or -EINVAL with *f
+ * naming the key.
+ */
+int bk_negotiate_rings(struct bk_dev *dev, struct bk_ring_config *rings, struct bk_fault *f);
+/* The same, for a look only: -EINVAL without a word to xenstore or the
+ * log (a vbd that may be another backend's is never written to). */
+int bk_negotiate_rings_peek(struct bk_dev *dev, struct bk_ring_config *rings);
+/* Where queue i of nq keeps its ring keys (the frontend directory, or
+ * its queue-N/ subdirectory). */
+void bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned int i,
+			    char *buf, size_t len);
+/* Decide dev->feat once, from the store's features and the knobs. */
+void bk_negotiate_features(struct bk_dev *dev);
+/* Publish the features and Connected in one transaction.  0/-errno. */
+int bk_negotiate_publish(struct bk_dev *dev);
+/*
+ * The backing now has sectors (512-byte) sectors: write "sectors" and
+ * rewrite our state node in one transaction (Linux xen_blkbk_resize),
+ * so the frontend's watch on the state fires; then dev->feat.sectors =
+ * sectors.  Nothing is written when the state node is gone (-ENOENT).
+ * 0/-errno.
+ */
+int bk_negotiate_resize(struct bk_dev *dev, uint64_t sectors);
+/* Set the nodes of withdrawn features (BK_WITHDRAW_*) to 0, logged. */
+void bk_negotiate_withdraw(struct bk_dev *dev, unsigned int withdraw);
+
+#endif /* BK_NEGOTIATE_H */
