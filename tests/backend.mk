@@ -10,7 +10,10 @@ TESTS += test-backend-store
 
 # The checked dispatch, stacks and claims (store.c, store-stack.c), over
 # fake drivers and the real ones (no Xen, no simulator).
-check_PROGRAMS += test-store-contract
+check_PROGRAMS += test-store-contract store-conformance
+store_conformance_SOURCES = store-conformance.c
+store_conformance_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
+store_conformance_LDADD = $(top_builddir)/backend/libbkstore.la
 test_store_contract_SOURCES = test-store-contract.c
 test_store_contract_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
 test_store_contract_LDADD = $(top_builddir)/backend/libbkstore.la
@@ -71,6 +74,7 @@ BACKEND_SH_TESTS = \
 	test-ctl-group.sh \
 	test-ctl-scriptable.sh \
 	test-ctl-no-xenstore.sh \
+	test-store-conformance.sh \
 	test-backend-upgrade.sh \
 	test-backend-fe-empty-state.sh \
 	test-backend-restart-offline.sh \

@@ -21,6 +21,7 @@ CEPH_TEST_FILES = \
 	ceph/test-rbd-outage.sh \
 	ceph/test-rbd-errors.sh \
 	ceph/test-rbd-durability.sh \
+	ceph/test-rbd-conformance.sh \
 	$(NULL)
 EXTRA_DIST += $(CEPH_TEST_FILES)
 

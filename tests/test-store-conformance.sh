@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Every storage driver a user can name in params, held to the store
+# contract from outside (store-conformance.c: sizes, data byte-exact,
+# flush/FUA/discard promises kept or refused, bad I/O refused): a file
+# (writeback and writethrough, read-write and read-only), a block device
+# (a loop device with direct I/O), memory and null.  A driver added to
+# blkbackd gets a line here.
+. ./functions.sh
+. "$abs_top_srcdir/tests/lib-backend.sh"
+conf=./store-conformance
+[ -x "$conf" ] || fail "store-conformance not built"
+
+check() { # what ARGS...
+	local what=$1
+	shift
+	"$conf" "$@" > "$BK_TMP/out" 2>&1 || { cat "$BK_TMP/out"; fail "$what: $*"; }
+	grep -q ": conforming$" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "$what: no verdict"; }
+	cat "$BK_TMP/out"
+}
+
+img=$BK_TMP/disk.img
+truncate -s 16M "$img"
+check "file" --size $((16 << 20)) "$img"
+check "file, writethrough" --writethrough "$img"
+check "file, aio: prefix" "aio:$img"
+check "file, prepared" --write-pattern 11 "$img"
+check "file, read-only" --read-only --pattern 11 --size $((16 << 20)) "$img"
+# odd size: not a multiple of 4 KiB (the last sector is still served)
+truncate -s $((3 * 512 + (1 << 20))) "$BK_TMP/odd.img"
+check "file, odd size" --size $((3 * 512 + (1 << 20))) "$BK_TMP/odd.img"
+
+check "memory" --size $((8 << 20)) memory:8M
+check "null" --no-data --size $((8 << 20)) null:8M
+
+if [ "$(id -u)" = 0 ] && loop=$(losetup --direct-io=on -f --show "$img" 2>/dev/null); then
+	cleanup_fn losetup -d "$loop"
+	check "block device" --size $((16 << 20)) "phy:$loop"
+	check "block device, prepared" --write-pattern 12 "$loop"
+	check "block device, read-only" --read-only --pattern 12 "$loop"
+else
+	skip_part "no loop device here (needs root and losetup): the block-device driver path"
+fi
+
+# the checker itself says no: a size it does not have, a pattern not there
+"$conf" --size 4096 memory:8M > "$BK_TMP/out" 2>&1 && fail "a wrong --size passed"
+grep -q "NOT CONFORMING: size 8388608, want 4096" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "wrong size: no reason"; }
+"$conf" --read-only --pattern 99 "$img" > "$BK_TMP/out" 2>&1 && fail "a pattern not there passed"
+grep -q "NOT CONFORMING: READ the prepared pattern" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "wrong pattern: no reason"; }
+exit 0
