@@ -93,7 +93,6 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 {
 	static const char *const modes[] = { "r", "w", "ro", "rw", NULL };
 	static const char *const caches[] = { "writeback", "writethrough", NULL };
-	static const char *const flush_modes[] = { "auto", "flush", "barrier", "both", "none", NULL };
 	static const char *const bools[] = { "0", "1", NULL };
 	/* what xl/libxl write (libxl_device.c: device-type disk|cdrom,
 	 * removable 0|1); anything else is a typo, not a plain disk */
@@ -142,11 +141,13 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 		goto out;
 	c.writethrough = v && !strcmp(v, "writethrough");
 	free(v);
-	if (knob(dev, "flush-mode", flush_modes,
-		 "not one of auto, flush, barrier, both, none", &v, f) < 0)
+	/* flush-mode: sync.c's names (blkif_ops.h) */
+	v = xbus_read(dev->d->xs, XBT_NULL, dev->be, "flush-mode");
+	if (v && bk_flush_mode_parse(v, &c.flush_mode) < 0) {
+		fault(f, "flush-mode", "\"%s\" is not one of auto, flush, barrier, both, none", v);
+		free(v);
 		goto out;
-	if (v)
-		bk_flush_mode_parse(v, &c.flush_mode);
+	}
 	free(v);
 	if (knob(dev, "discard-enable", bools, "neither 0 nor 1", &v, f) < 0)
 		goto out;

@@ -132,24 +132,19 @@ num(const char *s, uint64_t *out)
 	return errno || end == s || *end ? -1 : 0;
 }
 
-static const struct { const char *name; uint8_t op; } op_names[] = {
-	{ "read", BLKIF_OP_READ }, { "write", BLKIF_OP_WRITE },
-	{ "barrier", BLKIF_OP_WRITE_BARRIER }, { "flush", BLKIF_OP_FLUSH_DISKCACHE },
-	{ "discard", BLKIF_OP_DISCARD }, { "indirect", BLKIF_OP_INDIRECT },
-	{ "reserved1", BLKIF_OP_RESERVED_1 },
-};
-
+/* An op by libblkring's name for it (blkreq_op_name), "reserved1" as
+ * well (this tool's older spelling of op 4), or a number. */
 static int
 parse_op(const char *v, uint8_t *op)
 {
 	uint64_t n;
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(op_names); i++)
-		if (strcmp(v, op_names[i].name) == 0) {
-			*op = op_names[i].op;
-			return 0;
-		}
+	if (strcmp(v, "reserved1") == 0) {
+		*op = BLKIF_OP_RESERVED_1;
+		return 0;
+	}
+	if (blkreq_op_parse(v, op) == 0)
+		return 0;
 	if (num(v, &n) || n > 255)
 		return -1;
 	*op = (uint8_t)n;

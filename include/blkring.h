@@ -184,6 +184,9 @@ int blkreq_fill_indirect_pages(const struct blkreq *req, void *const *pages);
  * and "unknown" for anything else.  Static string.
  */
 const char *blkreq_op_name(uint8_t op);
+/* The op named name (one of blkreq_op_name's, "unknown" excepted):
+ * 0 with *op set, or -EINVAL. */
+int blkreq_op_parse(const char *name, uint8_t *op);
 
 /* ------------------------------------------------------------------ */
 /* Rings.                                                             */

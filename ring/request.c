@@ -256,6 +256,20 @@ int blkreq_fill_indirect_pages(const struct blkreq *req, void *const *pages)
 	return 0;
 }
 
+int blkreq_op_parse(const char *name, uint8_t *op)
+{
+	unsigned int v;
+
+	/* every op that has a name is below 8 (blkif.h) */
+	for (v = 0; v < 8; v++)
+		if (strcmp(blkreq_op_name((uint8_t)v), "unknown") != 0 &&
+		    strcmp(blkreq_op_name((uint8_t)v), name) == 0) {
+			*op = (uint8_t)v;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 const char *blkreq_op_name(uint8_t op)
 {
 	switch (op) {

@@ -460,6 +460,18 @@ static int test_op_names(void)
 	T_CHECK(strcmp(blkreq_op_name(IND), "indirect") == 0);
 	T_CHECK(strcmp(blkreq_op_name(7), "unknown") == 0);
 	T_CHECK(strcmp(blkreq_op_name(255), "unknown") == 0);
+	/* and back: every name to its op, nothing else */
+	{
+		uint8_t op = 99, v;
+
+		for (v = 0; v < 7; v++) {
+			T_CHECK(blkreq_op_parse(blkreq_op_name(v), &op) == 0);
+			T_CHECK(op == v);
+		}
+		T_CHECK(blkreq_op_parse("unknown", &op) == -EINVAL);
+		T_CHECK(blkreq_op_parse("READ", &op) == -EINVAL);
+		T_CHECK(blkreq_op_parse("", &op) == -EINVAL);
+	}
 	return 0;
 }
 
