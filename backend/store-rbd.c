@@ -868,7 +868,7 @@ rbd_poll(void *qpriv)
 	return q->ready || __atomic_load_n(&q->done, __ATOMIC_ACQUIRE);
 }
 
-const struct bk_store_driver bk_store_rbd_driver = {
+static const struct bk_store_driver rbd_driver = {
 	.name = "rbd",
 	.open = rbd_store_open,
 	.close = rbd_store_close,
@@ -881,3 +881,7 @@ const struct bk_store_driver bk_store_rbd_driver = {
 	.poll = rbd_poll,
 	.size = rbd_store_size,
 };
+
+/* A module (store.h): blkbackd loads store-rbd.so for "rbd:" params. */
+const struct bk_store_driver *const bk_store_module_driver = &rbd_driver;
+const unsigned int bk_store_module_abi = BK_STORE_ABI;

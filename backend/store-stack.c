@@ -56,10 +56,12 @@ bk_params_parse(const char *params, struct bk_params *out, struct bk_store_why *
 			if (!strcmp(name, "phy") || !strcmp(name, "aio") || !strcmp(name, "raw"))
 				drv = &bk_store_file_driver;
 			else
-				drv = bk_store_lookup(name);
+				drv = bk_store_find(name, why);
 		}
 		/* a wrapper stacks on a store: blkbackd's options choose it */
 		if (!drv || drv->wrapper) {
+			if (!drv && why->msg[0])	/* a module's trouble */
+				return -EINVAL;
 			why_set(why, "unknown storage driver in \"%s\"", params);
 			return -EINVAL;
 		}

@@ -27,9 +27,11 @@
  */
 #include <config.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,10 +76,20 @@ static const struct bk_store_driver *const drivers[] = {
 	&bk_store_null_driver,
 	&bk_store_record_driver,
 	&bk_store_volatile_driver,
-#ifdef HAVE_LIBRBD
-	&bk_store_rbd_driver,
-#endif
 };
+
+/* The modules this project builds, and the package that has each. */
+static const struct { const char *name, *package; } known_modules[] = {
+	{ "rbd", "blkbackd-rbd" },
+};
+
+/* Modules loaded so far (never unloaded: their drivers' tables are
+ * referenced by open stores). */
+static struct {
+	pthread_mutex_t lock;
+	unsigned int n;
+	struct { char name[16]; const struct bk_store_driver *drv; } m[8];
+} modules = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 const struct bk_store_driver *
 bk_store_lookup(const char *name)
@@ -88,6 +100,90 @@ bk_store_lookup(const char *name)
 		if (strcmp(drivers[i]->name, name) == 0)
 			return drivers[i];
 	return NULL;
+}
+
+static const char *
+module_package(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(known_modules); i++)
+		if (!strcmp(known_modules[i].name, name))
+			return known_modules[i].package;
+	return NULL;
+}
+
+/* dlopen store-NAME.so; modules.lock held.  NULL with why->msg. */
+static const struct bk_store_driver *
+module_load(const char *name, struct bk_store_why *why)
+{
+	const char *dir = getenv("BLKBACKD_STORE_DIR"), *pkg = module_package(name);
+	const struct bk_store_driver *const *drv;
+	const unsigned int *abi;
+	char path[PATH_MAX];
+	void *h;
+
+	if (!dir || !*dir)
+		dir = BK_STORE_MODULE_DIR;
+	snprintf(path, sizeof(path), "%s/store-%s.so", dir, name);
+	if (access(path, F_OK) < 0) {
+		if (pkg)
+			snprintf(why->msg, sizeof(why->msg), "the \"%s\" storage driver is not "
+				 "installed (%.80s: package %s)", name, path, pkg);
+		return NULL;	/* not a module either: the caller says "unknown" */
+	}
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(why->msg, sizeof(why->msg), "the \"%s\" storage driver cannot be "
+			 "loaded: %.120s", name, dlerror());
+		log_error("store: %s", why->msg);
+		return NULL;
+	}
+	abi = dlsym(h, "bk_store_module_abi");
+	drv = dlsym(h, "bk_store_module_driver");
+	if (!abi || !drv || *abi != BK_STORE_ABI || !*drv || strcmp((*drv)->name, name)) {
+		snprintf(why->msg, sizeof(why->msg), "%.80s is not a blkbackd storage driver "
+			 "module for this blkbackd (module ABI %d, want %d)", path,
+			 abi ? (int)*abi : -1, BK_STORE_ABI);
+		log_error("store: %s", why->msg);
+		dlclose(h);
+		return NULL;
+	}
+	log_info("store: loaded the \"%s\" storage driver from %s", name, path);
+	return *drv;
+}
+
+const struct bk_store_driver *
+bk_store_find(const char *name, struct bk_store_why *why)
+{
+	const struct bk_store_driver *drv = bk_store_lookup(name);
+	unsigned int i;
+	const char *c;
+
+	why->msg[0] = '\0';
+	if (drv)
+		return drv;
+	/* a file name of ours: lower-case letters and digits only */
+	for (c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+			return NULL;
+	if (!*name || strlen(name) >= sizeof(modules.m[0].name))
+		return NULL;
+	pthread_mutex_lock(&modules.lock);
+	for (i = 0; i < modules.n && !drv; i++)
+		if (!strcmp(modules.m[i].name, name))
+			drv = modules.m[i].drv;
+	if (!drv && modules.n < ARRAY_SIZE(modules.m)) {
+		drv = module_load(name, why);
+		if (drv && !drv->wrapper) {
+			snprintf(modules.m[modules.n].name, sizeof(modules.m[0].name), "%s", name);
+			modules.m[modules.n++].drv = drv;
+		} else {
+			drv = NULL;
+		}
+	}
+	pthread_mutex_unlock(&modules.lock);
+	return drv;
 }
 
 /* ---------------------------------------------------------------- */

@@ -240,9 +240,21 @@ extern const struct bk_store_driver bk_store_memory_driver;
 extern const struct bk_store_driver bk_store_null_driver;
 extern const struct bk_store_driver bk_store_record_driver;	/* blkcrash */
 extern const struct bk_store_driver bk_store_volatile_driver;	/* blkcrash */
-#ifdef HAVE_LIBRBD
-extern const struct bk_store_driver bk_store_rbd_driver;	/* Ceph RBD */
-#endif
+
+/*
+ * Drivers with a library of their own (rbd: librbd and librados) are
+ * modules, so that a dom0 gets those libraries only by installing the
+ * module's package: store-NAME.so in BK_STORE_MODULE_DIR (the package's
+ * $(pkglibdir)), or in $BLKBACKD_STORE_DIR when set (the build tree's
+ * backend/.libs for the tests).  A module defines these two symbols and
+ * uses the helpers below, which the program that loads it exports
+ * (linked -export-dynamic).  BK_STORE_ABI changes with struct
+ * bk_store_driver, struct bk_io, struct bk_store_features or the
+ * helpers; a module built for another is refused by name.
+ */
+#define BK_STORE_ABI 1
+extern const struct bk_store_driver *const bk_store_module_driver;
+extern const unsigned int bk_store_module_abi;
 
 /*
  * For a driver's open() that fails: log "who: reason" as an error, put
@@ -285,6 +297,14 @@ const char *bk_opt_get(const char *opts, const char *key, char *buf, size_t len)
 
 /* The driver called name ("file", "memory", ...; wrappers too), or NULL. */
 const struct bk_store_driver *bk_store_lookup(const char *name);
+/*
+ * The same, loading the module store-NAME.so (above) when no built-in
+ * driver has the name; loaded once, never unloaded.  NULL with why->msg
+ * saying what is missing: no such driver, a module that cannot be
+ * loaded (its package not installed, its libraries missing), or one
+ * built for another BK_STORE_ABI.  Any thread.
+ */
+const struct bk_store_driver *bk_store_find(const char *name, struct bk_store_why *why);
 
 /*
  * Open one layer: drv->open(cfg) with cfg->why pointed at why (cleared

@@ -14,6 +14,7 @@ check_PROGRAMS += test-store-contract store-conformance
 store_conformance_SOURCES = store-conformance.c
 store_conformance_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
 store_conformance_LDADD = $(top_builddir)/backend/libbkstore.la
+store_conformance_LDFLAGS = -export-dynamic
 test_store_contract_SOURCES = test-store-contract.c
 test_store_contract_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
 test_store_contract_LDADD = $(top_builddir)/backend/libbkstore.la
@@ -75,6 +76,7 @@ BACKEND_SH_TESTS = \
 	test-ctl-scriptable.sh \
 	test-ctl-no-xenstore.sh \
 	test-store-conformance.sh \
+	test-backend-store-module.sh \
 	test-backend-upgrade.sh \
 	test-backend-fe-empty-state.sh \
 	test-backend-restart-offline.sh \

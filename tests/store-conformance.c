@@ -392,6 +392,7 @@ main(int argc, char **argv)
 	if (bk_params_parse(argv[optind], &p, &why) < 0 ||
 	    bk_stack_open(&p, &sc, false, &c.top, &why) < 0) {
 		fprintf(stderr, "store-conformance: %s: %s\n", argv[optind], why.msg);
+		bk_params_free(&p);
 		return 2;
 	}
 	c.f = bk_store_features(c.top);

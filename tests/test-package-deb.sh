@@ -42,13 +42,14 @@ fi
 	{ tail -n 40 "$tmp/build.log"; fail "dpkg-buildpackage -b -us -uc failed (above)"; }
 ver=$(cd "$src" && dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
-for p in blkbackd blkbackd-tools; do
+for p in blkbackd blkbackd-tools blkbackd-rbd; do
 	[ -f "$tmp/${p}_${ver}_${arch}.deb" ] || fail "no ${p}_${ver}_${arch}.deb: $(ls "$tmp")"
 done
 # for test-package-chroot, which installs them (its .log depends on ours)
 rm -rf package-debs
 mkdir package-debs
-cp "$tmp/blkbackd_${ver}_${arch}.deb" "$tmp/blkbackd-tools_${ver}_${arch}.deb" package-debs/
+cp "$tmp/blkbackd_${ver}_${arch}.deb" "$tmp/blkbackd-tools_${ver}_${arch}.deb" \
+	"$tmp/blkbackd-rbd_${ver}_${arch}.deb" package-debs/
 
 # file_list DEB: the files and links it holds, one a line, sorted
 file_list() {
@@ -81,6 +82,10 @@ check_list "$tmp/blkbackd_${ver}_${arch}.deb" \
 	/usr/share/doc/blkbackd/copyright \
 	/usr/share/lintian/overrides/blkbackd \
 	/usr/share/man/man8/blkbackd.8.gz
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+check_list "$tmp/blkbackd-rbd_${ver}_${arch}.deb" \
+	/usr/lib/$multiarch/blkbackd/store-rbd.so \
+	/usr/share/doc/blkbackd-rbd/changelog.gz /usr/share/doc/blkbackd-rbd/copyright
 lib=/usr/share/blkbackd/blkbenchlib
 check_list "$tmp/blkbackd-tools_${ver}_${arch}.deb" \
 	/usr/bin/blkbench /usr/bin/blkcrash /usr/bin/blkfront-test \
@@ -99,6 +104,13 @@ check_list "$tmp/blkbackd-tools_${ver}_${arch}.deb" \
 # What dpkg is told: dependencies, conffiles, the unit enabled on install
 deb=$tmp/blkbackd_${ver}_${arch}.deb
 dpkg-deb -f "$deb" Depends | grep -q 'xenstore-utils' || fail "blkbackd: no Depends on xenstore-utils"
+# Ceph's libraries come with the rbd module's package only: a dom0
+# without Ceph never gets them
+dpkg-deb -f "$deb" Depends | grep -qE 'librbd|librados' &&
+	fail "blkbackd: Depends on Ceph's libraries: $(dpkg-deb -f "$deb" Depends)"
+rdeb=$tmp/blkbackd-rbd_${ver}_${arch}.deb
+dpkg-deb -f "$rdeb" Depends | grep -q 'librbd1' && dpkg-deb -f "$rdeb" Depends | grep -q "blkbackd (= $ver)" ||
+	fail "blkbackd-rbd: Depends are $(dpkg-deb -f "$rdeb" Depends)"
 # the tools recommend the daemon and never pull it in by Depends: on a
 # dom0, installing them must not install and start a vbd backend
 dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Depends | grep -q "blkbackd (" &&
