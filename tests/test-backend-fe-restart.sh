@@ -37,7 +37,7 @@ writes_in_flight $B $N --no-close
 xenstore-write $fe/state 6
 xs_wait "$(bk_be $B)/state" 5 5
 xenstore-write $fe/state 1
-sleep 0.3
+bk_sync	# blkbackd has handled that write
 xs_is "$(bk_be $B)/state" 5	# still draining
 grep -q "vbd=$B/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&
 	fail "drained already: the test proves nothing (too slow a machine?)"

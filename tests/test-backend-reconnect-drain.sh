@@ -29,7 +29,7 @@ writes_in_flight $A $N --no-close; old=$front
 xenstore-write $fe/state 5
 xs_wait "$(bk_be $A)/state" 5 5
 xenstore-write $fe/state 1
-sleep 0.5
+bk_sync	# blkbackd has handled that write
 # still draining: Initialising is remembered, not acted on
 xs_is "$(bk_be $A)/state" 5
 grep -q "vbd=$A/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&

@@ -24,11 +24,11 @@ for how in "online 0" "online 0 state 5" "online false"; do
 	while [ $# -gt 0 ]; do args+=("$be/$1" "$2"); shift 2; done
 	xenstore-write "${args[@]}"
 	xs_wait $be/state 5
-	sleep 0.5		# and it stays there while the frontend is Connected
+	bk_sync		# and it stays there while the frontend is Connected
 	xs_is $be/state 5
 	xs_is $fe/state 4
 	xenstore-write $fe/state 5
-	sleep 0.5
+	bk_sync
 	xs_is $be/state 5
 	xenstore-write $fe/state 6
 	xs_wait $be/state 6
