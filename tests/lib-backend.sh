@@ -76,6 +76,7 @@ fi
 BACKEND_PIDFILE=$BK_TMP/blkbackd.pid
 BACKEND_LOG=$BK_TMP/blkbackd.log
 BACKEND_TRACE=$BK_TMP/trace
+: > "$BK_TMP/bk-pids"
 _bk_show_log() {
 	if [ -s "$BACKEND_LOG" ]; then
 		echo "---- blkbackd log ----"
@@ -93,6 +94,8 @@ start_backend() {
 		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" ${BK_BACKEND_ARGS:-} "$@" \
 		2>>"$BACKEND_LOG"
 	_backend_running=1
+	# every blkbackd this test ran, for the writes xensim records by pid
+	cat "$BACKEND_PIDFILE" >> "$BK_TMP/bk-pids"
 }
 
 stop_backend() {
@@ -520,12 +523,23 @@ no_host_io() {
 
 # ---- hostile-case helpers (test-case-C16.sh ...) ----
 
-# be_states DOM [DEVID]: the states blkbackd wrote for a vbd, in order,
-# as numbers on one line ("2 4 5 6"), from its log's "A -> B" lines.
+# be_states DOM [DEVID]: the values blkbackd wrote to a vbd's backend
+# state node, in order, on one line ("2 4 5 6"): every write xensim
+# recorded ($XS_CHANGES) by a blkbackd this test started -- a write of
+# the value already there included, as the frontend's watch sees it.
 be_states() {
-	grep -oE "vbd $1/${2:-51712}: [A-Za-z?]+ -> [A-Za-z]+" "$BACKEND_LOG" |
-		sed -E 's/.* -> //; s/^Initialising$/1/; s/^InitWait$/2/; s/^Initialised$/3/;
-			s/^Connected$/4/; s/^Closing$/5/; s/^Closed$/6/' | tr '\n' ' ' | sed 's/ $//'
+	local path
+	path=$(bk_be "$1" "${2:-51712}")/state
+	awk -v path="$path" 'FNR == NR { pid["pid=" $1] = 1; next }
+		($2 in pid) && $4 == "write" && index($5, path "=") == 1 {
+			printf "%s%s", n++ ? " " : "", substr($5, length(path) + 2) }
+		END { print "" }' "$BK_TMP/bk-pids" "$XS_CHANGES"
+}
+
+# be_connects DOM [DEVID]: how many times blkbackd wrote Connected (4)
+# to the vbd's state node (xensim's record).
+be_connects() {
+	be_states "$@" | tr ' ' '\n' | grep -c '^4$' || true
 }
 
 # be_states_are DOM WANT...: fail unless be_states DOM is exactly WANT.
