@@ -926,6 +926,11 @@ detach(struct bk_dev *dev, unsigned int be_state)
 		dev->fe_seen = true;
 		dev->fatal = false;
 		connect(dev, true);
+		/* taken over as it stands: the toolstack's Closing is the
+		 * state the guest sees, not to be written again (a write of
+		 * the same value still fires the frontend's watch) */
+		if (be_state == XenbusStateClosing && dev->phase == DEV_CONNECTED)
+			dev->state = XenbusStateClosing;
 	}
 	if (dev->foreign) {	/* may_take_over: another backend's ring */
 		dev->detaching = false;

@@ -264,6 +264,28 @@ grant_line(void *opaque, uint32_t ref, unsigned int pins, unsigned int wpins, ui
 		   ref, pins, wpins, by);
 }
 
+/* "evtchn ID": "PORT interdomain|unbound remote=DOM:PORT pid=P conn=C since=S" */
+static void
+port_line(void *opaque, const struct hv_port_info *pi)
+{
+	struct grants_out *g = opaque;
+
+	out_printf(g->out, g->len, "%" PRIu32 " %s remote=%" PRIu32 ":%" PRIu32
+		   " pid=%ld conn=%" PRIu64 " since=%" PRIu64 "\n",
+		   pi->port, pi->interdomain ? "interdomain" : "unbound",
+		   pi->remote_dom, pi->remote_port, (long)pi->pid, pi->conn, pi->since);
+}
+
+/* "maps ID": "REF pid=P conn=C writable=W" per ledger entry */
+static void
+map_line(void *opaque, uint32_t ref, bool writable, pid_t pid, uint64_t conn)
+{
+	struct grants_out *g = opaque;
+
+	out_printf(g->out, g->len, "%" PRIu32 " pid=%ld conn=%" PRIu64 " writable=%d\n",
+		   ref, (long)pid, conn, writable);
+}
+
 static void
 handle_line(struct ctl *c, char *line, char **out, size_t *len)
 {
@@ -297,7 +319,8 @@ handle_line(struct ctl *c, char *line, char **out, size_t *len)
 			out_printf(out, len,
 				   "ERR %s cannot destroy domain %s: %s\n",
 				   err_name(-e), arg, strerror(-e));
-	} else if (!strcmp(line, "grants") && arg) {
+	} else if ((!strcmp(line, "grants") || !strcmp(line, "evtchn") ||
+		    !strcmp(line, "maps")) && arg) {
 		struct grants_out g = { out, len };
 		char *end;
 		unsigned long id;
@@ -307,7 +330,12 @@ handle_line(struct ctl *c, char *line, char **out, size_t *len)
 		e = errno || *end || !*arg || id > UINT16_MAX ? -EINVAL : 0;
 		if (e == 0) {
 			out_printf(out, len, "OK\n");
-			e = hv_domain_grants_in_use(c->hv, (uint32_t)id, grant_line, &g);
+			if (line[0] == 'g')
+				e = hv_domain_grants_in_use(c->hv, (uint32_t)id, grant_line, &g);
+			else if (line[0] == 'e')
+				e = hv_domain_ports(c->hv, (uint32_t)id, port_line, &g);
+			else
+				e = hv_domain_maps(c->hv, (uint32_t)id, map_line, &g);
 			if (e < 0) {	/* no such domain: the OK goes */
 				free(*out);
 				*out = NULL;
@@ -315,8 +343,8 @@ handle_line(struct ctl *c, char *line, char **out, size_t *len)
 			}
 		}
 		if (e < 0)
-			out_printf(out, len, "ERR %s no grants of domain %s: %s\n",
-				   err_name(-e), arg, strerror(-e));
+			out_printf(out, len, "ERR %s no %s of domain %s: %s\n",
+				   err_name(-e), line, arg, strerror(-e));
 	} else if (!strcmp(line, "list") && !arg) {
 		struct sim_domain *d, *last = NULL;
 

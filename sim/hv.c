@@ -57,6 +57,7 @@ struct hv_port {
 	uint32_t remote_dom;
 	uint32_t remote_port;
 	struct hv_conn *owner;		/* the handle it is bound through */
+	uint64_t since;			/* hv->seq when it entered this state */
 };
 
 struct hv_dom {
@@ -80,6 +81,8 @@ struct hv_conn {
 	int eventfd;			/* >= 0 once an evtchn handle */
 	int ledger_fd;			/* >= 0 once it gave a pin ledger */
 	uint32_t token;			/* its ledger's, in the act owner half */
+	uint64_t serial;		/* hv->conns_made at its accept: never reused */
+	pid_t pid;			/* its peer's (SO_PEERCRED at accept), or 0 */
 	struct hv_conn *next;
 };
 
@@ -90,6 +93,8 @@ struct hv {
 	char *sock_path;
 	struct hv_dom *doms;
 	struct hv_conn *conns;
+	uint64_t conns_made;		/* connections accepted so far */
+	uint64_t seq;			/* port state changes so far */
 };
 
 static struct hv_dom *
@@ -158,6 +163,15 @@ hv_accept_cb(void *opaque, uint32_t events)
 	c->domid = li->domid;
 	c->eventfd = -1;
 	c->ledger_fd = -1;
+	c->serial = ++hv->conns_made;
+	{
+		struct ucred cr;
+		socklen_t crl = sizeof(cr);
+
+		/* for the ledger's readers (xensim-ctl evtchn, maps) only */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0)
+			c->pid = cr.pid;
+	}
 	if (sim_loop_add(hv->loop, fd, EPOLLIN, hv_conn_cb, c) < 0) {
 		close(fd);
 		free(c);
@@ -199,6 +213,7 @@ hv_port_set(struct hv_dom *d, uint32_t p, enum hv_evtchn_state st,
 	hp->remote_dom = rdom;
 	hp->remote_port = rport;
 	hp->owner = owner;
+	hp->since = ++d->hv->seq;
 	hv_port_publish(d, p, fresh);
 }
 
@@ -601,6 +616,82 @@ hv_domain_grants_in_use(struct hv *hv, uint32_t domid,
 		if (p & HV_PIN_MASK)
 			fn(opaque, ref, p & HV_PIN_MASK, (p & HV_PIN_W_MASK) / HV_PIN_W_ONE,
 			   d->act[ref].domid);
+	}
+	return 0;
+}
+
+int
+hv_domain_ports(struct hv *hv, uint32_t domid,
+		void (*fn)(void *opaque, const struct hv_port_info *pi),
+		void *opaque)
+{
+	struct hv_dom *d = hv_dom_find(hv, domid);
+
+	if (!d)
+		return -ENOENT;
+	for (uint32_t p = 1; p < HV_NR_PORTS; p++) {
+		const struct hv_port *hp = &d->ports[p];
+		struct hv_port_info pi = {
+			.port = p,
+			.interdomain = hp->state == HV_ECS_INTERDOMAIN,
+			.remote_dom = hp->remote_dom,
+			.remote_port = hp->remote_port,
+			.since = hp->since,
+		};
+
+		if (hp->state == HV_ECS_FREE)
+			continue;
+		if (hp->owner) {
+			pi.pid = hp->owner->pid;
+			pi.conn = hp->owner->serial;
+		}
+		fn(opaque, &pi);
+	}
+	return 0;
+}
+
+int
+hv_domain_maps(struct hv *hv, uint32_t domid,
+	       void (*fn)(void *opaque, uint32_t ref, bool writable, pid_t pid,
+			  uint64_t conn),
+	       void *opaque)
+{
+	struct hv_conn *c;
+	uint32_t buf[1024];
+
+	if (!hv_dom_find(hv, domid))
+		return -ENOENT;
+	for (c = hv->conns; c; c = c->next) {
+		struct hv_ledger_hdr hdr;
+		uint32_t used;
+
+		if (c->ledger_fd < 0 ||
+		    pread(c->ledger_fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+		    hdr.magic != HV_LEDGER_MAGIC)
+			continue;
+		/* Pairs with the client raising "used" before it writes a
+		 * slot there; a slot read mid-change is either state, and
+		 * only settled entries (no TRANS) are reported. */
+		used = hdr.used < HV_LEDGER_SLOTS ? hdr.used : HV_LEDGER_SLOTS;
+		for (uint32_t i = 0; i < used; i += ARRAY_SIZE(buf)) {
+			size_t want = used - i < ARRAY_SIZE(buf) ? used - i : ARRAY_SIZE(buf);
+			ssize_t n = pread(c->ledger_fd, buf, want * sizeof(buf[0]),
+					  offsetof(struct hv_ledger, slot) +
+					  (off_t)i * sizeof(buf[0]));
+
+			if (n <= 0)
+				break;
+			for (size_t k = 0; k < (size_t)n / sizeof(buf[0]); k++) {
+				uint32_t e = buf[k];
+
+				if (!(e & HV_LEDGER_VALID) || (e & HV_LEDGER_TRANS) ||
+				    ((e >> HV_LEDGER_DOMID_SHIFT) & HV_LEDGER_DOMID_MASK) != domid ||
+				    (e & HV_LEDGER_REF_MASK) >= HV_NR_GRANTS)
+					continue;
+				fn(opaque, e & HV_LEDGER_REF_MASK,
+				   e & HV_LEDGER_WRITABLE, c->pid, c->serial);
+			}
+		}
 	}
 	return 0;
 }

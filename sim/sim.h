@@ -20,7 +20,9 @@
 #ifndef SIM_SIM_H
 #define SIM_SIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- the event loop (loop.c) ---- */
 struct sim_loop;
@@ -61,5 +63,38 @@ int hv_domain_grants_in_use(struct hv *hv, uint32_t domid,
 			    void (*fn)(void *opaque, uint32_t ref, unsigned int pins,
 				       unsigned int wpins, uint32_t by),
 			    void *opaque);
+
+/*
+ * The event channel table as the hypervisor keeps it: for each port of
+ * domid not free, fn(opaque, its state) in port order.  pid and conn
+ * name the process the port is bound through (its hv.sock connection:
+ * SO_PEERCRED's pid at accept, 0 if unknown, and the connection's
+ * serial, never reused, so an exec'd successor with the same pid shows
+ * a new conn); since is xensim's count of port state changes when the
+ * port entered its state (a bind, or its peer's close).  0, or -ENOENT.
+ * Loop thread only.
+ */
+struct hv_port_info {
+	uint32_t port;
+	bool interdomain;		/* else unbound, offered to remote_dom */
+	uint32_t remote_dom, remote_port;
+	pid_t pid;
+	uint64_t conn;
+	uint64_t since;
+};
+int hv_domain_ports(struct hv *hv, uint32_t domid,
+		    void (*fn)(void *opaque, const struct hv_port_info *pi),
+		    void *opaque);
+/*
+ * Who holds domid's grants mapped, from the live dom0 processes' pin
+ * ledgers (the pins xensim would release when each dies): fn(opaque,
+ * ref, writable, pid, conn) per settled ledger entry (a pin being taken
+ * or released is left out), connections newest first.  What gntdev's
+ * per-process maps show on Xen.  0, or -ENOENT.  Loop thread only.
+ */
+int hv_domain_maps(struct hv *hv, uint32_t domid,
+		   void (*fn)(void *opaque, uint32_t ref, bool writable, pid_t pid,
+			      uint64_t conn),
+		   void *opaque);
 
 #endif /* SIM_SIM_H */

@@ -80,5 +80,15 @@ expect "$(printf '@releaseDomain\n@releaseDomain')" cat "$out.rel"
 test ! -e "$XENSIM_DIR/dom1" || fail "$XENSIM_DIR/dom1 survived destroy"
 expect "$(printf '0 Domain-0\n2 guest2')" xensim-ctl --dir "$XENSIM_DIR" list
 
+# --- --xs-changes (start_xensim's $XS_CHANGES): every change in order,
+# with the writer's pid and domain; bytes outside printable ASCII escaped
+xenstore-write /r/v 'a\\b' /r/w "$(printf 'a\tc')"	# (xenstore-write unescapes: a\b)
+xenstore-rm /r
+expect "$(printf '%s\n' 'dom=0 write /t/a=hello' 'dom=0 write /t/b/c=world' 'dom=0 rm /t/b' \
+	'dom=1 write /local/domain/1/data/x=42' 'dom=0 write /r/v=a\x5cb' 'dom=0 write /r/w=a\x09c' 'dom=0 rm /r')" \
+	sed -nE 's#^[0-9]+ pid=[1-9][0-9]* (dom=[0-9]+ (write|rm) (/t[/=]|/r|/local/domain/1/data/x).*)#\1#p' "$XS_CHANGES"
+# generations rise, line by line
+awk '$1 <= last { exit 1 } { last = $1 }' "$XS_CHANGES" || fail "generations out of order in $XS_CHANGES"
+
 # --- libxenstore from C
 ./test-xstore-libxs || fail "test-xstore-libxs"

@@ -34,6 +34,13 @@ usage(FILE *f)
 "  list                 \"domid name\" per line, dom0 first\n"
 "  grants ID            the domain's grants another domain holds mapped now:\n"
 "                       \"REF pins=N writable=W by=DOMID\" per line\n"
+"  evtchn ID            the domain's event channel ports in use: \"PORT\n"
+"                       interdomain|unbound remote=DOM:PORT pid=PID conn=N\n"
+"                       since=SEQ\" per line (pid, conn: the process and\n"
+"                       connection it is bound through; SEQ: xensim's count\n"
+"                       of port changes when it entered that state)\n"
+"  maps ID              which dom0 process holds which of the domain's\n"
+"                       grants: \"REF pid=PID conn=N writable=W\" per pin\n"
 "Options:\n"
 "  -d, --dir DIR        xensim's directory (default $XENSIM_DIR)\n"
 "  -h, --help           this help\n");
@@ -49,7 +56,7 @@ main(int argc, char **argv)
 	};
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	const char *dir = getenv("XENSIM_DIR");
-	static char reply[1 << 20];	/* "grants": up to 8192 lines */
+	static char reply[8 << 20];	/* "maps": up to 8192 lines per process */
 	char req[256], *nl;
 	size_t len = 0;
 	int fd, opt, n;
@@ -78,8 +85,10 @@ main(int argc, char **argv)
 	else if (optind + 2 == argc && !strcmp(argv[optind], "destroy-domain"))
 		n = snprintf(req, sizeof(req), "destroy-domain %s\n",
 			     argv[optind + 1]);
-	else if (optind + 2 == argc && !strcmp(argv[optind], "grants"))
-		n = snprintf(req, sizeof(req), "grants %s\n", argv[optind + 1]);
+	else if (optind + 2 == argc && (!strcmp(argv[optind], "grants") ||
+					!strcmp(argv[optind], "evtchn") ||
+					!strcmp(argv[optind], "maps")))
+		n = snprintf(req, sizeof(req), "%s %s\n", argv[optind], argv[optind + 1]);
 	else if (optind + 1 == argc && !strcmp(argv[optind], "list"))
 		n = snprintf(req, sizeof(req), "list\n");
 	else {
@@ -121,6 +130,10 @@ main(int argc, char **argv)
 		len += (size_t)r;
 	}
 	close(fd);
+	if (len == sizeof(reply) - 1) {
+		log_error("the answer is longer than %zu bytes: not printed", sizeof(reply) - 1);
+		return 1;
+	}
 	reply[len] = '\0';
 	nl = strchr(reply, '\n');
 	if (!nl) {

@@ -49,10 +49,63 @@ usage(FILE *f)
 "      --daemon         detach into the background\n"
 "  -v, --verbose        also log xenstore connections\n"
 "  -D, --debug-mask M   debug categories: sim,grant,evtchn,... or all\n"
+"      --xs-changes FILE append every xenstore change to FILE, in order,\n"
+"                       one line each (xensim(1) CHANGES)\n"
 "  -h, --help           this help\n"
 "\n"
 "Sockets: DIR/xenstore.sock (dom0), DIR/dom<N>/xenstore.sock (domain N),\n"
 "DIR/hv.sock, DIR/ctl.sock (xensim-ctl).  See xensim(1).\n");
+}
+
+/* --xs-changes: one line per change of the live tree, written (one
+ * write(2), O_APPEND) before the change is answered or any watch fires,
+ * so a test that saw an answer or an event finds the line in the file:
+ * "GEN pid=PID dom=D write PATH=VALUE" or "GEN pid=PID dom=D rm PATH";
+ * the value's bytes outside printable ASCII, and '\\', as \\xNN. */
+struct xs_changes {
+	int fd;
+	bool failed;
+};
+
+static void
+xs_change(void *opaque, const struct xstore_conn *by, uint64_t gen, const char *path,
+	  const void *value, size_t len, bool removed)
+{
+	struct xs_changes *xc = opaque;
+	const unsigned char *v = value;
+	char *line;
+	size_t n = 0, cap;
+	int k;
+
+	if (xc->failed)
+		return;
+	cap = 128 + strlen(path) + 4 * len;
+	line = malloc(cap);
+	if (!line)
+		goto fail;
+	k = snprintf(line, cap, "%llu pid=%llu dom=%u %s %s%s", (unsigned long long)gen,
+		     by ? (unsigned long long)xstore_conn_tag(by) : 0ULL,
+		     by ? xstore_conn_domid(by) : 0u, removed ? "rm" : "write", path,
+		     removed ? "" : "=");
+	if (k < 0 || (size_t)k >= cap)
+		goto fail;
+	n = (size_t)k;
+	for (size_t i = 0; !removed && i < len; i++) {
+		if (v[i] >= 0x20 && v[i] < 0x7f && v[i] != '\\')
+			line[n++] = (char)v[i];
+		else
+			n += (size_t)snprintf(line + n, cap - n, "\\x%02x", v[i]);
+	}
+	line[n++] = '\n';
+	if (write(xc->fd, line, n) != (ssize_t)n)
+		goto fail;
+	free(line);
+	return;
+fail:
+	free(line);
+	/* said once; the file is short of lines from here on */
+	log_error("--xs-changes: cannot record a change of %s: %m; no more are recorded", path);
+	xc->failed = true;
 }
 
 static void
@@ -153,9 +206,11 @@ main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "debug-mask", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "xs-changes", required_argument, NULL, 257 },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir_arg = NULL, *pidfile = NULL;
+	const char *dir_arg = NULL, *pidfile = NULL, *changes = NULL;
+	struct xs_changes xc = { .fd = -1 };
 	char dir[PATH_MAX];
 	bool daemon_mode = false;
 	struct xensim x = { .sigfd = -1 };
@@ -177,6 +232,9 @@ main(int argc, char **argv)
 			break;
 		case 256:
 			daemon_mode = true;
+			break;
+		case 257:
+			changes = optarg;
 			break;
 		case 'v':
 			log_verbose = true;
@@ -235,6 +293,14 @@ main(int argc, char **argv)
 		log_error("xenstore: %m");
 		goto out;
 	}
+	if (changes) {
+		xc.fd = open(changes, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (xc.fd < 0) {
+			log_error("--xs-changes %s: %m", changes);
+			goto out;
+		}
+		xstore_set_change_hook(store, xs_change, &xc);
+	}
 	xsock = xsock_new(x.loop, store, dir);
 	if (!xsock) {
 		log_error("xenstore sockets: %m");
@@ -279,6 +345,8 @@ out:
 	xsock_free(xsock);
 	hv_free(hv);
 	xstore_free(store);
+	if (xc.fd >= 0)
+		close(xc.fd);
 	sim_loop_free(x.loop);
 	if (x.sigfd >= 0)
 		close(x.sigfd);

@@ -183,6 +183,14 @@ listener_event(void *opaque, uint32_t events)
 		xc->sc = xstore_conn_new(x->s, ls->domid, conn_kick, xc);
 		if (!xc->sc)
 			goto fail;
+		{
+			struct ucred cr;
+			socklen_t crl = sizeof(cr);
+
+			/* who made each change, for --xs-changes */
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0)
+				xstore_conn_set_tag(xc->sc, (uint64_t)cr.pid);
+		}
 		if (sim_loop_add(x->l, fd, EPOLLIN, conn_event, xc) < 0) {
 			xstore_conn_free(xc->sc);
 			goto fail;

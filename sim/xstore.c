@@ -66,6 +66,7 @@ struct xstore_conn {
 	bool priv;
 	bool broken;
 	bool serving;			/* inside xstore_conn_input() */
+	uint64_t tag;			/* xstore_conn_set_tag's, for the change hook */
 	void (*kick)(void *opaque);
 	void *opaque;
 	/* input: one message at a time */
@@ -88,6 +89,10 @@ struct xstore {
 	struct xstore_conn *conns;
 	uint32_t *domains;		/* introduced domains */
 	size_t ndomains, capdomains;
+	/* xstore_set_change_hook: every change of the live tree */
+	void (*change)(void *opaque, const struct xstore_conn *by, uint64_t gen,
+		       const char *path, const void *value, size_t len, bool removed);
+	void *change_opaque;
 };
 
 /*
@@ -105,6 +110,7 @@ struct view {
 	/* commit replay: paths already fired, so each fires once */
 	char **fired;
 	size_t nfired;
+	const struct xstore_conn *by;	/* whose request, or NULL (setup) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -578,6 +584,9 @@ node_write(struct view *v, const char *path, const void *value, uint32_t len,
 	if (v->tx)
 		return tx_log(v, mkdir ? XOP_MKDIR : XOP_WRITE, path, value,
 			      len, NULL, 0);
+	if (v->s->change)
+		v->s->change(v->s->change_opaque, v->by, v->s->gen, path,
+			     n->value, n->len, false);
 	fire_node(v, path, n);
 	return 0;
 }
@@ -644,6 +653,8 @@ node_rm(struct view *v, const char *path)
 	xtree_remove(n, ++v->s->gen);
 	if (v->tx)
 		return tx_log(v, XOP_RM, path, NULL, 0, NULL, 0);
+	if (v->s->change)
+		v->s->change(v->s->change_opaque, v->by, v->s->gen, path, NULL, 0, true);
 	if (!fired_before(v, path, true))
 		fire(v->s, path, perms, nperms, true);
 	return 0;
@@ -1053,7 +1064,7 @@ tx_replay(struct xstore_conn *c, struct xtx *tx)
 {
 	struct view v = {
 		.s = c->s, .root = c->s->root, .tx = NULL,
-		.domid = c->domid, .priv = c->priv, .check = false,
+		.domid = c->domid, .priv = c->priv, .check = false, .by = c,
 	};
 	int e = 0;
 
@@ -1292,6 +1303,7 @@ dispatch(struct xstore_conn *c)
 	r.v.domid = c->domid;
 	r.v.priv = c->priv;
 	r.v.check = true;
+	r.v.by = c;
 	if (c->hdr.tx_id) {
 		struct xtx *tx;
 
@@ -1401,6 +1413,29 @@ uint32_t
 xstore_conn_domid(const struct xstore_conn *c)
 {
 	return c->domid;
+}
+
+void
+xstore_conn_set_tag(struct xstore_conn *c, uint64_t tag)
+{
+	c->tag = tag;
+}
+
+uint64_t
+xstore_conn_tag(const struct xstore_conn *c)
+{
+	return c->tag;
+}
+
+void
+xstore_set_change_hook(struct xstore *s,
+		       void (*fn)(void *opaque, const struct xstore_conn *by, uint64_t gen,
+				  const char *path, const void *value, size_t len,
+				  bool removed),
+		       void *opaque)
+{
+	s->change = fn;
+	s->change_opaque = opaque;
 }
 
 bool

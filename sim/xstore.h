@@ -100,6 +100,25 @@ bool xstore_domain_introduced(const struct xstore *s, uint32_t domid);
  */
 struct xstore_conn *xstore_conn_new(struct xstore *s, uint32_t domid,
 				    void (*kick)(void *opaque), void *opaque);
+/* A number of the owner's for c (xstore-sock: its peer's pid), 0 until set;
+ * only the change hook shows it. */
+void xstore_conn_set_tag(struct xstore_conn *c, uint64_t tag);
+uint64_t xstore_conn_tag(const struct xstore_conn *c);
+/*
+ * fn(opaque, by, gen, path, value, len, removed) on every change of a
+ * node's value in the live tree, in the order they are made, before any
+ * watch fires for it or the request is answered: a write (value, len:
+ * the node's value now) or a removal (removed: the path and all below
+ * it; value NULL), by a request of connection by (NULL: the store's own
+ * set-up, a domain's introduction).  A transaction's changes come at its
+ * commit.  mkdir of a new node is a write of "".  fn must not call into
+ * the store.  NULL turns it off.
+ */
+void xstore_set_change_hook(struct xstore *s,
+			    void (*fn)(void *opaque, const struct xstore_conn *by,
+				       uint64_t gen, const char *path, const void *value,
+				       size_t len, bool removed),
+			    void *opaque);
 /* Drop the connection: its watches and transactions go with it. */
 void xstore_conn_free(struct xstore_conn *c);
 uint32_t xstore_conn_domid(const struct xstore_conn *c);

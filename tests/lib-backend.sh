@@ -21,6 +21,24 @@
 #   xs_is PATH VALUE          fail unless PATH reads exactly VALUE
 #   xs_absent PATH            fail unless PATH does not exist
 #   need_frontend             skip (77) unless blkfront-test can run scripts
+#   xs_record FILE            record every xenstore change under
+#                             /local/domain from now on, in order, in FILE
+#   xs_count FILE PATH        how many changes at or below PATH FILE shows
+#   xs_mark FILE              wait until FILE shows every change made so far
+#   be_writes_before_fe FILE DOM [DEVID]
+#                             how many writes to the vbd's backend state
+#                             FILE recorded before the frontend's first
+#                             state write there (all, if none)
+#   served_by DOM PID [AFTER] every queue of the vbd has its event channel
+#                             bound and its ring mapped by process PID
+#                             (xensim's tables), bound after AFTER
+#   bound_since DOM           xensim's port change count at which the
+#                             vbd's last queue was bound (for AFTER)
+#   bk_holds DOM              "MAPS PORTS": DOM's grants blkbackd maps and
+#                             dom0 ports it binds to DOM (xensim's tables)
+#   bk_forgot DOM             blkbackd holds no grant and no port of DOM
+#   bk_sync                   a point by which blkbackd's control thread
+#                             has carried out everything before it
 #   verify_read_all OUT BLOCKS [WHAT]
 #                             fail (saying WHAT) unless OUT, the output of a
 #                             blkfront-test verify, says ok with all BLOCKS
@@ -58,6 +76,7 @@ fi
 BACKEND_PIDFILE=$BK_TMP/blkbackd.pid
 BACKEND_LOG=$BK_TMP/blkbackd.log
 BACKEND_TRACE=$BK_TMP/trace
+: > "$BK_TMP/bk-pids"
 _bk_show_log() {
 	if [ -s "$BACKEND_LOG" ]; then
 		echo "---- blkbackd log ----"
@@ -75,6 +94,8 @@ start_backend() {
 		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" ${BK_BACKEND_ARGS:-} "$@" \
 		2>>"$BACKEND_LOG"
 	_backend_running=1
+	# every blkbackd this test ran, for the writes xensim records by pid
+	cat "$BACKEND_PIDFILE" >> "$BK_TMP/bk-pids"
 }
 
 stop_backend() {
@@ -166,6 +187,149 @@ verify_read_all() {
 		tail -n 20 "$1"
 		fail "${3:+$3: }verify read back ${n:-no} blocks, not all $2 of its region"
 	}
+}
+
+# ---- observers outside blkbackd (DESIGN-NOTES "How the tests observe") ----
+
+# xs_record FILE: every change under /local/domain from now on, one path
+# per line, in the order xensim made them (one xenstore-watch, one
+# connection: its events keep that order); the first line is the
+# watch's initial event.  Returns once the watch is set; killed at exit.
+xs_record() {
+	xenstore-watch /local/domain > "$1" 2>&1 &
+	cleanup_fn kill $!
+	wait_for 10 test -s "$1" || fail "xenstore-watch did not start"
+}
+
+# xs_count FILE PATH: how many changes at or below PATH FILE (xs_record)
+# shows, its initial event left out.
+xs_count() {
+	awk -v p="$2" 'NR > 1 && ($1 == p || index($1, p "/") == 1) { n++ } END { print n + 0 }' "$1"
+}
+
+# xs_mark FILE: a write of the test's own (/local/domain/0/xs-mark-N,
+# new each time), and a wait until FILE (xs_record) shows it: every
+# change xensim made before it is in FILE by then, however late
+# xenstore-watch is.
+_xs_marks=0
+xs_mark() {
+	_xs_marks=$((_xs_marks + 1))
+	xenstore-write /local/domain/0/xs-mark-$_xs_marks 1
+	wait_for 30 grep -qFx /local/domain/0/xs-mark-$_xs_marks "$1" ||
+		fail "xs_mark: $1 never showed mark $_xs_marks"
+}
+
+# be_writes_before_fe FILE DOM [DEVID]: how many writes to the vbd's
+# backend state node FILE (xs_record) shows before the first write to
+# its frontend's state node (every one of them if there is none): what
+# the guest could have seen of the backend while it did nothing itself.
+be_writes_before_fe() {
+	local be fe
+	be=$(bk_be "$2" "${3:-51712}")/state fe=/local/domain/$2/device/vbd/${3:-51712}/state
+	awk -v be="$be" -v fe="$fe" 'NR > 1 && $1 == fe { exit } NR > 1 && $1 == be { n++ }
+		END { print n + 0 }' "$1"
+}
+
+# _vbd_rings DOM: "EVTCHN RINGREF" per queue of DOM's xvda, from the
+# frontend's keys (queue-N/ with multi-queue, ring-ref0 with a
+# multi-page ring).
+_vbd_rings() {
+	local fe=/local/domain/$1/device/vbd/51712 q dirs=() ref
+	if xenstore-read "$fe/multi-queue-num-queues" >/dev/null 2>&1; then
+		for (( q = 0; q < $(xenstore-read "$fe/multi-queue-num-queues"); q++ )); do
+			dirs+=("$fe/queue-$q")
+		done
+	else
+		dirs=("$fe")
+	fi
+	for q in "${dirs[@]}"; do
+		ref=$(xenstore-read "$q/ring-ref" 2>/dev/null || xenstore-read "$q/ring-ref0") || return 1
+		echo "$(xenstore-read "$q/event-channel") $ref"
+	done
+}
+
+# _dom0_port DOM PORT: xensim's line for the dom0 port the guest's PORT
+# is connected to ("" unless it is): "P interdomain remote=... pid=..."
+_dom0_port() {
+	local p
+	p=$(xensim-ctl evtchn "$1" | awk -v p="$2" '$1 == p && $2 == "interdomain" {
+		sub(/^remote=0:/, "", $3); print $3 }')
+	[ -n "$p" ] || return 0
+	xensim-ctl evtchn 0 | awk -v p="$p" -v d="$1" '$1 == p && $3 ~ "^remote=" d ":"'
+}
+
+# served_by DOM PID [AFTER]: each queue of DOM's xvda has its event
+# channel bound, on dom0's side, through process PID -- bound after
+# xensim's AFTERth port change when given -- and its ring page mapped by
+# PID, as xensim's port table and pin ledgers show.  A takeover as the
+# hypervisor sees it; the guest's I/O shows it served.
+served_by() {
+	local dom=$1 pid=$2 after=${3:-0} evt ref line since
+	_vbd_rings "$dom" > "$BK_TMP/rings" || return 1
+	[ -s "$BK_TMP/rings" ] || return 1
+	while read -r evt ref; do
+		line=$(_dom0_port "$dom" "$evt")
+		[[ " $line " == *" pid=$pid "* ]] || return 1
+		since=${line##*since=}
+		[ "$since" -gt "$after" ] || return 1
+		xensim-ctl maps "$dom" | grep -q "^$ref pid=$pid " || return 1
+	done < "$BK_TMP/rings"
+}
+
+# bound_since DOM: the latest xensim port change count at which a queue
+# of DOM's xvda was bound on dom0's side (for served_by's AFTER).
+bound_since() {
+	local evt ref line max=0 since
+	_vbd_rings "$1" > "$BK_TMP/rings" || fail "vbd $1: no ring keys"
+	while read -r evt ref; do
+		line=$(_dom0_port "$1" "$evt")
+		[ -n "$line" ] || fail "vbd $1: event channel $evt is not bound"
+		since=${line##*since=}
+		[ "$since" -le "$max" ] || max=$since
+	done < "$BK_TMP/rings"
+	echo "$max"
+}
+
+# bk_holds DOM: what blkbackd holds of domain DOM as xensim sees it,
+# "MAPS PORTS": pins on DOM's grants in blkbackd's pin ledger, and dom0
+# ports bound through blkbackd connected or offered to DOM.  "0 0" once
+# it disconnected every vbd of DOM (or DOM is gone).
+bk_holds() {
+	local pid
+	pid=$(bk_pid)
+	echo "$(xensim-ctl maps "$1" 2>/dev/null | grep -c " pid=$pid " || true)" \
+		"$(xensim-ctl evtchn 0 | grep -cE "^[0-9]+ [a-z]+ remote=$1:[0-9]+ pid=$pid " || true)"
+}
+
+# bk_forgot DOM: blkbackd holds nothing of DOM's any more that a vbd
+# holds: bk_holds is "0 0".  What "the vbd is forgotten" means to the
+# guest and the hypervisor.  (The domain's memory files stay open while
+# the domain lives, vbd or not: xenops keeps them per domain; dom_maps
+# goes to 0 once the domain is destroyed.)
+bk_forgot() {
+	[ "$(bk_holds "$1")" = "0 0" ]
+}
+
+# bk_sync: a point by which blkbackd's control thread has carried out
+# all it had to do before (a takeover, a watch event): a new vbd of a
+# fresh guest (memory:1M), which the control thread probes after what
+# came before it, reaches InitWait.  Its xenstore write comes after all
+# the earlier ones, so an xs_record FILE that shows it shows them too:
+# bk_sync FILE waits for that.  The vbd is removed again.
+_bk_syncs=0
+bk_sync() {
+	local rec=${1:-} sdom sbe
+	_bk_syncs=$((_bk_syncs + 1))
+	[ -n "${_bk_sync_dom:-}" ] || _bk_sync_dom=$(create_domain "sync-$$") ||
+		fail "bk_sync: no domain"
+	sdom=$_bk_sync_dom
+	sbe=$(bk_be "$sdom" "$_bk_syncs")
+	add_vbd "$sdom" "$_bk_syncs" memory:1M
+	xs_wait "$sbe/state" 2 60
+	# the toolstack's state write, then blkbackd's
+	[ -z "$rec" ] || wait_for 30 eval '[ "$(grep -cFx "$sbe/state" "$rec")" -ge 2 ]' ||
+		fail "bk_sync: $rec never showed blkbackd's InitWait of $sbe"
+	xenstore-rm "$sbe"
 }
 
 # start_sim_backend [BLKBACKD-OPTION]...: how a ring test starts: skip
@@ -359,12 +523,23 @@ no_host_io() {
 
 # ---- hostile-case helpers (test-case-C16.sh ...) ----
 
-# be_states DOM [DEVID]: the states blkbackd wrote for a vbd, in order,
-# as numbers on one line ("2 4 5 6"), from its log's "A -> B" lines.
+# be_states DOM [DEVID]: the values blkbackd wrote to a vbd's backend
+# state node, in order, on one line ("2 4 5 6"): every write xensim
+# recorded ($XS_CHANGES) by a blkbackd this test started -- a write of
+# the value already there included, as the frontend's watch sees it.
 be_states() {
-	grep -oE "vbd $1/${2:-51712}: [A-Za-z?]+ -> [A-Za-z]+" "$BACKEND_LOG" |
-		sed -E 's/.* -> //; s/^Initialising$/1/; s/^InitWait$/2/; s/^Initialised$/3/;
-			s/^Connected$/4/; s/^Closing$/5/; s/^Closed$/6/' | tr '\n' ' ' | sed 's/ $//'
+	local path
+	path=$(bk_be "$1" "${2:-51712}")/state
+	awk -v path="$path" 'FNR == NR { pid["pid=" $1] = 1; next }
+		($2 in pid) && $4 == "write" && index($5, path "=") == 1 {
+			printf "%s%s", n++ ? " " : "", substr($5, length(path) + 2) }
+		END { print "" }' "$BK_TMP/bk-pids" "$XS_CHANGES"
+}
+
+# be_connects DOM [DEVID]: how many times blkbackd wrote Connected (4)
+# to the vbd's state node (xensim's record).
+be_connects() {
+	be_states "$@" | tr ' ' '\n' | grep -c '^4$' || true
 }
 
 # be_states_are DOM WANT...: fail unless be_states DOM is exactly WANT.

@@ -52,8 +52,9 @@ add_vbd $F 45 memory:1M frontend=
 expect_error 45 "frontend: \"\" is not a frontend directory"
 add_vbd $F 46 memory:1M frontend=local/domain/$F/device/vbd/46
 expect_error 46 "frontend: \"local/domain/$F/device/vbd/46\" is not a frontend directory"
-# said once (the error node's own watch event does not say it again)
-sleep 1
+# said once (the error node's own watch event does not say it again):
+# by bk_sync blkbackd has handled that event
+bk_sync
 [ "$(grep -c "vbd $F/45: frontend: " "$BACKEND_LOG")" = 1 ] || fail "a bad frontend was said more than once"
 add_vbd $F 44 memory:1M frontend-id=$((F + 1))
 expect_error 44 "frontend-id: \"$((F + 1))\" is not $F, the domain this directory is for"

@@ -48,7 +48,8 @@ echo "B: InitWait $(secs $t1 $t2) s after xl-add; connected, I/O done and closed
 xs_is "$(bk_be $A)/state" 5
 grep -q "vbd=$A/51712 ring=0 op=write id=$N " "$BACKEND_TRACE" &&
 	fail "A had drained already: the test proves nothing (too slow a machine?)"
-grep -q "vbd $A/51712: disconnected" "$BACKEND_LOG" && fail "A disconnected before its drain"
+# (xensim: blkbackd still maps A's ring and binds its event channel)
+[ "$(bk_holds $A)" != "0 0" ] || fail "A disconnected before its drain"
 
 # A drains: every write answered OKAY, the frontend got them all
 wait $front || { cat "$BK_TMP/w$A.out"; fail "A's frontend did not get OKAY for every write"; }
@@ -57,7 +58,7 @@ writes_answered $A $N 0 mem-write || fail "A's writes were not all done and answ
 xs_wait "$(bk_be $A)/state" 6 $(( N * 2 + 10 ))
 t4=$EPOCHREALTIME
 echo "A: Closed $(secs $t0 $t4) s after its close"
-[ "$(grep -c "vbd $A/51712: disconnected" "$BACKEND_LOG")" = 1 ] || fail "A did not disconnect exactly once"
+wait_for 5 bk_forgot $A || fail "A is Closed but blkbackd still holds \"$(bk_holds $A)\" of it"
 # and the daemon still serves
 good_device_works memory:1M
 stop_backend

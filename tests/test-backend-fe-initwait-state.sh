@@ -31,7 +31,7 @@ frozen_guest
 xenstore-write $fe/state 2
 xs_wait $be/state 5
 xs_is $be/error "$(err $fe)"
-sleep 0.3
+bk_sync	# blkbackd has done all it does on that write
 xs_is $be/state 5
 kill -KILL $HOLD
 wait $HOLD 2>/dev/null || true

@@ -29,11 +29,12 @@ done
 grep -q "vbd $dead/51712: frontend domain $dead is gone" "$BACKEND_LOG" ||
 	{ cat "$BACKEND_LOG"; fail "the dead frontend's vbd was not closed as gone"; }
 
-# added after start-up: probed, and still InitWait a second later
+# added after start-up: probed, and still InitWait once blkbackd has
+# done all it does with it (bk_sync)
 late=$((A + 51))
 add_vbd "$late" 51712 memory:1M
 xs_wait "$(bk_be "$late")/state" 2
-sleep 1
+bk_sync
 xs_is "$(bk_be "$late")/state" 2
 xs_is "$(bk_be "$A")/state" 2
 stop_backend

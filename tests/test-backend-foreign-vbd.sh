@@ -36,10 +36,7 @@ xenstore-ls -p $be > "$BK_TMP/be.before"
 xenstore-ls -p $fe > "$BK_TMP/fe.before"
 # every change under the backend directory from now on (the first line
 # is the watch's initial event)
-xenstore-watch $be > "$BK_TMP/watch-be" 2>&1 &
-wbe=$!
-cleanup_fn kill $wbe
-wait_for 10 test -s "$BK_TMP/watch-be" || fail "xenstore-watch did not start"
+xs_record "$BK_TMP/watch"
 
 start_backend
 pid=$(bk_pid)
@@ -59,12 +56,12 @@ new_guest
 add_disk $DOM memory:1M
 io_works $DOM
 
-sleep 0.3	# a late write would have fired the watch by now
+bk_sync "$BK_TMP/watch"	# all blkbackd wrote so far is in the watch
 xenstore-ls -p $be | cmp -s - "$BK_TMP/be.before" ||
 	{ diff "$BK_TMP/be.before" <(xenstore-ls -p $be); fail "blkbackd changed $be"; }
 xenstore-ls -p $fe | cmp -s - "$BK_TMP/fe.before" || fail "blkbackd changed $fe"
-[ "$(wc -l < "$BK_TMP/watch-be")" = 1 ] ||
-	{ cat "$BK_TMP/watch-be"; fail "blkbackd wrote under $be"; }
+[ "$(xs_count "$BK_TMP/watch" $be)" = 0 ] ||
+	{ cat "$BK_TMP/watch"; fail "blkbackd wrote under $be"; }
 ls -l /proc/$pid/fd | grep -q kernel.img && fail "blkbackd opened the other backend's backing"
 grep -q "vbd=$kdom/" "$BACKEND_TRACE" && fail "blkbackd touched the other backend's ring"
 
@@ -72,9 +69,9 @@ grep -q "vbd=$kdom/" "$BACKEND_TRACE" && fail "blkbackd touched the other backen
 # closes: the other backend's Closed to write, not ours
 xenstore-write $be/online 0 $be/state 5
 xenstore-write $fe/state 6
-sleep 0.5
-[ "$(wc -l < "$BK_TMP/watch-be")" = 3 ] ||
-	{ cat "$BK_TMP/watch-be"; fail "blkbackd wrote under $be while it was closed"; }
+bk_sync "$BK_TMP/watch"	# blkbackd has handled both writes
+[ "$(xs_count "$BK_TMP/watch" $be)" = 2 ] ||
+	{ cat "$BK_TMP/watch"; fail "blkbackd wrote under $be while it was closed"; }
 xs_is $be/state 5
 [ "$(grep -c "vbd $kdom/51712" "$BACKEND_LOG")" = 1 ] ||
 	{ grep "vbd $kdom/51712" "$BACKEND_LOG"; fail "more than one line about the vbd left alone"; }
@@ -84,7 +81,6 @@ xenstore-write $be/online 1 $be/state 1
 xs_wait $be/state 2
 grep -q "vbd $kdom/51712: Initialising again (made new by the toolstack): served from now on" \
 	"$BACKEND_LOG" || fail "no log line saying the vbd is served now"
-kill $wbe 2>/dev/null || true
 
 # ... or removes it and adds it again from scratch: served, I/O works
 blkfront-test xl-remove --domid $kdom --force >/dev/null || fail "xl-remove"

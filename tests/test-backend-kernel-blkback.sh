@@ -24,10 +24,7 @@ kdom=$DOM
 be=$(bk_be $kdom)
 add_vbd $kdom 51712 $BK_TMP/kernel.img
 truncate -s 1M $BK_TMP/kernel.img
-xenstore-watch $be > "$BK_TMP/watch-be" 2>&1 &
-wbe=$!
-cleanup_fn kill $wbe
-wait_for 10 test -s "$BK_TMP/watch-be" || fail "xenstore-watch did not start"
+xs_record "$BK_TMP/watch"
 
 # refuse: exit 3 before serving, the way out named, nothing written
 refused() {
@@ -63,9 +60,9 @@ grep -q "the kernel's xen-blkback serves 1 vbd (vbd-$kdom-51712): blkbackd would
 	"$BK_TMP/refused.err" || fail "no refusal naming the kernel's vbd"
 grep -q "Switching a dom0 over" "$BK_TMP/refused.err" ||
 	fail "the refusal does not point at the switch-over procedure"
-sleep 0.3
-[ "$(wc -l < "$BK_TMP/watch-be")" = 1 ] ||
-	{ cat "$BK_TMP/watch-be"; fail "a refused blkbackd wrote under $be"; }
+xs_mark "$BK_TMP/watch"	# the refused one exited: all it wrote is in the watch now
+[ "$(xs_count "$BK_TMP/watch" $be)" = 0 ] ||
+	{ cat "$BK_TMP/watch"; fail "a refused blkbackd wrote under $be"; }
 xs_is $be/state 1
 
 # told to leave the kernel's vbds alone: it starts, leaves that one be,
@@ -78,9 +75,9 @@ grep -q "vbd $kdom/51712: bound to the kernel's xen-blkback (sysfs): left alone"
 new_guest
 add_disk $DOM memory:1M
 io_works $DOM
-sleep 0.3
-[ "$(wc -l < "$BK_TMP/watch-be")" = 1 ] ||
-	{ cat "$BK_TMP/watch-be"; fail "blkbackd wrote under the kernel's $be"; }
+bk_sync "$BK_TMP/watch"	# all blkbackd wrote so far is in the watch
+[ "$(xs_count "$BK_TMP/watch" $be)" = 0 ] ||
+	{ cat "$BK_TMP/watch"; fail "blkbackd wrote under the kernel's $be"; }
 xs_is $be/state 1
 ls -l /proc/$(bk_pid)/fd | grep -q kernel.img && fail "blkbackd opened the kernel's backing"
 stop_backend

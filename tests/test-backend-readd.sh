@@ -39,7 +39,7 @@ readd() {
 	add_disk $DOM memory:1M
 	kill -CONT $pid
 	xs_wait $be/state 2
-	sleep 0.3
+	bk_sync	# blkbackd has done all it does with the new vbd
 	xs_is $be/state 2
 	xs_absent $be/error
 	grep -q "vbd $DOM/51712: removed" "$BACKEND_LOG" ||

@@ -28,7 +28,7 @@ for i in 1 2 3; do
 	xenstore-rm "$be"
 	wait_for 10 removed_at_least "$i" ||
 		fail "round $i: blkbackd did not forget the removed device"
-	sleep 0.5
+	bk_sync	# blkbackd has handled the removal
 	if xenstore-exists "$be"; then
 		xenstore-ls -f "$be" >&2
 		fail "round $i: blkbackd recreated $be after the toolstack removed it"

@@ -32,7 +32,7 @@ xs_wait $be/state 2
 stop_backend
 xenstore-write $be/online 0 $be/state 5
 start_backend
-sleep 0.5
+bk_sync	# the new daemon has done all it does with the vbd
 xs_is $be/state 5
 xenstore-write $fe/state 6
 xs_wait $be/state 6

@@ -6,7 +6,8 @@
 # does (Linux blkfront keeps a disk that is in use through the backend's
 # Closing, and its I/O goes on).  The guest's write after the restart is
 # answered OKAY by the new daemon and reads back byte-exact with the one
-# before; the backend stays Closing throughout, with no error, and goes
+# before; the backend stays Closing throughout (a xenstore watch sees no
+# write of its state), with no error, and goes
 # Closed once the frontend has closed.  (The new daemon used to serve no
 # ring there: the guest's I/O hung until it closed.)
 . ./functions.sh
@@ -38,14 +39,18 @@ xs_is "$be/state" 4
 # libxl's device removal, while no blkbackd runs
 xenstore-write "$be/online" 0 "$be/state" 5
 : > "$BACKEND_TRACE"
+# every xenstore change from here on, in order
+xs_record "$BK_TMP/watch"
 start_backend
-sleep 1	# whatever the new daemon does to the vbd, it has done it by now
+wait_for 30 served_by $DOM "$(bk_pid)" || fail "the new daemon does not serve the ring"
+bk_sync "$BK_TMP/watch"	# whatever the new daemon does to the vbd, it has done it by now
+n=$(be_writes_before_fe "$BK_TMP/watch" $DOM)
+[ "$n" = 0 ] || fail "the new daemon wrote the backend state $n times"
 xs_is "$be/state" 5
 xenstore-write "$fe/restart-done" 1
 wait_for 30 _xs_eq "$fe/at" done ||
 	{ cat "$BK_TMP/s.out"; fail "the guest's I/O was not served after the restart"; }
 grep -q " op=write id=2 .*status=0" "$BACKEND_TRACE" || fail "the new daemon did not serve the write"
-grep -q "vbd $DOM/51712: taken over" "$BACKEND_LOG" || fail "no takeover in the log"
 xs_is "$be/state" 5
 xs_is "$fe/state" 4
 xs_absent "$be/error"

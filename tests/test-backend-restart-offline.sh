@@ -15,7 +15,7 @@ frozen_guest
 stop_backend
 xenstore-write $be/online 0 $be/state 5
 start_backend
-sleep 0.5
+bk_sync	# the new daemon has done all it does with the vbd
 xs_is $be/state 5	# the frontend is still Connected
 xenstore-write $fe/state 6
 xs_wait $be/state 6
@@ -31,7 +31,7 @@ stop_backend
 xenstore-write $be/online 0 $fe/state 9
 start_backend
 xs_wait $be/error "state: the frontend's state \"9\" at $fe/state is not a XenbusState in 1..6"
-sleep 0.3
+bk_sync
 xs_is $be/state 5
 stop_backend
 exit 0

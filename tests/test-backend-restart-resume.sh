@@ -30,26 +30,23 @@ blkfront-test script --domid $DOM --max-indirect 16 --no-close "$BK_TMP/s" > "$B
 front=$!
 cleanup_fn kill $front
 wait_for 10 grep -q " op=write id=1 .*status=0" "$BACKEND_TRACE" || fail "the first write was not answered"
-xenstore-watch "$be/state" > "$BK_TMP/watch-be" 2>&1 &
-cleanup_fn kill $!
-xenstore-watch "$fe/state" > "$BK_TMP/watch-fe" 2>&1 &
-cleanup_fn kill $!
-wait_for 10 test -s "$BK_TMP/watch-be" || fail "xenstore-watch did not start"
-wait_for 10 test -s "$BK_TMP/watch-fe" || fail "xenstore-watch did not start"
+xs_record "$BK_TMP/watch"
 
 stop_backend
 xs_is "$be/state" 4
 start_backend
-sleep 1	# whatever the new daemon does to the vbd, it has done it by now
+wait_for 30 served_by $DOM "$(bk_pid)" || fail "the new daemon does not serve the ring"
+bk_sync "$BK_TMP/watch"	# whatever the new daemon does to the vbd, it has done it by now
 xenstore-write "$fe/restart-done" 1
 wait $front || { cat "$BK_TMP/s.out"; fail "the guest's I/O did not resume after the restart"; }
 grep -q " op=write id=2 .*status=0" "$BACKEND_TRACE" || fail "the new daemon did not serve the write"
 xs_is "$be/state" 4
 xs_is "$fe/state" 4
 xs_absent "$be/error"
-[ "$(wc -l < "$BK_TMP/watch-be")" = 1 ] ||
-	{ cat "$BK_TMP/watch-be"; fail "the restart wrote the backend's state node"; }
-[ "$(wc -l < "$BK_TMP/watch-fe")" = 1 ] ||
-	{ cat "$BK_TMP/watch-fe"; fail "the frontend's state changed across the restart"; }
+xs_mark "$BK_TMP/watch"
+[ "$(xs_count "$BK_TMP/watch" $be/state)" = 0 ] ||
+	{ cat "$BK_TMP/watch"; fail "the restart wrote the backend's state node"; }
+[ "$(xs_count "$BK_TMP/watch" $fe/state)" = 0 ] ||
+	{ cat "$BK_TMP/watch"; fail "the frontend's state changed across the restart"; }
 stop_backend
 exit 0

@@ -38,10 +38,11 @@ xs_wait $be/state 4
 fe_set() { # value | "absent"
 	if [ "$1" = absent ]; then xenstore-rm $fe/state; else xenstore-write $fe/state "$1"; fi
 }
-# wait until our state is $1 and stays so for 0.3 s
+# wait until our state is $1 and stays so: by bk_sync, blkbackd has
+# acted on the frontend's write (its watch events are handled in order)
 settle() {
 	xs_wait $be/state "$1" 5
-	sleep 0.3
+	bk_sync
 	xs_is $be/state "$1"
 }
 # bring blkbackd to state name: 2 4 5 5f 6 (with the frontend's state
@@ -57,9 +58,10 @@ goto() {
 	esac
 }
 # served: a write and a read through the ring complete now (the
-# script's ping/pong), and no reconnect happened meanwhile (a new
-# Connected line, which is never rate-limited in the log); stopped: dom0
-# no longer maps the ring (xensim's ledger) or it reconnected
+# script's ping/pong), and no reconnect happened meanwhile (xensim: the
+# ring's event channel still bound as it was, not bound again);
+# stopped: dom0 no longer maps the ring (xensim's ledger) or it
+# reconnected
 ping=0
 served() {
 	ping=$((ping + 1))
@@ -71,7 +73,14 @@ ring_mapped() {
 	ref=$(xenstore-read $fe/ring-ref 2>/dev/null || xenstore-read $fe/ring-ref0)
 	xensim-ctl grants $DOM | grep -q "^$ref pins=[1-9][0-9]* writable=[0-9]* by=0\$"
 }
-connects() { grep -c "vbd $DOM/51712: .*-> Connected (" "$BACKEND_LOG" || true; }
+# connects: xensim's port change count at which blkbackd's end of the
+# ring's event channel was bound, or "none"
+connects() {
+	local evt line
+	evt=$(xenstore-read $fe/event-channel 2>/dev/null) || { echo none; return 0; }
+	line=$(_dom0_port $DOM "$evt")
+	echo "${line:+${line##*since=}}${line:-none}"
+}
 served || fail "the ring does not carry I/O"
 cells=0
 # cell FROM FE WANT [served|stopped]: from blkbackd state FROM, the

@@ -20,16 +20,8 @@ for sig in TERM INT; do
 	writes_in_flight $DOM 4 --no-close
 	grep -q "vbd=$DOM/51712 ring=0 op=write id=4 " "$BACKEND_TRACE" &&
 		fail "SIG$sig: too late: all writes answered before the signal"
-	# every change under the backend directory, and the frontend's state,
-	# from now on (the first line is the watch's initial event)
-	xenstore-watch "$be" > "$BK_TMP/watch-be" 2>&1 &
-	wbe=$!
-	cleanup_fn kill $wbe
-	xenstore-watch "$fe/state" > "$BK_TMP/watch-fe" 2>&1 &
-	wfe=$!
-	cleanup_fn kill $wfe
-	wait_for 10 test -s "$BK_TMP/watch-be" || fail "xenstore-watch did not start"
-	wait_for 10 test -s "$BK_TMP/watch-fe" || fail "xenstore-watch did not start"
+	# every xenstore change from now on, in order
+	xs_record "$BK_TMP/watch.$sig"
 
 	stop_backend $sig
 	wait $front || { cat "$BK_TMP/w$DOM.out"; fail "SIG$sig: a write was not answered OKAY"; }
@@ -42,15 +34,14 @@ for sig in TERM INT; do
 	# first round's guest is Connected too, served again by the restart)
 	grep -Eq "warning: stopped with [0-9]+ vbds? left Connected \((.* )?$DOM/51712( .*)?\): .* waits? until a blkbackd starts again" \
 		"$BACKEND_LOG" || fail "SIG$sig: no warning naming the guests left waiting"
-	sleep 0.3	# a late write would have fired the watches by now
+	xs_mark "$BK_TMP/watch.$sig"	# blkbackd exited: all it wrote is in the watch now
 	xs_is "$be/state" 4
 	xs_is "$fe/state" 4
 	xs_absent "$be/error"
-	[ "$(wc -l < "$BK_TMP/watch-be")" = 1 ] ||
-		{ cat "$BK_TMP/watch-be"; fail "SIG$sig: blkbackd wrote under $be while stopping"; }
-	[ "$(wc -l < "$BK_TMP/watch-fe")" = 1 ] ||
-		{ cat "$BK_TMP/watch-fe"; fail "SIG$sig: the frontend's state changed"; }
-	kill $wbe $wfe 2>/dev/null || true
+	[ "$(xs_count "$BK_TMP/watch.$sig" $be)" = 0 ] ||
+		{ cat "$BK_TMP/watch.$sig"; fail "SIG$sig: blkbackd wrote under $be while stopping"; }
+	[ "$(xs_count "$BK_TMP/watch.$sig" $fe/state)" = 0 ] ||
+		{ cat "$BK_TMP/watch.$sig"; fail "SIG$sig: the frontend's state changed"; }
 	# this guest is done: the toolstack removes its disk before the next round
 	blkfront-test xl-remove --domid $DOM --force >/dev/null || fail "xl-remove"
 	: > "$BACKEND_LOG"

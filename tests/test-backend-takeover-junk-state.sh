@@ -12,12 +12,15 @@ start_sim_backend
 frozen_guest
 stop_backend
 xenstore-write $fe/state 9
+xs_record "$BK_TMP/watch"
 start_backend
 xs_wait $be/state 5
 xs_is $be/error "state: the frontend's state \"9\" at $fe/state is not a XenbusState in 1..6"
-sleep 0.5
+bk_sync "$BK_TMP/watch"	# the new daemon has done all it does with the vbd
+n=$(grep -cx "$be/state" "$BK_TMP/watch")
+[ "$n" = 1 ] || fail "$n writes of the backend state, not just its Closing"
 xs_is $be/state 5
-grep -q "vbd $DOM/51712: taken over" "$BACKEND_LOG" && fail "a junk frontend was taken over"
+served_by $DOM "$(bk_pid)" && fail "a junk frontend was taken over"
 # the frontend starts over: Closed, then Initialising
 kill -KILL $HOLD
 wait $HOLD 2>/dev/null || true

@@ -117,12 +117,12 @@ wait_for 10 eval "! kill -0 $hold 2>/dev/null" || fail "the held frontend did no
 grep -q "still maps" "$BK_TMP/d.out" && { cat "$BK_TMP/d.out"; fail "Closed while mapped"; }
 xs_wait $be/state 6 2
 be_states_are $D 2 4 5 6
-sleep 1
+bk_sync	# blkbackd has done all it does on the frontend's Closed
 xs_is $be/state 6	# blkbackd did not remove its directory
 blkfront-test xl-remove --domid $D || fail "xl-remove failed"
 xs_absent $be
-sleep 1
+bk_sync	# blkbackd has handled the removal
 xs_absent $be		# nor recreated it
-grep -q "vbd $D/51712: removed" "$BACKEND_LOG" || fail "vbd $D was not forgotten"
+bk_forgot $D || fail "vbd $D was not forgotten: blkbackd holds \"$(bk_holds $D)\" of it"
 stop_backend
 exit 0

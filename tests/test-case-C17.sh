@@ -118,7 +118,7 @@ xs_absent $be/error
 res_back $fd0 $thr0 $rss0 $slack
 go again
 wait $front || { cat "$BK_TMP/s.out"; fail "the racing frontend's script failed"; }
-grep -q "vbd $DOM/51712: .*Connected (" "$BACKEND_LOG" || fail "never connected"
-echo "$(grep -c "vbd $DOM/51712: .*-> Connected (" "$BACKEND_LOG") connections"
+[ "$(be_connects $DOM)" -gt 0 ] || fail "never connected"
+echo "$(be_connects $DOM) connections"
 stop_backend
 exit 0

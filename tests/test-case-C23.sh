@@ -64,8 +64,8 @@ case "$(xenstore-read $be/error)" in
 *) fail "3: error node \"$(xenstore-read $be/error)\"" ;;
 esac
 # 1, the second script's own handshake, and 2
-[ "$(grep -c "vbd $DOM/51712: .*-> Connected (" "$BACKEND_LOG")" = 3 ] ||
-	fail "not exactly three connections"
+[ "$(be_connects $DOM)" = 3 ] ||
+	fail "not exactly three connections: blkbackd wrote the states $(be_states $DOM)"
 good_device_works memory:1M
 stop_backend
 exit 0

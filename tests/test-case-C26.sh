@@ -38,8 +38,8 @@ xs_wait "$(bk_be $G)/state" 4
 xenstore-write /local/domain/$G/device/vbd/51712/go 1
 
 x_open() { ls -l /proc/$(bk_pid)/fd | grep -qF -- "-> $X"; }
-gone() { # dom: forgotten, nothing of it held, the backing closed
-	grep -q "vbd $1/51712: removed" "$BACKEND_LOG" && [ "$(dom_maps $1)" = 0 ] && ! x_open
+gone() { # dom: forgotten (xensim: no grant, no port), nothing of it held, the backing closed
+	bk_forgot $1 && [ "$(dom_maps $1)" = 0 ] && ! x_open
 }
 destroyed() { # dom what: destroy, remove the vbd, all released
 	local t0=$EPOCHREALTIME
@@ -50,7 +50,7 @@ destroyed() { # dom what: destroy, remove the vbd, all released
 		{ ls -l /proc/$(bk_pid)/fd; grep -c "xensim-dom$1-" /proc/$(bk_pid)/maps || true
 		  fail "vbd $1: not all released within 10 s"; }
 	echo "vbd $1: all released $(awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN { printf "%.2f", b - a }') s after the destroy"
-	sleep 1
+	bk_sync	# blkbackd has handled the removal
 	xs_absent "$(bk_be $1)"
 	grep "vbd $1/51712: " "$BACKEND_LOG" | tail -3
 }

@@ -26,7 +26,7 @@ cat "$FT/bk2.log"
 grep -q "another blkbackd (pid $first) already serves this xenstore" "$FT/bk2.log" ||
 	fail "second blkbackd: no clear refusal naming pid $first"
 [ ! -e "$FT/bk2.pid" ] || fail "the refused blkbackd wrote its pidfile"
-sleep 0.5
+bk_sync	# (the first daemon has handled whatever came before)
 xs_is "$be/state" 4
 kill -0 $hold 2>/dev/null || fail "the guest lost its device: $(cat "$FT/hold.out")"
 kill $hold; wait $hold 2>/dev/null || true
