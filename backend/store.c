@@ -74,6 +74,7 @@ static const struct bk_store_driver *const drivers[] = {
 	&bk_store_null_driver,
 	&bk_store_record_driver,
 	&bk_store_volatile_driver,
+	&bk_store_disk2008_driver,
 #ifdef HAVE_LIBRBD
 	&bk_store_rbd_driver,
 #endif
