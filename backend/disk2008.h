@@ -16,11 +16,20 @@
  * CLOCK_MONOTONIC); offsets and lengths are bytes.  One model is one
  * disk: the caller serialises the calls (the store holds a mutex).
  *
+ * The model is event-driven: requests wait in the disk's queue until the
+ * mechanism takes them, and the one it takes is decided when it becomes
+ * free, among those that have arrived by then, so a completion time is
+ * known only once the model has been advanced to the moment the request
+ * is dispatched (bk_d8_advance).  The caller advances it to "now" on
+ * every arrival and whenever bk_d8_next_event() comes round.
+ *
  * What is modelled (blkbench(1) "THE 2008 DISK" names the values and
  * where they come from):
- *  - one mechanism that serves media work in arrival order (FIFO: no
- *    reordering, no read priority): reads, writes that go to the media
- *    (cache off, or FUA), and the write-back ("destage") of cached data;
+ *  - one mechanism; the disk's queue (NCQ) is served in C-LOOK order:
+ *    of the accesses that have arrived when the mechanism is free, the
+ *    first at or after the head's position, else the lowest -- reads,
+ *    writes that go to the media (cache off, or FUA) and the write-back
+ *    ("destage") of cached writes alike;
  *  - positioning before a media access: none when it starts where the
  *    last one ended with the mechanism still busy (streaming), or after
  *    a read (read look-ahead); a write that starts where the last one
@@ -32,16 +41,17 @@
  *    before a write (into the cache or onto the media) and after a read;
  *    every command costs cmd_ns on top;
  *  - write cache on (wce): a WRITE completes once it is in the cache,
- *    as soon as the cache has room for it (room is made by the destage
- *    of older writes, in order); its destage is queued on the mechanism
- *    behind everything already there.  FLUSH completes once every cached
- *    write is on the media.  A WRITE with FUA goes to the media like a
- *    write with the cache off (behind the queued destage);
+ *    as soon as the cache has room for it (writes wait for room in
+ *    arrival order; room is made when a destage ends), and its destage
+ *    joins the disk's queue.  A FLUSH completes once every write cached
+ *    before it arrived is on the media.  A WRITE with FUA goes to the
+ *    media like a write with the cache off;
  *  - write cache off: a WRITE completes when it is on the media; FLUSH
  *    has nothing to wait for.
  * Not modelled: reads served from the write cache, zoned recording (one
- * media rate over the whole disk), command queueing's reordering (NCQ),
- * TRIM (a 2008 disk has none: the store offers no discard).
+ * media rate over the whole disk), rotational position in the choice of
+ * the next access, TRIM (a 2008 disk has none: the store offers no
+ * discard).
  */
 #ifndef BK_DISK2008_H
 #define BK_DISK2008_H
@@ -64,50 +74,82 @@ struct bk_d8_params {
  * (the store: the backing's size, the filesystem filling the disk). */
 void bk_d8_default_params(struct bk_d8_params *p);
 
-/* One cached write waiting for, or under, its destage. */
-struct bk_d8_extent {
-	uint64_t end_ns;	/* when its destage ends: on the media from then */
-	uint64_t len;		/* bytes */
+enum bk_d8_op { BK_D8_READ, BK_D8_WRITE, BK_D8_FUA_WRITE, BK_D8_FLUSH };
+
+/*
+ * One request, owned by the caller from bk_d8_submit() until the model
+ * hands it back through bk_d8_take() with done_ns set (or internal: a
+ * destage, owned by the model).
+ */
+struct bk_d8_job {
+	struct bk_d8_job *next;	/* the model's lists */
+	enum bk_d8_op op;
+	uint64_t off, len;	/* bytes; 0 for FLUSH */
+	void *opaque;		/* the caller's */
+	/* the model's */
+	uint64_t arrive, ready, done_ns;
+	uint64_t seq;		/* destage: creation order; flush: the first not covered */
+	uint64_t nwait;		/* flush: destages it still waits for */
+	bool destage;
 };
 
 struct bk_d8_model {
 	struct bk_d8_params p;
 	bool wce;		/* the write cache is on */
-	uint64_t last_t;	/* latest arrival seen: arrivals are made monotone */
-	uint64_t media_free;	/* when the mechanism has done its queued work */
+	uint64_t now;		/* the model's clock: latest time advanced to */
+	uint64_t media_free;	/* when the mechanism ends its current access */
+	/* the access under way (ends at media_free): a destage, or
+	 * &busy_mark for the caller's (already handed back), or NULL */
+	struct bk_d8_job *cur;
+	struct bk_d8_job busy_mark;
 	uint64_t head;		/* byte offset where the last media access ended */
 	bool last_read;		/* the last media access was a read (look-ahead) */
-	/* cached writes in destage order (a ring; destage ends ascend) */
-	struct bk_d8_extent *ring;
-	uint64_t ring_cap, ring_first, ring_n;
-	uint64_t cached;	/* bytes of the ring's extents */
-	/* counters, for the store's closing log line */
+	uint64_t next_seq;
+	struct bk_d8_job *queue;	/* media accesses waiting (unordered) */
+	struct bk_d8_job *room, **room_tail;	/* cache writes waiting for room, FIFO */
+	struct bk_d8_job *flushes;	/* flushes waiting for the destage */
+	struct bk_d8_job *known, **known_tail;	/* done_ns set: for bk_d8_take */
+	uint64_t cached;	/* bytes in the cache not yet destaged */
+	uint64_t ndestage;	/* destages queued or under way */
+	/* counters, for the store's closing log line and the tests */
 	uint64_t n_ios, n_seeks, n_rot_waits, n_cache_waits;
 	uint64_t busy_ns;	/* mechanism busy time (positioning + transfer) */
 };
 
-enum bk_d8_op { BK_D8_READ, BK_D8_WRITE, BK_D8_FUA_WRITE, BK_D8_FLUSH };
-
-/* A model of an idle disk, head at 0, empty cache.  0 or -ENOMEM/-EINVAL
- * (a parameter out of range). */
+/* A model of an idle disk, head at 0, empty cache, clock at 0.  0 or
+ * -EINVAL (a parameter out of range). */
 int bk_d8_init(struct bk_d8_model *m, const struct bk_d8_params *p, bool wce);
+/* Frees the model's own destages; the caller's jobs are the caller's. */
 void bk_d8_fini(struct bk_d8_model *m);
 
 /*
- * A request arrives at t_ns (made no earlier than the last arrival):
- * returns when it completes.  off/len: bytes (0 for FLUSH).  Returns 0
- * only when out of memory for the cache's bookkeeping (the caller fails
- * the request; the model is unchanged).
+ * Run the model up to time t (no-op if t is not later than its clock):
+ * dispatch what the mechanism takes until then, finish destages, admit
+ * writes to the cache, complete flushes.  Jobs whose completion time
+ * became known go to bk_d8_take().  0 or -ENOMEM (a destage could not
+ * be queued; the model is then unchanged past the failing write).
  */
-uint64_t bk_d8_submit(struct bk_d8_model *m, uint64_t t_ns, enum bk_d8_op op,
-		      uint64_t off, uint64_t len);
+int bk_d8_advance(struct bk_d8_model *m, uint64_t t);
+/*
+ * A request arrives at t (made no earlier than the model's clock; the
+ * model is advanced to it first).  0 or -ENOMEM.
+ */
+int bk_d8_submit(struct bk_d8_model *m, uint64_t t, struct bk_d8_job *j);
+/* The next job whose done_ns is known (in the order they became known),
+ * or NULL. */
+struct bk_d8_job *bk_d8_take(struct bk_d8_model *m);
+/* When the model next has something to decide (a dispatch, the end of
+ * the access under way), or UINT64_MAX if nothing is waiting. */
+uint64_t bk_d8_next_event(const struct bk_d8_model *m);
 
-/* Bytes in the write cache not yet on the media at time t_ns (>= every
- * arrival so far).  Pure. */
-uint64_t bk_d8_dirty_at(const struct bk_d8_model *m, uint64_t t_ns);
+/* Bytes in the write cache not yet on the media, at the model's clock. */
+static inline uint64_t
+bk_d8_cached(const struct bk_d8_model *m)
+{
+	return m->cached;
+}
 
-/* The positioning time of an access at off, for tests: seek(|off -
- * head|) + rot / 2, or 0 when off == head. */
+/* The seek time for a head movement of distance bytes (0 for 0). */
 uint64_t bk_d8_seek_ns(const struct bk_d8_params *p, uint64_t distance);
 
 #endif /* BK_DISK2008_H */

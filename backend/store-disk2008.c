@@ -76,16 +76,24 @@ bk_d8_init(struct bk_d8_model *m, const struct bk_d8_params *p, bool wce)
 		return -EINVAL;
 	m->p = *p;
 	m->wce = wce;
-	m->ring_cap = 1024;
-	m->ring = calloc(m->ring_cap, sizeof(*m->ring));
-	return m->ring ? 0 : -ENOMEM;
+	m->room_tail = &m->room;
+	m->known_tail = &m->known;
+	return 0;
 }
 
 void
 bk_d8_fini(struct bk_d8_model *m)
 {
-	free(m->ring);
-	m->ring = NULL;
+	struct bk_d8_job *j, *n;
+
+	for (j = m->queue; j; j = n) {
+		n = j->next;
+		if (j->destage)
+			free(j);
+	}
+	if (m->cur && m->cur != &m->busy_mark)
+		free(m->cur);
+	m->queue = m->cur = NULL;
 }
 
 /* Integer square root (floor). */
@@ -128,170 +136,270 @@ d8_xfer_ns(uint64_t len, uint64_t bps)
 	return (uint64_t)(((unsigned __int128)len * 1000000000u + bps - 1) / bps);
 }
 
-/* A media access ready to start at ready: queue it on the mechanism,
- * return when it ends. */
-static uint64_t
-d8_media(struct bk_d8_model *m, uint64_t ready, uint64_t off, uint64_t len, bool read)
+static void
+d8_known(struct bk_d8_model *m, struct bk_d8_job *j, uint64_t done)
 {
-	uint64_t start = ready > m->media_free ? ready : m->media_free;
-	uint64_t pos;
+	j->done_ns = done + m->p.cmd_ns;
+	j->next = NULL;
+	*m->known_tail = j;
+	m->known_tail = &j->next;
+}
 
-	if (off == m->head && (start == m->media_free || (read && m->last_read))) {
+struct bk_d8_job *
+bk_d8_take(struct bk_d8_model *m)
+{
+	struct bk_d8_job *j = m->known;
+
+	if (j) {
+		m->known = j->next;
+		if (!m->known)
+			m->known_tail = &m->known;
+		j->next = NULL;
+	}
+	return j;
+}
+
+/* The access j starts at start on a free mechanism: when it ends. */
+static uint64_t
+d8_access(struct bk_d8_model *m, uint64_t start, const struct bk_d8_job *j)
+{
+	bool read = j->op == BK_D8_READ;
+	uint64_t pos, x = d8_xfer_ns(j->len, m->p.media_bps);
+
+	if (j->off == m->head && (start == m->media_free || (read && m->last_read))) {
 		pos = 0;	/* streaming, or read look-ahead */
-	} else if (off == m->head) {
-		/* the sector passed under the head during the idle gap */
+	} else if (j->off == m->head) {
+		/* the sector went by under the head during the idle gap */
 		uint64_t g = start - m->media_free;
 
 		pos = g < m->p.rot_ns ? m->p.rot_ns - g : m->p.rot_ns / 2;
 		m->n_rot_waits++;
 	} else {
-		pos = bk_d8_seek_ns(&m->p, off > m->head ? off - m->head : m->head - off) +
-		      m->p.rot_ns / 2;
+		pos = bk_d8_seek_ns(&m->p, j->off > m->head ? j->off - m->head :
+				    m->head - j->off) + m->p.rot_ns / 2;
 		m->n_seeks++;
 	}
-	m->busy_ns += pos + d8_xfer_ns(len, m->p.media_bps);
-	m->media_free = start + pos + d8_xfer_ns(len, m->p.media_bps);
-	m->head = off + len;
+	m->busy_ns += pos + x;
+	m->head = j->off + j->len;
 	m->last_read = read;
-	return m->media_free;
+	return start + pos + x;
 }
 
-/* Forget the cached writes on the media by t. */
-static void
-d8_gc(struct bk_d8_model *m, uint64_t t)
-{
-	while (m->ring_n && m->ring[m->ring_first].end_ns <= t) {
-		m->cached -= m->ring[m->ring_first].len;
-		m->ring_first = (m->ring_first + 1) % m->ring_cap;
-		m->ring_n--;
-	}
-}
-
+/* Admit cache writes waiting for room, at time t (room was made then). */
 static int
-d8_push(struct bk_d8_model *m, uint64_t end, uint64_t len)
+d8_admit(struct bk_d8_model *m, uint64_t t)
 {
-	if (m->ring_n == m->ring_cap) {
-		uint64_t cap = 2 * m->ring_cap, i;
-		struct bk_d8_extent *r = calloc(cap, sizeof(*r));
+	while (m->room) {
+		struct bk_d8_job *j = m->room, *d;
+		uint64_t need = j->len < m->p.cache_bytes ? j->len : m->p.cache_bytes;
+		uint64_t at = j->arrive > t ? j->arrive : t, in;
 
-		if (!r)
+		if (m->cached + need > m->p.cache_bytes)
+			return 0;
+		d = calloc(1, sizeof(*d));
+		if (!d)
 			return -ENOMEM;
-		for (i = 0; i < m->ring_n; i++)
-			r[i] = m->ring[(m->ring_first + i) % m->ring_cap];
-		free(m->ring);
-		m->ring = r;
-		m->ring_cap = cap;
-		m->ring_first = 0;
+		m->room = j->next;
+		if (!m->room)
+			m->room_tail = &m->room;
+		in = at + d8_xfer_ns(j->len, m->p.iface_bps);
+		d->op = BK_D8_WRITE;
+		d->off = j->off;
+		d->len = j->len;
+		d->arrive = at;
+		d->ready = in;
+		d->seq = m->next_seq++;
+		d->destage = true;
+		d->next = m->queue;
+		m->queue = d;
+		m->cached += need;
+		d->nwait = need;	/* a destage's share of the cache */
+		m->ndestage++;
+		d8_known(m, j, in);
 	}
-	m->ring[(m->ring_first + m->ring_n) % m->ring_cap] =
-		(struct bk_d8_extent){ .end_ns = end, .len = len };
-	m->ring_n++;
-	m->cached += len;
 	return 0;
 }
 
-uint64_t
-bk_d8_dirty_at(const struct bk_d8_model *m, uint64_t t)
+/* A destage d ended at t: room in the cache, flushes perhaps done. */
+static int
+d8_destaged(struct bk_d8_model *m, struct bk_d8_job *d, uint64_t t)
 {
-	uint64_t i, n = 0;
+	struct bk_d8_job **pp = &m->flushes, *f;
 
-	for (i = 0; i < m->ring_n; i++) {
-		const struct bk_d8_extent *e = &m->ring[(m->ring_first + i) % m->ring_cap];
-
-		if (e->end_ns > t)
-			n += e->len;
+	m->cached -= d->nwait;
+	m->ndestage--;
+	while ((f = *pp) != NULL) {
+		if (d->seq < f->seq && --f->nwait == 0) {
+			*pp = f->next;
+			d8_known(m, f, t > f->arrive ? t : f->arrive);
+		} else {
+			pp = &f->next;
+		}
 	}
-	return n;
-}
-
-/* When the cache has room for len more bytes, at t or later. */
-static uint64_t
-d8_room_at(struct bk_d8_model *m, uint64_t t, uint64_t len)
-{
-	uint64_t need = len < m->p.cache_bytes ? len : m->p.cache_bytes;
-	uint64_t held = m->cached, i;
-
-	if (held + need <= m->p.cache_bytes)
-		return t;
-	m->n_cache_waits++;
-	for (i = 0; i < m->ring_n; i++) {
-		const struct bk_d8_extent *e = &m->ring[(m->ring_first + i) % m->ring_cap];
-
-		held -= e->len;
-		if (held + need <= m->p.cache_bytes)
-			return e->end_ns > t ? e->end_ns : t;
-	}
-	return t;	/* not reached: an empty cache has room */
+	free(d);
+	return d8_admit(m, t);
 }
 
 uint64_t
-bk_d8_submit(struct bk_d8_model *m, uint64_t t, enum bk_d8_op op, uint64_t off,
-	     uint64_t len)
+bk_d8_next_event(const struct bk_d8_model *m)
 {
-	uint64_t done;
+	const struct bk_d8_job *j;
+	uint64_t first = UINT64_MAX;
 
-	if (t < m->last_t)
-		t = m->last_t;
-	m->last_t = t;
-	d8_gc(m, t);
-	m->n_ios++;
-	switch (op) {
-	case BK_D8_READ:
-		done = d8_media(m, t, off, len, true) + d8_xfer_ns(len, m->p.iface_bps);
-		break;
-	case BK_D8_WRITE:
-	case BK_D8_FUA_WRITE:
-		if (op == BK_D8_WRITE && m->wce) {
-			uint64_t admit = d8_room_at(m, t, len);
-			uint64_t in = admit + d8_xfer_ns(len, m->p.iface_bps);
-			struct bk_d8_model save = *m;
-			uint64_t end = d8_media(m, in, off, len, false);
+	if (m->cur)
+		return m->media_free;
+	for (j = m->queue; j; j = j->next)
+		if (j->ready < first)
+			first = j->ready;
+	if (first == UINT64_MAX)
+		return first;
+	return first > m->media_free ? first : m->media_free;
+}
 
-			if (d8_push(m, end, len) < 0) {
-				*m = save;
-				return 0;
+int
+bk_d8_advance(struct bk_d8_model *m, uint64_t t)
+{
+	for (;;) {
+		uint64_t at = bk_d8_next_event(m);
+		struct bk_d8_job **pp, **best = NULL, **lowest = NULL;
+
+		if (at == UINT64_MAX || at > t)
+			break;
+		if (m->cur) {
+			/* the access under way ends */
+			struct bk_d8_job *c = m->cur;
+
+			m->cur = NULL;
+			if (c != &m->busy_mark) {
+				int r = d8_destaged(m, c, at);
+
+				if (r < 0)
+					return r;
 			}
-			done = in;
+			continue;
+		}
+		/* the mechanism is free at 'at': C-LOOK among what has arrived */
+		for (pp = &m->queue; *pp; pp = &(*pp)->next) {
+			if ((*pp)->ready > at)
+				continue;
+			if ((*pp)->off >= m->head && (!best || (*pp)->off < (*best)->off))
+				best = pp;
+			if (!lowest || (*pp)->off < (*lowest)->off)
+				lowest = pp;
+		}
+		if (!best)
+			best = lowest;
+		{
+			struct bk_d8_job *j = *best;
+			uint64_t end;
+
+			*best = j->next;
+			end = d8_access(m, at, j);
+			m->media_free = end;
+			m->cur = j;
+			if (!j->destage) {
+				/* the caller's: done at the end (a read's data
+				 * then crosses the interface) */
+				if (j->op == BK_D8_READ)
+					end += d8_xfer_ns(j->len, m->p.iface_bps);
+				d8_known(m, j, end);
+				/* cur keeps only the mechanism busy: not the caller's job */
+				m->cur = &m->busy_mark;
+			}
+		}
+	}
+	if (t > m->now)
+		m->now = t;
+	return 0;
+}
+
+int
+bk_d8_submit(struct bk_d8_model *m, uint64_t t, struct bk_d8_job *j)
+{
+	int r;
+
+	if (t < m->now)
+		t = m->now;
+	r = bk_d8_advance(m, t);
+	if (r < 0)
+		return r;
+	m->n_ios++;
+	j->arrive = t;
+	j->destage = false;
+	j->next = NULL;
+	switch (j->op) {
+	case BK_D8_FLUSH:
+		j->seq = m->next_seq;
+		j->nwait = m->ndestage;
+		if (!m->wce || j->nwait == 0) {
+			d8_known(m, j, t);
+			return 0;
+		}
+		j->next = m->flushes;
+		m->flushes = j;
+		return 0;
+	case BK_D8_WRITE:
+		if (m->wce) {
+			if (m->room || m->cached + (j->len < m->p.cache_bytes ? j->len :
+						    m->p.cache_bytes) > m->p.cache_bytes)
+				m->n_cache_waits++;
+			*m->room_tail = j;
+			m->room_tail = &j->next;
+			r = d8_admit(m, t);
 			break;
 		}
-		/* the cache is off, or FUA: on the media */
-		done = d8_media(m, t + d8_xfer_ns(len, m->p.iface_bps), off, len, false);
+		/* the cache is off: to the media */
+		j->ready = t + d8_xfer_ns(j->len, m->p.iface_bps);
+		j->next = m->queue;
+		m->queue = j;
 		break;
-	case BK_D8_FLUSH:
+	case BK_D8_FUA_WRITE:
+		j->ready = t + d8_xfer_ns(j->len, m->p.iface_bps);
+		j->next = m->queue;
+		m->queue = j;
+		break;
+	case BK_D8_READ:
 	default:
-		done = t;
-		if (m->ring_n) {
-			uint64_t last = m->ring[(m->ring_first + m->ring_n - 1) % m->ring_cap].end_ns;
-
-			if (last > done)
-				done = last;
-		}
+		j->ready = t;
+		j->next = m->queue;
+		m->queue = j;
 		break;
 	}
-	return done + m->p.cmd_ns;
+	if (r < 0)
+		return r;
+	return bk_d8_advance(m, t);
 }
 
 /* ---------------------------------------------------------------- */
 /* The driver.                                                        */
 /* ---------------------------------------------------------------- */
 
+struct d8_queue;
+
 struct d8_store {
 	int fd;
 	char *path;
-	pthread_mutex_t lock;		/* the model */
+	pthread_mutex_t lock;		/* the model, every queue's lists */
 	struct bk_d8_model m;
+	struct d8_queue *queues;	/* open queues, for re-arming */
 };
 
-struct d8_pending {
-	uint64_t due;			/* CLOCK_MONOTONIC ns */
+struct d8_req {
+	struct bk_d8_job job;
 	struct bk_io *io;
+	struct d8_queue *q;
+	struct d8_req *free_next;
 };
 
 struct d8_queue {
 	struct d8_store *s;
-	int tfd;			/* timerfd, armed at pend[0].due */
-	unsigned int depth, n;
-	struct d8_pending *pend;	/* sorted by due, n of depth */
+	struct d8_queue *next;		/* the store's list */
+	int tfd;			/* timerfd: the first due, or the model's next event */
+	unsigned int depth;
+	unsigned int inflight;		/* submitted, not reaped */
+	struct d8_req *reqs, *free;
+	unsigned int n;			/* due[0..n): completion time known, sorted */
+	struct d8_req **due;
 };
 
 static uint64_t
@@ -365,9 +473,9 @@ d8_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features
 	f->can_flush = true;
 	f->writeback = !cfg->writethrough;
 	f->fua = BK_FUA_NATIVE;
-	log_info("disk2008 store %s: a 2008 SATA disk, %" PRIu64 " MB/s, %s, %" PRIu64
-		 " bytes, the write cache %s", cfg->arg, p.media_bps / 1000000,
-		 "7200 rpm", f->size, cfg->writethrough ? "off" : "on (16 MiB)");
+	log_info("disk2008 store %s: a 2008 SATA disk, %" PRIu64 " MB/s, 7200 rpm, %" PRIu64
+		 " bytes, the write cache %s", cfg->arg, p.media_bps / 1000000, f->size,
+		 cfg->writethrough ? "off" : "on (16 MiB)");
 	*priv = s;
 	return 0;
 fail:
@@ -432,25 +540,77 @@ d8_data(struct d8_store *s, struct bk_io *io)
 	return (int64_t)io->len;
 }
 
+/* A request whose completion time is known: into its queue's sorted list. */
+static void
+d8_due(struct d8_req *r)
+{
+	struct d8_queue *q = r->q;
+	unsigned int j;
+
+	for (j = q->n; j > 0 && q->due[j - 1]->job.done_ns > r->job.done_ns; j--)
+		q->due[j] = q->due[j - 1];
+	q->due[j] = r;
+	q->n++;
+}
+
+/* Arm q's timer: its first due completion, or the model's next event
+ * while it has requests the model has not decided yet.  Under s->lock. */
 static void
 d8_arm(struct d8_queue *q)
 {
 	struct itimerspec its = { 0 };
+	uint64_t at = UINT64_MAX;
 
-	if (q->n) {
-		uint64_t due = q->pend[0].due ? q->pend[0].due : 1;
+	if (q->n)
+		at = q->due[0]->job.done_ns;
+	if (q->inflight > q->n) {
+		uint64_t ev = bk_d8_next_event(&q->s->m);
 
-		its.it_value.tv_sec = (time_t)(due / 1000000000u);
-		its.it_value.tv_nsec = (long)(due % 1000000000u);
+		if (ev < at)
+			at = ev;
+	}
+	if (at != UINT64_MAX) {
+		if (at == 0)
+			at = 1;	/* 0 would disarm */
+		its.it_value.tv_sec = (time_t)(at / 1000000000u);
+		its.it_value.tv_nsec = (long)(at % 1000000000u);
 	}
 	/* cannot fail on a valid timerfd and a valid time */
 	(void)timerfd_settime(q->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* Run the model to now, hand what it decided to the queues, re-arm
+ * them.  Under s->lock.  0 or -ENOMEM. */
+static int
+d8_run(struct d8_store *s, uint64_t now)
+{
+	struct bk_d8_job *j;
+	struct d8_queue *q;
+	int r = bk_d8_advance(&s->m, now);
+
+	while ((j = bk_d8_take(&s->m)) != NULL)
+		d8_due(j->opaque);
+	for (q = s->queues; q; q = q->next)
+		d8_arm(q);
+	return r;
+}
+
+static void
+d8_queue_free(struct d8_queue *q)
+{
+	if (q->tfd >= 0)
+		close(q->tfd);
+	free(q->reqs);
+	free(q->due);
+	free(q);
+}
+
 static int
 d8_queue_open(void *priv, unsigned int depth, void **qpriv)
 {
+	struct d8_store *s = priv;
 	struct d8_queue *q;
+	unsigned int i;
 	int r;
 
 	if (depth == 0)
@@ -458,18 +618,26 @@ d8_queue_open(void *priv, unsigned int depth, void **qpriv)
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
-	q->s = priv;
+	q->s = s;
 	q->depth = depth;
-	q->pend = calloc(depth, sizeof(*q->pend));
+	q->reqs = calloc(depth, sizeof(*q->reqs));
+	q->due = calloc(depth, sizeof(*q->due));
 	q->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!q->pend || q->tfd < 0) {
+	if (!q->reqs || !q->due || q->tfd < 0) {
 		r = q->tfd < 0 ? -errno : -ENOMEM;
-		if (q->tfd >= 0)
-			close(q->tfd);
-		free(q->pend);
-		free(q);
+		d8_queue_free(q);
 		return r;
 	}
+	for (i = 0; i < depth; i++) {
+		q->reqs[i].q = q;
+		q->reqs[i].job.opaque = &q->reqs[i];
+		q->reqs[i].free_next = q->free;
+		q->free = &q->reqs[i];
+	}
+	pthread_mutex_lock(&s->lock);
+	q->next = s->queues;
+	s->queues = q;
+	pthread_mutex_unlock(&s->lock);
 	*qpriv = q;
 	return 0;
 }
@@ -478,19 +646,45 @@ static void
 d8_queue_close(void *qpriv)
 {
 	struct d8_queue *q = qpriv;
+	struct d8_store *s = q->s;
+	struct d8_queue **pp;
 
-	/* what is in flight is done with the file; it ends at its time */
-	if (q->n) {
-		uint64_t last = q->pend[q->n - 1].due;
-		struct timespec ts = { .tv_sec = (time_t)(last / 1000000000u),
-				       .tv_nsec = (long)(last % 1000000000u) };
+	/* what is in flight is done with the file; it ends at its time,
+	 * as the model decides it */
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		uint64_t at = UINT64_MAX, now = d8_now();
+		struct timespec ts;
 
+		(void)d8_run(s, now);
+		while (q->n && q->due[0]->job.done_ns <= now) {
+			memmove(q->due, q->due + 1, (q->n - 1) * sizeof(*q->due));
+			q->n--;
+			q->inflight--;
+		}
+		if (!q->inflight)
+			break;
+		if (q->n)
+			at = q->due[0]->job.done_ns;
+		if (bk_d8_next_event(&s->m) < at)
+			at = bk_d8_next_event(&s->m);
+		if (at == UINT64_MAX)
+			break;	/* not reached: a request in flight is decided or waits for an event */
+		ts.tv_sec = (time_t)(at / 1000000000u);
+		ts.tv_nsec = (long)(at % 1000000000u);
+		pthread_mutex_unlock(&s->lock);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
+		pthread_mutex_lock(&s->lock);
 	}
-	close(q->tfd);
-	free(q->pend);
-	free(q);
+	for (pp = &s->queues; *pp; pp = &(*pp)->next) {
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	d8_queue_free(q);
 }
 
 static int
@@ -514,18 +708,19 @@ d8_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 {
 	struct d8_queue *q = qpriv;
 	struct d8_store *s = q->s;
-	unsigned int i, first = q->n ? 1 : 0;
-	uint64_t old_first = q->n ? q->pend[0].due : 0;
+	unsigned int i;
 
-	if (n > q->depth - q->n)
-		n = q->depth - q->n;
+	if (n > q->depth - q->inflight)
+		n = q->depth - q->inflight;
 	if (n == 0)
 		return -EAGAIN;
 	for (i = 0; i < n; i++) {
 		struct bk_io *io = ios[i];
-		uint64_t due = 0;
-		unsigned int j;
+		struct d8_req *r = q->free;
+		int rc = 0;
 
+		q->free = r->free_next;
+		r->io = io;
 		io->host_action = io->op == BK_IO_READ ? "disk2008-read" :
 				  io->op == BK_IO_FLUSH ? "disk2008-flush" :
 				  "disk2008-write";
@@ -535,23 +730,23 @@ d8_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 			io->result = 0;
 		else
 			io->result = -EOPNOTSUPP;	/* no discard: refused above */
+		r->job.op = d8_op(io);
+		r->job.off = io->op == BK_IO_FLUSH ? 0 : io->offset;
+		r->job.len = io->op == BK_IO_FLUSH ? 0 : io->len;
 		pthread_mutex_lock(&s->lock);
+		q->inflight++;
 		if (io->result >= 0)
-			due = bk_d8_submit(&s->m, d8_now(), d8_op(io), io->offset,
-					   io->op == BK_IO_FLUSH ? 0 : io->len);
+			rc = bk_d8_submit(&s->m, d8_now(), &r->job);
+		if (io->result < 0 || rc < 0) {
+			/* failed: handed back at once, the disk untouched */
+			if (rc < 0)
+				io->result = rc;
+			r->job.done_ns = d8_now();
+			d8_due(r);
+		}
+		(void)d8_run(s, d8_now());
 		pthread_mutex_unlock(&s->lock);
-		if (io->result >= 0 && due == 0)
-			io->result = -ENOMEM;
-		if (due == 0)
-			due = d8_now();
-		/* insert, after the equal ones */
-		for (j = q->n; j > 0 && q->pend[j - 1].due > due; j--)
-			q->pend[j] = q->pend[j - 1];
-		q->pend[j] = (struct d8_pending){ .due = due, .io = io };
-		q->n++;
 	}
-	if (!first || q->pend[0].due != old_first)
-		d8_arm(q);
 	return (int)n;
 }
 
@@ -559,22 +754,30 @@ static int
 d8_reap(void *qpriv, struct bk_io **done, unsigned int max)
 {
 	struct d8_queue *q = qpriv;
+	struct d8_store *s = q->s;
 	uint64_t now = d8_now(), v;
 	unsigned int k = 0, j;
 
 	if (read(q->tfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
-	while (k < max && k < q->n && q->pend[k].due <= now) {
-		done[k] = q->pend[k].io;
+	pthread_mutex_lock(&s->lock);
+	(void)d8_run(s, now);	/* -ENOMEM: what was decided is handed back */
+	while (k < max && k < q->n && q->due[k]->job.done_ns <= now) {
+		struct d8_req *r = q->due[k];
+
+		done[k] = r->io;
+		r->free_next = q->free;
+		q->free = r;
 		k++;
 	}
 	if (k) {
 		for (j = k; j < q->n; j++)
-			q->pend[j - k] = q->pend[j];
+			q->due[j - k] = q->due[j];
 		q->n -= k;
+		q->inflight -= k;
 	}
-	/* re-armed every time: the read above disarmed a timer that fired */
 	d8_arm(q);
+	pthread_mutex_unlock(&s->lock);
 	return (int)k;
 }
 
@@ -582,8 +785,14 @@ static bool
 d8_poll(void *qpriv)
 {
 	struct d8_queue *q = qpriv;
+	uint64_t now = d8_now();
+	bool ready;
 
-	return q->n && q->pend[0].due <= d8_now();
+	pthread_mutex_lock(&q->s->lock);
+	ready = (q->n && q->due[0]->job.done_ns <= now) ||
+		(q->inflight > q->n && bk_d8_next_event(&q->s->m) <= now);
+	pthread_mutex_unlock(&q->s->lock);
+	return ready;
 }
 
 const struct bk_store_driver bk_store_disk2008_driver = {

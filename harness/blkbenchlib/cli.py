@@ -35,6 +35,7 @@ RUN_DEFAULTS = {
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
     "platform": "sim", "backing": "", "guest-kernel": "", "prefill": "sparse",
+    "disk-model": "host",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
@@ -58,7 +59,11 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
         "mem": "96", "size": "224", "files": "32", "file-size": "2048:512",
-        "disk": "640", "timeout": "300"}
+        "disk": "640", "timeout": "300", "disk-model": "2008"}
+
+
+# where --disk-model 2008 keeps the model's data (RAM)
+SHM = "/dev/shm"
 
 
 def _dirty_limit(mem_mib):
@@ -134,6 +139,10 @@ def _add_run_options(p):
     a("--fsync-count", help="fsync-tester -n, fsyncs per run (default 30)")
     a("--scale", help="tar tree size: 1.0 = 28 000 files, 300 MB (default 1.0)")
     a("--disk", help="backing file size, MiB (default: enough for the workload)")
+    a("--disk-model", help="sim: the disk both rows' backing is: host (default: a file "
+      "on the host's disk, at its speed) or 2008 (blkbackd's disk2008 store: a 7200 rpm "
+      "SATA disk of 2008 with a 16 MiB write cache, its data in RAM under /dev/shm; "
+      "blkbench(1) THE 2008 DISK); the demo's default is 2008")
     a("--prefill", help="sim: the backing file of each run: sparse (default: "
       "truncated, every first write allocates) or zero (written with zeros first, "
       "like a disk: no allocation during the workload)")
@@ -176,6 +185,10 @@ def _resolve_options(ns, defaults):
                 if not m or int(m.group(1)) < int(m.group(2)):
                     raise BenchError("--file-size %s: want MAX:MIN in bytes, MAX >= MIN" % v)
                 o.file_size = (int(m.group(1)), int(m.group(2)))
+        elif key == "disk-model":
+            if v not in ("host", "2008"):
+                raise BenchError("--disk-model %s: host or 2008" % v)
+            o.disk_model = v
         elif key == "prefill":
             if v not in ("sparse", "zero"):
                 raise BenchError("--prefill %s: sparse or zero" % v)
@@ -332,6 +345,19 @@ class Bench:
 
     # -- checks before anything is touched ----------------------------------
     def preflight(self):
+        if self.o.disk_model == "2008":
+            if self.platform is not None:
+                raise BenchError("--disk-model 2008: only with --platform sim (the "
+                                 "xen platforms' rows do not run blkbackd's stores on "
+                                 "both sides)")
+            if "raw" in {c.where for c in self.cells}:
+                raise BenchError("--disk-model 2008: where=raw has no store to model "
+                                 "the disk in; use dom0 and domU")
+            if self.o.backing:
+                raise BenchError("--disk-model 2008 and --backing %s: the model keeps "
+                                 "its data in RAM, not in another backing" % self.o.backing)
+            if not os.path.isdir(SHM):
+                raise BenchError("--disk-model 2008: no %s for the model's data" % SHM)
         if self.platform is not None:
             # the workload's own programs are copied into the guests
             for w in self.workloads.values():
@@ -371,10 +397,22 @@ class Bench:
         t0 = time.monotonic()
         with open(os.path.join(rundir, "commands.log"), "w") as log, Cleanup() as cl:
             cl.push("remove %s" % tmp, shutil.rmtree, tmp, True)
-            backing = os.path.join(tmp, "backing.img")
+            if self.o.disk_model == "2008":
+                # the model's data in RAM: the host's disk plays no part
+                shm = os.path.join(self.shm_dir, tag)
+                os.makedirs(shm)
+                cl.push("remove %s" % shm, shutil.rmtree, shm, True)
+                backing = os.path.join(shm, "backing.img")
+            else:
+                backing = os.path.join(tmp, "backing.img")
             make_backing(backing, self.disk_mib, self.o.prefill, log)
             row["prefill"] = self.o.prefill
-            if self.o.backing.startswith("rbd:") and cell.where == "domU":
+            row["disk_model"] = self.o.disk_model
+            if self.o.disk_model == "2008":
+                # blkbackd's disk2008 store, in either row (blkbench(1))
+                backing = "disk2008:" + backing
+                row["backing"] = "disk2008"
+            elif self.o.backing.startswith("rbd:") and cell.where == "domU":
                 # blkbackd serves the ring from the cluster instead
                 backing = _fresh_rbd(self.o.backing, self.disk_mib, log)
                 row["backing"] = "rbd"
@@ -444,6 +482,7 @@ class Bench:
                              % (outdir, e.strerror)) from None
         self.outdir = outdir
         base = self.o.workdir or os.environ.get("TMPDIR") or "/var/tmp"
+        self.shm_dir = None
         try:
             workdir = tempfile.mkdtemp(prefix="blkbench.", dir=base)
         except OSError as e:
@@ -456,7 +495,7 @@ class Bench:
             "kernel": kernel_release(), "git_rev": _git_rev(self.paths["srcdir"]),
             "cgroup": self.cgroup_kind[0], "disk_mib": self.disk_mib,
             "tools": self._tool_versions(),
-            "platform": self.o.platform,
+            "platform": self.o.platform, "disk_model": self.o.disk_model,
         }
         if self.cgroup_kind[0] == "v1":
             info("cgroup v1: no per-cgroup dirty throttling, so the loop device's queue "
@@ -465,6 +504,8 @@ class Bench:
                  % ((self.o.mem << 10) // 4, _dirty_limit(self.o.mem) >> 10))
         total = len(self.cells) * self.o.runs
         done, t_start = 0, time.monotonic()
+        if self.o.disk_model == "2008":
+            self.shm_dir = tempfile.mkdtemp(prefix="blkbench.", dir=SHM)
         info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))
         try:
             if self.platform is not None:
@@ -484,6 +525,8 @@ class Bench:
                     done += 1
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+            if self.shm_dir:
+                shutil.rmtree(self.shm_dir, ignore_errors=True)
             if self.rows:
                 self.meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
                 self.write_results()
