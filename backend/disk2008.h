@@ -31,8 +31,10 @@
  *    writes that go to the media (cache off, or FUA) and the write-back
  *    ("destage") of cached writes alike;
  *  - positioning before a media access: none when it starts where the
- *    last one ended with the mechanism still busy (streaming), or after
- *    a read (read look-ahead); a write that starts where the last one
+ *    last one ended with the mechanism still busy (streaming), or for a
+ *    read that starts where one of the last 8 reads ended (read
+ *    look-ahead into the cache's segments: the drive read on while it
+ *    was there; the transfer is still charged, the seek is not); a write that starts where the last one
  *    ended after an idle gap g waits for the platter to come round
  *    (rot - g for g < rot, the mean rot / 2 after that); any other
  *    access pays seek(d) + rot / 2, seek(d) = t2t + (full - t2t) *
@@ -104,6 +106,10 @@ struct bk_d8_model {
 	struct bk_d8_job busy_mark;
 	uint64_t head;		/* byte offset where the last media access ended */
 	bool last_read;		/* the last media access was a read (look-ahead) */
+	/* where the last BK_D8_STREAMS reads ended: the read cache's
+	 * segments, filled by look-ahead (a round robin) */
+	uint64_t stream_end[8];
+	unsigned int stream_next;
 	uint64_t next_seq;
 	struct bk_d8_job *queue;	/* media accesses waiting (unordered) */
 	struct bk_d8_job *room, **room_tail;	/* cache writes waiting for room, FIFO */

@@ -166,7 +166,17 @@ d8_access(struct bk_d8_model *m, uint64_t start, const struct bk_d8_job *j)
 	bool read = j->op == BK_D8_READ;
 	uint64_t pos, x = d8_xfer_ns(j->len, m->p.media_bps);
 
-	if (j->off == m->head && (start == m->media_free || (read && m->last_read))) {
+	bool ahead = false;
+	unsigned int k;
+
+	for (k = 0; read && k < 8; k++)
+		ahead |= j->off && m->stream_end[k] == j->off;
+	if (read) {
+		m->stream_end[m->stream_next] = j->off + j->len;
+		m->stream_next = (m->stream_next + 1) % 8;
+	}
+	if (ahead || (j->off == m->head && (start == m->media_free ||
+					     (read && m->last_read)))) {
 		pos = 0;	/* streaming, or read look-ahead */
 	} else if (j->off == m->head) {
 		/* the sector went by under the head during the idle gap */

@@ -59,7 +59,12 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
         "mem": "96", "size": "224", "files": "32", "file-size": "2048:512",
-        "disk": "640", "timeout": "300", "disk-model": "2008"}
+        "disk": "640", "timeout": "300", "disk-model": "host"}
+# The demo stays on the host disk for now: on the 2008 disk (--disk-model
+# 2008) one run of this bonnie++ (224 MiB, ext3 data=journal, cache off)
+# did not finish in 240 s, its rewrite phase bound by seeks between the
+# file, the journal and the checkpoints (DESIGN-NOTES "Known gaps: the
+# 2008 disk"): 24 such runs do not fit the demo's 12 minutes.
 
 
 # where --disk-model 2008 keeps the model's data (RAM)
@@ -142,7 +147,7 @@ def _add_run_options(p):
     a("--disk-model", help="sim: the disk both rows' backing is: host (default: a file "
       "on the host's disk, at its speed) or 2008 (blkbackd's disk2008 store: a 7200 rpm "
       "SATA disk of 2008 with a 16 MiB write cache, its data in RAM under /dev/shm; "
-      "blkbench(1) THE 2008 DISK); the demo's default is 2008")
+      "blkbench(1) THE 2008 DISK)")
     a("--prefill", help="sim: the backing file of each run: sparse (default: "
       "truncated, every first write allocates) or zero (written with zeros first, "
       "like a disk: no allocation during the workload)")
