@@ -72,8 +72,8 @@ struct bk_d8_params {
 	uint64_t cache_bytes;	/* the write cache (> 0) */
 };
 
-/* The 2008 disk's values (blkbench(1)); stroke is left 0 for the caller
- * (the store: the backing's size, the filesystem filling the disk). */
+/* The 2008 disk's values (blkbench(1)): stroke 250 GB (the store puts
+ * its backing at the start of such a disk). */
 void bk_d8_default_params(struct bk_d8_params *p);
 
 enum bk_d8_op { BK_D8_READ, BK_D8_WRITE, BK_D8_FUA_WRITE, BK_D8_FLUSH };

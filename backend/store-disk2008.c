@@ -65,6 +65,7 @@ bk_d8_default_params(struct bk_d8_params *p)
 	p->rot_ns = 8333333;		/* 7200 rpm: half a turn 4.17 ms */
 	p->cmd_ns = 50000;		/* 0.05 ms per command */
 	p->cache_bytes = 16u << 20;	/* 16 MiB */
+	p->stroke = 250000000000ull;	/* a 250 GB disk */
 }
 
 int
@@ -467,10 +468,9 @@ d8_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features
 		goto fail;
 	}
 	bk_d8_default_params(&p);
-	/* the filesystem fills the modelled disk: a full stroke crosses it */
-	p.stroke = (uint64_t)st.st_size & ~511ull;
-	if (p.stroke == 0)
-		p.stroke = 512;	/* the stack refuses an empty store */
+	/* the backing is the start of a 250 GB disk (or all of a bigger one) */
+	if ((uint64_t)st.st_size > p.stroke)
+		p.stroke = (uint64_t)st.st_size;
 	rc = bk_d8_init(&s->m, &p, !cfg->writethrough);
 	if (rc < 0)
 		goto fail;
@@ -512,42 +512,53 @@ d8_close(void *priv)
 	free(s);
 }
 
-/* The whole transfer now, or -EIO (a short count). */
+/* The whole transfer now, or -errno (-EIO for a short count: a regular
+ * file transfers less only at its end). */
 static int64_t
 d8_data(struct d8_store *s, struct bk_io *io)
 {
-	struct iovec iov[IOV_MAX], *v = iov;
-	int cnt = io->iovcnt;
-	uint64_t done = 0;
+	bool rd = io->op == BK_IO_READ;
+	uint64_t done = 0, skip;
+	ssize_t n;
+	int i;
 
-	if (cnt > IOV_MAX)
-		return -EINVAL;
-	memcpy(iov, io->iov, (size_t)cnt * sizeof(*iov));
-	while (done < io->len) {
-		ssize_t n = io->op == BK_IO_READ ?
-			    preadv(s->fd, v, cnt, (off_t)(io->offset + done)) :
-			    pwritev(s->fd, v, cnt, (off_t)(io->offset + done));
+	do
+		n = rd ? preadv(s->fd, io->iov, io->iovcnt, (off_t)io->offset) :
+			 pwritev(s->fd, io->iov, io->iovcnt, (off_t)io->offset);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((uint64_t)n == io->len)
+		return (int64_t)io->len;
+	/* short: the rest, one segment at a time */
+	done = (uint64_t)n;
+	skip = done;
+	for (i = 0; i < io->iovcnt && done < io->len; i++) {
+		char *b = io->iov[i].iov_base;
+		uint64_t l = io->iov[i].iov_len;
 
-		if (n < 0 && errno == EINTR)
+		if (skip >= l) {
+			skip -= l;
 			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		done += (uint64_t)n;
-		while (n > 0 && cnt > 0) {
-			if ((size_t)n >= v->iov_len) {
-				n -= (ssize_t)v->iov_len;
-				v++;
-				cnt--;
-			} else {
-				v->iov_base = (char *)v->iov_base + n;
-				v->iov_len -= (size_t)n;
-				n = 0;
-			}
+		}
+		b += skip;
+		l -= skip;
+		skip = 0;
+		while (l > 0) {
+			n = rd ? pread(s->fd, b, l, (off_t)(io->offset + done)) :
+				 pwrite(s->fd, b, l, (off_t)(io->offset + done));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				return -EIO;
+			b += n;
+			l -= (uint64_t)n;
+			done += (uint64_t)n;
 		}
 	}
-	return (int64_t)io->len;
+	return done == io->len ? (int64_t)io->len : -EIO;
 }
 
 /* A request whose completion time is known: into its queue's sorted list. */
