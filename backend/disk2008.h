@@ -25,20 +25,23 @@
  *
  * What is modelled (blkbench(1) "THE 2008 DISK" names the values and
  * where they come from):
- *  - one mechanism; the disk's queue (NCQ) is served in C-LOOK order:
- *    of the accesses that have arrived when the mechanism is free, the
- *    first at or after the head's position, else the lowest -- reads,
- *    writes that go to the media (cache off, or FUA) and the write-back
- *    ("destage") of cached writes alike;
+ *  - one mechanism; the disk's queue (NCQ) is served shortest
+ *    positioning time first: of the accesses that have arrived when the
+ *    mechanism is free, the one it can start soonest (seek plus the
+ *    wait for its sector) -- reads, writes that go to the media (cache
+ *    off, or FUA) and the write-back ("destage") of cached writes alike;
+ *    one that has waited more than 1 s is taken first (no starvation);
  *  - positioning before a media access: none when it starts where the
  *    last one ended with the mechanism still busy (streaming), or for a
  *    read that starts where one of the last 8 reads ended (read
  *    look-ahead into the cache's segments: the drive read on while it
- *    was there; the transfer is still charged, the seek is not); a write that starts where the last one
- *    ended after an idle gap g waits for the platter to come round
- *    (rot - g for g < rot, the mean rot / 2 after that); any other
- *    access pays seek(d) + rot / 2, seek(d) = t2t + (full - t2t) *
- *    sqrt(d / stroke) for a head movement of d bytes;
+ *    was there; the transfer is still charged, the seek is not); else
+ *    seek(d) = t2t + (full - t2t) * sqrt(d / stroke) for a head movement
+ *    of d bytes (none for d = 0), then the wait for the sector: the
+ *    platter's phase at time t is t mod rot, and the sector at byte x
+ *    passes under the head at (x mod track) / track of a turn, track
+ *    being the bytes one turn carries at the media rate (so a write that
+ *    continues the last one after an idle gap g waits rot - g);
  *  - transfer at the media rate; the interface moves data at its rate
  *    before a write (into the cache or onto the media) and after a read;
  *    every command costs cmd_ns on top;
@@ -51,9 +54,8 @@
  *  - write cache off: a WRITE completes when it is on the media; FLUSH
  *    has nothing to wait for.
  * Not modelled: reads served from the write cache, zoned recording (one
- * media rate over the whole disk), rotational position in the choice of
- * the next access, TRIM (a 2008 disk has none: the store offers no
- * discard).
+ * media rate over the whole disk), TRIM (a 2008 disk has none: the store
+ * offers no discard).
  */
 #ifndef BK_DISK2008_H
 #define BK_DISK2008_H
