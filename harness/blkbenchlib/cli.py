@@ -35,12 +35,12 @@ RUN_DEFAULTS = {
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
     "platform": "sim", "backing": "", "guest-kernel": "", "prefill": "sparse",
-    "disk-model": "host",
+    "disk-model": "host", "warmup": "0",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
             "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "bonnie-fsync": 0, "chunk": 256,
-            "timeout": 1}
+            "timeout": 1, "warmup": 0}
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
@@ -59,7 +59,7 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
         "mem": "96", "size": "224", "files": "32", "file-size": "2048:512",
-        "disk": "640", "timeout": "300", "disk-model": "host"}
+        "disk": "640", "timeout": "300", "disk-model": "host", "warmup": "1"}
 # The demo stays on the host disk for now: on the 2008 disk (--disk-model
 # 2008) one run of this bonnie++ (224 MiB, ext3 data=journal, cache off)
 # did not finish in 240 s, its rewrite phase bound by seeks between the
@@ -148,6 +148,9 @@ def _add_run_options(p):
       "on the host's disk, at its speed) or 2008 (blkbackd's disk2008 store: a 7200 rpm "
       "SATA disk of 2008 with a 16 MiB write cache, its data in RAM under /dev/shm; "
       "blkbench(1) THE 2008 DISK)")
+    a("--warmup", help="sim: 1 = before the first round, one run per stack (where) of "
+      "its first cell, shown in the report and results.json (warmup: true) but not "
+      "counted in any mean or ratio (default 0; the demo 1)")
     a("--prefill", help="sim: the backing file of each run: sparse (default: "
       "truncated, every first write allocates) or zero (written with zeros first, "
       "like a disk: no allocation during the workload)")
@@ -345,6 +348,7 @@ class Bench:
             if self.platform is None else {}
         self.disk_mib = _disk_mib(opts, self.workloads)
         self.rows = []
+        self.warmups = []
         self.runs_by_cell = {}
         self.bonnie_lines = []
 
@@ -516,6 +520,20 @@ class Bench:
             if self.platform is not None:
                 self.platform.run_all(outdir, workdir, self._add_row)
                 return
+            if self.o.warmup:
+                # one run per stack before round 1: its first run after
+                # start (cold caches, a fresh daemon) is shown, not counted
+                firsts = {}
+                for k, cell in enumerate(self.cells, 1):
+                    firsts.setdefault(cell.where, (k, cell))
+                for k, cell in firsts.values():
+                    info("[warm-up] %s: run 0, reported, not counted" % cell.name)
+                    row = self.run_one(k, cell, 0, outdir, workdir)
+                    row["warmup"] = True
+                    row.setdefault("kernel", self.meta["kernel"])
+                    row["git_rev"] = self.meta["git_rev"]
+                    self.rows.append(row)
+                    self.warmups.append(row)
             # round by round (run 1 of every cell, then run 2...): a drift
             # of the machine (other load, the host's caches) then falls on
             # every cell alike instead of on the cells run last
@@ -596,6 +614,17 @@ class Bench:
             if unmeasured:
                 out.append("no ratio for %s where a cell has no value (-)"
                            % ", ".join(unmeasured))
+            out.extend(report.outliers(cells, self.runs_by_cell, cols))
+            out.extend(report.warmup_lines([r for r in self.warmups
+                                            if r["workload"] == wname], cols))
+            if wname == "bonnie":
+                found = report.published_findings(cells, self.runs_by_cell)
+                if found:
+                    out.append("")
+                    out.extend(found)
+                    if len({c.where for c in cells}) > 1:
+                        out.append("domU/dom0: the published text gives no ratio to "
+                                   "compare; ours are in the ratios above")
             if lines and self.o.runs < 3:
                 out.append("warning: %d run%s per cell: the range shows no spread of the "
                            "machine; use --runs 3 or more before reading a ratio"
