@@ -210,7 +210,7 @@ def _resolve_options(ns, defaults):
                 raise BenchError("--scale %s: must be in (0, 10]" % v)
         else:
             setattr(o, attr, v)
-    for flag in ("bonnie_fsync", "bonnie_perchar"):
+    for flag in ("bonnie_fsync", "bonnie_perchar", "warmup"):
         if getattr(o, flag) > 1:
             raise BenchError("--%s %d: 0 or 1" % (flag.replace("_", "-"), getattr(o, flag)))
     if o.chunk > 1 << 20 or o.chunk & (o.chunk - 1):
