@@ -5,8 +5,8 @@
  * function of the requests' arrival times.
  *
  * The model is the disk's clock: each request's completion time is
- * computed here when it arrives, from the model's own state (where the
- * head is, when the mechanism is free, what the write cache holds), and
+ * computed here from the model's own state (where the head is, when the
+ * mechanism is free, what the write cache holds, what else is queued), and
  * the store delivers the completion when the host's CLOCK_MONOTONIC
  * reaches it.  Nothing here reads a clock or does I/O, so a test gives
  * it arrival times and checks the completion times and cache states it
