@@ -56,6 +56,7 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
 # (23-31k creates/s here); 48k files' inodes need more than 64 MiB of slab.
 # On a later machine whose disk takes bonnie++'s blocks at half that
 # speed (80-185 MB/s), a run takes 25 s and the demo 11-12 minutes.
+# --warmup 1 adds one run per stack before round 1 (two runs, ~50 s).
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
         "mem": "96", "size": "224", "files": "32", "file-size": "2048:512",
