@@ -76,6 +76,7 @@ static const struct bk_store_driver *const drivers[] = {
 	&bk_store_null_driver,
 	&bk_store_record_driver,
 	&bk_store_volatile_driver,
+	&bk_store_disk2008_driver,
 };
 
 /* The modules this project builds, and the package that has each. */

@@ -240,6 +240,8 @@ extern const struct bk_store_driver bk_store_memory_driver;
 extern const struct bk_store_driver bk_store_null_driver;
 extern const struct bk_store_driver bk_store_record_driver;	/* blkcrash */
 extern const struct bk_store_driver bk_store_volatile_driver;	/* blkcrash */
+/* a 2008 SATA disk's timing over a file (store-disk2008.c, blkbench) */
+extern const struct bk_store_driver bk_store_disk2008_driver;
 
 /*
  * Drivers with a library of their own (rbd: librbd and librados) are

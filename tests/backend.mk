@@ -20,6 +20,13 @@ test_store_contract_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
 test_store_contract_LDADD = $(top_builddir)/backend/libbkstore.la
 TESTS += test-store-contract
 
+# The 2008 disk's timing model (deterministic) and its store.
+check_PROGRAMS += test-disk2008
+test_disk2008_SOURCES = test-disk2008.c
+test_disk2008_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/backend
+test_disk2008_LDADD = $(top_builddir)/backend/libbkstore.la
+TESTS += test-disk2008
+
 # Integration over xensim (shell; lib-backend.sh: start_backend).
 BACKEND_SH_TESTS = \
 	test-backend-synopsis.sh \

@@ -6,6 +6,7 @@
 # with 77 while the stack is not functional).
 TESTS += \
 	test-harness-parsers.sh \
+	test-harness-published.sh \
 	test-harness-fsmark.sh \
 	test-harness-fsync-tester.sh \
 	test-harness-badinput.sh \
@@ -21,6 +22,7 @@ TESTS += \
 	$(NULL)
 EXTRA_DIST += \
 	test-harness-parsers.sh \
+	test-harness-published.sh \
 	test-harness-fsmark.sh \
 	test-harness-fsync-tester.sh \
 	test-harness-badinput.sh \

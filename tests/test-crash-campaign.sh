@@ -5,7 +5,7 @@
 # 0 violations with honest flushes (FLUSH_DISKCACHE, and WRITE_BARRIER),
 # and with cache=writethrough (no flush reaches the host at all),
 # violations detected with blkbackd --unsafe-ignore-flush (the checker
-# can fail).
+# can fail); the same two through the 2008 disk's model (--disk2008).
 . ./functions.sh
 PATH="$abs_top_builddir/harness/crash:$PATH"
 requires_root
@@ -70,4 +70,23 @@ cat "$d/ignored.out"
 [ $rc = 1 ] || fail "ignored flushes: exit $rc, expected 1 (violations)"
 grep -q '^blkcrash: VIOLATIONS: ext4, flushes IGNORED' "$d/ignored.out" ||
 	fail "ignored flushes: verdict line"
+# through the 2008 disk's model (blkbackd's disk2008 store below the
+# recorder, the volatile cache above it): honest flushes lose nothing
+# acknowledged, ignored ones are caught as before
+set +e
+blkcrash run --quick --seed 4 --disk2008 --volatile > "$d/d8.out" 2>&1
+rc=$?
+set -e
+cat "$d/d8.out"
+[ $rc = 0 ] || fail "disk2008: exit $rc, expected 0"
+grep -q '^blkcrash: PASS: ext4, flushes honoured, volatile cache, disk2008: 60 crash points, all fsck clean, 0 of [1-9][0-9]* acknowledged writes lost$' \
+	"$d/d8.out" || fail "disk2008: verdict line"
+set +e
+blkcrash run --quick --seed 4 --disk2008 --volatile --unsafe-ignore-flush > "$d/d8-ign.out" 2>&1
+rc=$?
+set -e
+cat "$d/d8-ign.out"
+[ $rc = 1 ] || fail "disk2008, ignored flushes: exit $rc, expected 1 (violations)"
+grep -q '^blkcrash: VIOLATIONS: ext4, flushes IGNORED (--unsafe-ignore-flush), volatile cache, disk2008' \
+	"$d/d8-ign.out" || fail "disk2008, ignored flushes: verdict line"
 echo OK

@@ -27,6 +27,10 @@ expect_error "unknown filesystem 'zfs' in --fs zfs" run "${common[@]}" --fs zfs
 expect_error "--file-size 512:2048: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 512:2048
 expect_error "--file-size 4k: want MAX:MIN in bytes, MAX >= MIN" run "${common[@]}" --file-size 4k
 expect_error "--prefill holes: sparse or zero" run "${common[@]}" --prefill holes
+expect_error "--disk-model 2009: host or 2008" run "${common[@]}" --disk-model 2009
+expect_error "--warmup 2: 0 or 1" run "${common[@]}" --warmup 2
+expect_error "--disk-model 2008: where=raw has no store to model the disk in" \
+	run "${common[@]}" --where raw --wce 1 --barrier 1 --disk-model 2008
 # 0 is not "the default", and too small a bonnie++ file is said before
 # anything is set up
 expect_error "--size 0: must be at least 1" run "${common[@]}" --size 0

@@ -35,11 +35,12 @@ RUN_DEFAULTS = {
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
     "platform": "sim", "backing": "", "guest-kernel": "", "prefill": "sparse",
+    "disk-model": "host", "warmup": "0",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
             "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "bonnie-fsync": 0, "chunk": 256,
-            "timeout": 1}
+            "timeout": 1, "warmup": 0}
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
@@ -55,10 +56,20 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
 # (23-31k creates/s here); 48k files' inodes need more than 64 MiB of slab.
 # On a later machine whose disk takes bonnie++'s blocks at half that
 # speed (80-185 MB/s), a run takes 25 s and the demo 11-12 minutes.
+# --warmup 1 adds one run per stack before round 1 (two runs, ~50 s).
 DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
         "fs": "ext3:data=journal", "workload": "bonnie", "runs": "3",
         "mem": "96", "size": "224", "files": "32", "file-size": "2048:512",
-        "disk": "640", "timeout": "300"}
+        "disk": "640", "timeout": "300", "disk-model": "host", "warmup": "1"}
+# The demo stays on the host disk for now: on the 2008 disk (--disk-model
+# 2008) one run of this bonnie++ (224 MiB, ext3 data=journal, cache off)
+# did not finish in 240 s, its rewrite phase bound by seeks between the
+# file, the journal and the checkpoints (DESIGN-NOTES "Known gaps: the
+# 2008 disk"): 24 such runs do not fit the demo's 12 minutes.
+
+
+# where --disk-model 2008 keeps the model's data (RAM)
+SHM = "/dev/shm"
 
 
 def _dirty_limit(mem_mib):
@@ -134,6 +145,13 @@ def _add_run_options(p):
     a("--fsync-count", help="fsync-tester -n, fsyncs per run (default 30)")
     a("--scale", help="tar tree size: 1.0 = 28 000 files, 300 MB (default 1.0)")
     a("--disk", help="backing file size, MiB (default: enough for the workload)")
+    a("--disk-model", help="sim: the disk both rows' backing is: host (default: a file "
+      "on the host's disk, at its speed) or 2008 (blkbackd's disk2008 store: a 7200 rpm "
+      "SATA disk of 2008 with a 16 MiB write cache, its data in RAM under /dev/shm; "
+      "blkbench(1) THE 2008 DISK)")
+    a("--warmup", help="sim: 1 = before the first round, one run per stack (where) of "
+      "its first cell, shown in the report and results.json (warmup: true) but not "
+      "counted in any mean or ratio (default 0; the demo 1)")
     a("--prefill", help="sim: the backing file of each run: sparse (default: "
       "truncated, every first write allocates) or zero (written with zeros first, "
       "like a disk: no allocation during the workload)")
@@ -176,6 +194,10 @@ def _resolve_options(ns, defaults):
                 if not m or int(m.group(1)) < int(m.group(2)):
                     raise BenchError("--file-size %s: want MAX:MIN in bytes, MAX >= MIN" % v)
                 o.file_size = (int(m.group(1)), int(m.group(2)))
+        elif key == "disk-model":
+            if v not in ("host", "2008"):
+                raise BenchError("--disk-model %s: host or 2008" % v)
+            o.disk_model = v
         elif key == "prefill":
             if v not in ("sparse", "zero"):
                 raise BenchError("--prefill %s: sparse or zero" % v)
@@ -189,7 +211,7 @@ def _resolve_options(ns, defaults):
                 raise BenchError("--scale %s: must be in (0, 10]" % v)
         else:
             setattr(o, attr, v)
-    for flag in ("bonnie_fsync", "bonnie_perchar"):
+    for flag in ("bonnie_fsync", "bonnie_perchar", "warmup"):
         if getattr(o, flag) > 1:
             raise BenchError("--%s %d: 0 or 1" % (flag.replace("_", "-"), getattr(o, flag)))
     if o.chunk > 1 << 20 or o.chunk & (o.chunk - 1):
@@ -327,11 +349,25 @@ class Bench:
             if self.platform is None else {}
         self.disk_mib = _disk_mib(opts, self.workloads)
         self.rows = []
+        self.warmups = []
         self.runs_by_cell = {}
         self.bonnie_lines = []
 
     # -- checks before anything is touched ----------------------------------
     def preflight(self):
+        if self.o.disk_model == "2008":
+            if self.platform is not None:
+                raise BenchError("--disk-model 2008: only with --platform sim (the "
+                                 "xen platforms' rows do not run blkbackd's stores on "
+                                 "both sides)")
+            if "raw" in {c.where for c in self.cells}:
+                raise BenchError("--disk-model 2008: where=raw has no store to model "
+                                 "the disk in; use dom0 and domU")
+            if self.o.backing:
+                raise BenchError("--disk-model 2008 and --backing %s: the model keeps "
+                                 "its data in RAM, not in another backing" % self.o.backing)
+            if not os.path.isdir(SHM):
+                raise BenchError("--disk-model 2008: no %s for the model's data" % SHM)
         if self.platform is not None:
             # the workload's own programs are copied into the guests
             for w in self.workloads.values():
@@ -371,10 +407,22 @@ class Bench:
         t0 = time.monotonic()
         with open(os.path.join(rundir, "commands.log"), "w") as log, Cleanup() as cl:
             cl.push("remove %s" % tmp, shutil.rmtree, tmp, True)
-            backing = os.path.join(tmp, "backing.img")
+            if self.o.disk_model == "2008":
+                # the model's data in RAM: the host's disk plays no part
+                shm = os.path.join(self.shm_dir, tag)
+                os.makedirs(shm)
+                cl.push("remove %s" % shm, shutil.rmtree, shm, True)
+                backing = os.path.join(shm, "backing.img")
+            else:
+                backing = os.path.join(tmp, "backing.img")
             make_backing(backing, self.disk_mib, self.o.prefill, log)
             row["prefill"] = self.o.prefill
-            if self.o.backing.startswith("rbd:") and cell.where == "domU":
+            row["disk_model"] = self.o.disk_model
+            if self.o.disk_model == "2008":
+                # blkbackd's disk2008 store, in either row (blkbench(1))
+                backing = "disk2008:" + backing
+                row["backing"] = "disk2008"
+            elif self.o.backing.startswith("rbd:") and cell.where == "domU":
                 # blkbackd serves the ring from the cluster instead
                 backing = _fresh_rbd(self.o.backing, self.disk_mib, log)
                 row["backing"] = "rbd"
@@ -444,6 +492,7 @@ class Bench:
                              % (outdir, e.strerror)) from None
         self.outdir = outdir
         base = self.o.workdir or os.environ.get("TMPDIR") or "/var/tmp"
+        self.shm_dir = None
         try:
             workdir = tempfile.mkdtemp(prefix="blkbench.", dir=base)
         except OSError as e:
@@ -456,7 +505,7 @@ class Bench:
             "kernel": kernel_release(), "git_rev": _git_rev(self.paths["srcdir"]),
             "cgroup": self.cgroup_kind[0], "disk_mib": self.disk_mib,
             "tools": self._tool_versions(),
-            "platform": self.o.platform,
+            "platform": self.o.platform, "disk_model": self.o.disk_model,
         }
         if self.cgroup_kind[0] == "v1":
             info("cgroup v1: no per-cgroup dirty throttling, so the loop device's queue "
@@ -465,11 +514,27 @@ class Bench:
                  % ((self.o.mem << 10) // 4, _dirty_limit(self.o.mem) >> 10))
         total = len(self.cells) * self.o.runs
         done, t_start = 0, time.monotonic()
+        if self.o.disk_model == "2008":
+            self.shm_dir = tempfile.mkdtemp(prefix="blkbench.", dir=SHM)
         info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))
         try:
             if self.platform is not None:
                 self.platform.run_all(outdir, workdir, self._add_row)
                 return
+            if self.o.warmup:
+                # one run per stack before round 1: its first run after
+                # start (cold caches, a fresh daemon) is shown, not counted
+                firsts = {}
+                for k, cell in enumerate(self.cells, 1):
+                    firsts.setdefault(cell.where, (k, cell))
+                for k, cell in firsts.values():
+                    info("[warm-up] %s: run 0, reported, not counted" % cell.name)
+                    row = self.run_one(k, cell, 0, outdir, workdir)
+                    row["warmup"] = True
+                    row.setdefault("kernel", self.meta["kernel"])
+                    row["git_rev"] = self.meta["git_rev"]
+                    self.rows.append(row)
+                    self.warmups.append(row)
             # round by round (run 1 of every cell, then run 2...): a drift
             # of the machine (other load, the host's caches) then falls on
             # every cell alike instead of on the cells run last
@@ -484,6 +549,8 @@ class Bench:
                     done += 1
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+            if self.shm_dir:
+                shutil.rmtree(self.shm_dir, ignore_errors=True)
             if self.rows:
                 self.meta["elapsed_s"] = round(time.monotonic() - t_start, 1)
                 self.write_results()
@@ -548,6 +615,17 @@ class Bench:
             if unmeasured:
                 out.append("no ratio for %s where a cell has no value (-)"
                            % ", ".join(unmeasured))
+            out.extend(report.outliers(cells, self.runs_by_cell, cols))
+            out.extend(report.warmup_lines([r for r in self.warmups
+                                            if r["workload"] == wname], cols))
+            if wname == "bonnie":
+                found = report.published_findings(cells, self.runs_by_cell)
+                if found:
+                    out.append("")
+                    out.extend(found)
+                    if len({c.where for c in cells}) > 1:
+                        out.append("domU/dom0: the published text gives no ratio to "
+                                   "compare; ours are in the ratios above")
             if lines and self.o.runs < 3:
                 out.append("warning: %d run%s per cell: the range shows no spread of the "
                            "machine; use --runs 3 or more before reading a ratio"

@@ -290,3 +290,127 @@ def append_html(outdir, heading, text, link=None):
         page = f.read()
     with open(path, "w") as f:
         f.write(page.replace("</body></html>", section + "</body></html>"))
+
+
+# A run this far from its cell's median is shown as an outlier (it stays
+# counted: nothing is dropped).
+OUTLIER_FRACTION = 0.10
+
+
+def _median(vals):
+    v = sorted(vals)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def outliers(cells, runs_by_cell, metrics):
+    """Lines naming every run more than OUTLIER_FRACTION from its
+    cell's median (cells of 3 runs or more), counted all the same."""
+    out = []
+    for c in cells:
+        runs = runs_by_cell.get(c.name, [])
+        for m in metrics:
+            vals = [r.get(m) for r in runs if r.get(m) is not None]
+            if len(vals) < 3:
+                continue
+            med = _median(vals)
+            for r in runs:
+                v = r.get(m)
+                if v is None or not med:
+                    continue
+                dev = (v - med) / med
+                if abs(dev) > OUTLIER_FRACTION:
+                    out.append("outlier: %s run %d %s %g is %d %% %s the cell's median %g "
+                               "(counted, not dropped)"
+                               % (c.name, r["run"], m, v, round(abs(dev) * 100),
+                                  "above" if dev > 0 else "below", med))
+    return out
+
+
+def warmup_lines(rows, metrics):
+    """The warm-up runs (one per stack, before round 1): shown, not counted."""
+    out = []
+    for r in rows:
+        vals = " ".join("%s %s" % (m, "-" if r.get(m) is None else "%g" % r[m])
+                        for m in metrics)
+        out.append("warm-up (not counted): %s: %s" % (r["cell"], vals))
+    return out
+
+
+# The published table (issue 31): what the Xen barrier patch's
+# discussion on xen-devel in 2008 reported, ext3 data=journal on a SATA
+# disk, bonnie++ with 3 runs per cell.  (axis, wce or barrier of the
+# other axis, metric, published ratio, what "reproduced" means)
+PUBLISHED_SOURCE = ("published: the Xen barrier patch discussion on xen-devel, 2008 "
+                    "(ext3 data=journal on a SATA disk, bonnie++, 3 runs per cell; "
+                    "its three block output runs 12 614, 12 598, 12 575 K/s agree to 1 %)")
+PUBLISHED = (
+    ("barrier", 0, "blkout", 1.00, "free", "barriers free with the cache off"),
+    ("barrier", 1, "blkout", 0.97, "below", "barriers cost with the cache on"),
+    ("barrier", 1, "create", 0.92, "below", "barriers cost with the cache on"),
+    ("wce", 1, "blkout", 1.47, "above", "the write cache pays"),
+    ("wce", 1, "create", 2.3, "above", "the write cache pays"),
+)
+
+
+def published_findings(cells, runs_by_cell):
+    """The published findings beside ours, one verdict line each, per
+    where; [] when the matrix lacks the cells (wce and barrier 0 and 1,
+    bonnie++'s blkout/create)."""
+    vals = {}
+    for c in cells:
+        for m in ("blkout", "create"):
+            v = [r.get(m) for r in runs_by_cell.get(c.name, []) if r.get(m) is not None]
+            if v and min(v) > 0:
+                vals[(c.where, c.wce, c.barrier, str(c.fs), m)] = v
+    wheres = []
+    for c in cells:
+        if c.where not in wheres:
+            wheres.append(c.where)
+    fss = []
+    for c in cells:
+        if str(c.fs) not in fss:
+            fss.append(str(c.fs))
+    out = []
+    for fs in fss:
+        for w in wheres:
+            for axis, other, m, pub, want, what in PUBLISHED:
+                if axis == "barrier":
+                    a, b = (w, other, 1, fs, m), (w, other, 0, fs, m)
+                    label = "wce%d barrier1/barrier0" % other
+                else:
+                    a, b = (w, 1, other, fs, m), (w, 0, other, fs, m)
+                    label = "barrier%d wce1/wce0" % other
+                if a not in vals or b not in vals:
+                    continue
+                r, lo, hi = _spread(vals[a], vals[b])
+                if want == "free":
+                    ok = 0.95 <= lo and hi <= 1.05
+                    why = "" if ok else "range leaves 1 +- 5 %"
+                elif want == "below":
+                    ok = hi < 1
+                    why = "" if ok else "range reaches 1 or above"
+                else:
+                    ok = lo > 1
+                    why = "" if ok else "range reaches 1 or below"
+                size = "" if abs(r / pub - 1) <= 0.10 else \
+                    "; its size differs by %+d %%" % round((r / pub - 1) * 100)
+                out.append("%-5s %-6s %-23s published %.2f, ours %.2f (%.2f-%.2f): %s"
+                           % (w, m, label, pub, r, lo, hi,
+                              "reproduced (%s%s)" % (what, size) if ok
+                              else "not reproduced: " + why))
+    if out:
+        out.insert(0, PUBLISHED_SOURCE)
+        spreads = []
+        for c in cells:
+            v = [x for x in (r.get("blkout") for r in runs_by_cell.get(c.name, []))
+                 if x is not None]
+            if len(v) >= 2 and min(v) > 0:
+                spreads.append(max(v) / min(v))
+        if spreads:
+            worst = max(spreads)
+            out.append("runs agree: published within 1 %% (block output); ours: a cell's "
+                       "max/min up to %.3f: %s" % (worst, "reproduced" if worst <= 1.01 else
+                                                   "not reproduced (within %d %%)"
+                                                   % round((worst - 1) * 100)))
+    return out
