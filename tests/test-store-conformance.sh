@@ -4,7 +4,8 @@
 # contract from outside (store-conformance.c: sizes, data byte-exact,
 # flush/FUA/discard promises kept or refused, bad I/O refused): a file
 # (writeback and writethrough, read-write and read-only), a block device
-# (a loop device with direct I/O), memory and null.  A driver added to
+# (a loop device with direct I/O), memory, null and the 2008 disk
+# model.  A driver added to
 # blkbackd gets a line here.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
@@ -31,6 +32,10 @@ truncate -s $((3 * 512 + (1 << 20))) "$BK_TMP/odd.img"
 check "file, odd size" --size $((3 * 512 + (1 << 20))) "$BK_TMP/odd.img"
 
 check "memory" --size $((8 << 20)) memory:8M
+# the 2008 disk model (its timing is its own; the contract is the same)
+truncate -s 16M "$BK_TMP/d2008.img"
+check "disk2008" --size $((16 << 20)) "disk2008:$BK_TMP/d2008.img"
+check "disk2008, writethrough (wce off)" --writethrough "disk2008:$BK_TMP/d2008.img"
 check "null" --no-data --size $((8 << 20)) null:8M
 
 if [ "$(id -u)" = 0 ] && loop=$(losetup --direct-io=on -f --show "$img" 2>/dev/null); then
