@@ -5,8 +5,7 @@
 # flush/FUA/discard promises kept or refused, bad I/O refused): a file
 # (writeback and writethrough, read-write and read-only), a block device
 # (a loop device with direct I/O), memory, null and the 2008 disk
-# model.  A driver added to
-# blkbackd gets a line here.
+# model.  A driver added to blkbackd gets a line here.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 conf=./store-conformance
