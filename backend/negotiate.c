@@ -81,6 +81,7 @@ bk_negotiate_config(struct bk_dev *dev)
 	/* what xl/libxl write (libxl_device.c: device-type disk|cdrom,
 	 * removable 0|1); anything else is a typo, not a plain disk */
 	static const char *const types[] = { "disk", "cdrom", NULL };
+	static const char *const engines[] = { "auto", "libaio", "io_uring", NULL };
 	struct bk_dev_config c = { .discard_enable = -1, .flush_mode = BK_FLUSH_MODE_AUTO };
 	struct bk_store_why why = { .msg = "" };
 	char *params = NULL, *v;
@@ -130,6 +131,11 @@ bk_negotiate_config(struct bk_dev *dev)
 		goto out;
 	if (v)
 		bk_flush_mode_parse(v, &c.flush_mode);
+	free(v);
+	if (knob(dev, "io-engine", engines, "not one of auto, libaio, io_uring", &v) < 0)
+		goto out;
+	if (v)
+		c.io_engine_set = bk_io_engine_parse(v, &c.io_engine) == 0;
 	free(v);
 	if (knob(dev, "discard-enable", bools, "neither 0 nor 1", &v) < 0)
 		goto out;
