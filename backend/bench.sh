@@ -28,7 +28,10 @@
 # BENCH_SECONDS (per run, default 5), BENCH_REPEAT (default 3), BENCH_DIR
 # (default /var/tmp; the file system to test), BENCH_SEQ_QD (1 MiB I/Os in
 # flight, default 4), BENCH_BACKEND_ARGS / BENCH_FRONT_ARGS (extra
-# options), BENCH_POLL_US (the polled row's --poll-max-us, default 1000).
+# options), BENCH_POLL_US (the polled row's --poll-max-us, default 1000),
+# BENCH_SECTIONS (which of "default polled fe-polled fast-wake null" to
+# run, default all; e.g. BENCH_SECTIONS=default with
+# BENCH_BACKEND_ARGS=--io-engine=libaio to compare the I/O engines).
 #
 # The 4 KiB job runs twice: with the default polling windows (50 us), and
 # with both sides polling up to BENCH_POLL_US ("polled": blkbackd's queue
@@ -165,20 +168,32 @@ pair() {
 	echo "  host CPU per request: ring $rhm us, fio $fhm us (fio kept the CPUs $fbm % busy; fio/ring $(python3 -c "print(round($fhm/max($rhm, 0.01),3))"))"
 }
 poll_us=${BENCH_POLL_US:-1000}
+sections=" ${BENCH_SECTIONS:-default polled fe-polled fast-wake null} "
+want() { [[ $sections == *" $1 "* ]]; }
+if want default; then
 backend_start "$img"
+echo "# $(grep -o 'I/O engine: [a-z_]*' "$dir/bk.log" | tail -1)"
 pair randread-4k-qd32 iops 0.9 randread-4k randread 4k 32 32 -- randread-4k randread 4k 32
 pair seqwrite-1m MBps 0.95 seqwrite-1m write 1m "$seq_qd" 256 -- seqwrite-1m write 1m "$seq_qd"
 backend_stop
+fi
+if want polled; then
 echo "# polled: blkbackd and blkfront-test io with --poll-max-us $poll_us"
 backend_start "$img" --poll-max-us "$poll_us"
 front_extra=(--poll-max-us "$poll_us")
 pair randread-4k-qd32-polled iops 0.9 randread-4k-polled randread 4k 32 32 -- randread-4k randread 4k 32
 backend_stop
+front_extra=()
+fi
+if want fe-polled; then
+front_extra=(--poll-max-us "$poll_us")
 echo "# blkbackd with its default windows, the frontend polled (a frontend that wakes as fast as an interrupt handler)"
 backend_start "$img"
 pair randread-4k-qd32-fe-polled iops 0.9 randread-4k-fe-polled randread 4k 32 32 -- randread-4k randread 4k 32
 backend_stop
 front_extra=()
+fi
+if want fast-wake; then
 echo "# default windows on a machine whose idle CPUs wake fast: every CPU runs a SCHED_IDLE busy loop (ring and fio rows alike)"
 # What the default 4 KiB row loses is wake-ups: a vCPU that halts here
 # takes ~26 us to run a thread woken from another CPU, and the ring
@@ -198,6 +213,8 @@ pair randread-4k-qd32-fast-wake iops 0.9 randread-4k-fast-wake randread 4k 32 32
 backend_stop
 kill "${spin_pids[@]}" 2>/dev/null || true
 wait "${spin_pids[@]}" 2>/dev/null || true
+fi
+if want null; then
 echo "# null store: the ring's own cost (goal: >= 1M requests/s on one queue at QD128)"
 backend_start "null:$size"
 for q in 1 2; do
@@ -206,3 +223,4 @@ for q in 1 2; do
 	done
 done
 backend_stop
+fi

@@ -397,7 +397,7 @@ static const struct jfield list_schema[] = {
 	{ "ring_pages", J_NUM }, { "sectors", J_NUM }, { "flush_cache", J_BOOL },
 	{ "barrier", J_BOOL }, { "discard", J_BOOL }, { "persistent", J_BOOL },
 	{ "fua", J_STR }, { "writeback", J_BOOL }, { "read_only", J_BOOL },
-	{ "pgrants", J_NUM }, { "failed", J_BOOL }, { "error", J_STR }, { NULL, 0 },
+	{ "engine", J_STR }, { "pgrants", J_NUM }, { "failed", J_BOOL }, { "error", J_STR }, { NULL, 0 },
 };
 
 static const struct jfield stats_schema[] = {

@@ -415,6 +415,9 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 				      f->fua == BK_FUA_EMULATED ? "emulated" : "none");
 			bk_ctl_buf_kvu(b, "writeback", f->writeback);
 			bk_ctl_buf_kvu(b, "read_only", f->read_only);
+			/* the file store's I/O engine (no key for the others) */
+			if (dev->store && bk_stack_engine(dev->store))
+				bk_ctl_buf_kv(b, "engine", bk_stack_engine(dev->store));
 		} else {
 			bk_ctl_buf_kvu(b, "ring_pages", 0);
 		}

@@ -41,6 +41,7 @@ struct bk_options {
 	const char *record_path;	/* --record: blkcrash's recorder */
 	bool volatile_cache;		/* --cache=volatile */
 	const char *state_dir;		/* --state-dir: the queues' recovery records */
+	enum bk_io_engine io_engine;	/* --io-engine: the file stores' engine */
 	/* measured at start (main.c machine_costs): see bk_queue_params */
 	bool batch_submit;
 	clockid_t lat_clock;
@@ -87,6 +88,9 @@ struct bk_dev_config {
 	bool writethrough;		/* cache=writethrough */
 	enum bk_flush_mode flush_mode;
 	int discard_enable;		/* -1 unset (offer if supported), 0, 1 */
+	/* the io-engine key (auto|libaio|io_uring), else --io-engine */
+	bool io_engine_set;
+	enum bk_io_engine io_engine;
 	bool cdrom, removable;
 };
 

@@ -97,6 +97,7 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 	/* what xl/libxl write (libxl_device.c: device-type disk|cdrom,
 	 * removable 0|1); anything else is a typo, not a plain disk */
 	static const char *const types[] = { "disk", "cdrom", NULL };
+	static const char *const engines[] = { "auto", "libaio", "io_uring", NULL };
 	struct bk_dev_config c = { .discard_enable = -1, .flush_mode = BK_FLUSH_MODE_AUTO };
 	struct bk_store_why why = { .msg = "" };
 	char *params = NULL, *v;
@@ -148,6 +149,11 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 		free(v);
 		goto out;
 	}
+	free(v);
+	if (knob(dev, "io-engine", engines, "not one of auto, libaio, io_uring", &v, f) < 0)
+		goto out;
+	if (v)
+		c.io_engine_set = bk_io_engine_parse(v, &c.io_engine) == 0;
 	free(v);
 	if (knob(dev, "discard-enable", bools, "neither 0 nor 1", &v, f) < 0)
 		goto out;

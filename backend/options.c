@@ -45,6 +45,7 @@ enum {
 	OPT_CTL_GROUP,
 	OPT_SIZE_CHECK,
 	OPT_LEAVE_KERNEL_VBDS,
+	OPT_IO_ENGINE,
 };
 
 static const struct option long_options[] = {
@@ -74,6 +75,7 @@ static const struct option long_options[] = {
 	{ "ctl-group", required_argument, NULL, OPT_CTL_GROUP },
 	{ "size-check-interval", required_argument, NULL, OPT_SIZE_CHECK },
 	{ "leave-kernel-vbds", no_argument, NULL, OPT_LEAVE_KERNEL_VBDS },
+	{ "io-engine", required_argument, NULL, OPT_IO_ENGINE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -113,6 +115,9 @@ usage(FILE *fp)
 "      --max-persistent-grants=N  grants a queue keeps mapped, 1..32768 (default 1056)\n"
 "      --map-threshold=BYTES    map (zero-copy) requests of at least BYTES; 0 = always copy\n"
 "                               (default 65536)\n"
+"      --io-engine=auto|libaio|io_uring  how file and block-device stores do their\n"
+"                               I/O (default auto: io_uring where the kernel has it,\n"
+"                               else libaio; the choice is logged)\n"
 "      --poll-max-us=N          poll ring and completions up to N us before sleeping,\n"
 "                               adaptively; 0 = never poll (default 50)\n"
 "      --state-dir=DIR          the queues' recovery records, for a restart or an\n"
@@ -285,6 +290,13 @@ parse_options(int argc, char **argv, struct run *r)
 		case OPT_SIZE_CHECK:
 			if (parse_uint(optarg, 86400, &r->size_check_secs) < 0) {
 				log_error("--size-check-interval: \"%s\" is not 0..86400", optarg);
+				return -1;
+			}
+			break;
+		case OPT_IO_ENGINE:
+			if (bk_io_engine_parse(optarg, &o->io_engine) < 0) {
+				log_error("--io-engine: \"%s\" is not one of auto, libaio, io_uring",
+					  optarg);
 				return -1;
 			}
 			break;

@@ -1,7 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * store-file.c: the "file" storage driver: a regular file or a block
- * device, asynchronous I/O through libaio (store.h).
+ * device, asynchronous I/O through io_uring or libaio (store.h).
+ *
+ * The engine is chosen per store at open (cfg->io_engine): io_uring
+ * when asked for or, with "auto", when the kernel takes it (probed
+ * once per process: io_uring_setup works and supports READV, WRITEV
+ * and FSYNC; the choice and its reason are logged once); otherwise
+ * libaio.  An explicit io_uring that the kernel refuses fails the open.
+ *   io_uring  READ/WRITE are READV/WRITEV SQEs (RWF_DSYNC in rw_flags
+ *             for FUA), FLUSH an FSYNC SQE with IORING_FSYNC_DATASYNC.
+ *             A submit call prepares one SQE per I/O and enters the
+ *             kernel once (io_uring_submit); completions are read from
+ *             the CQ ring in userspace, and the queue's eventfd is
+ *             registered with the ring (io_uring_register_eventfd), so
+ *             the caller's epoll sees them as it sees libaio's.  No
+ *             SQPOLL: nothing spins on an idle disk.
+ *   libaio    one io_submit per submit call; completions read from the
+ *             kernel's aio ring in userspace (ring_getevents).
+ * Both map results the same way: res < 0 is the result, a short
+ * READ/WRITE is -EIO, a FLUSH is 0.  An SQE or iocb points at the
+ * bk_io and its iovec, which the caller keeps until reap hands the
+ * bk_io back (store.h); queue_close waits for every completion.
  *
  * Its arg is the path.  Open: O_DIRECT (a clear log line and buffered
  * I/O where the file system refuses it), O_DSYNC in writethrough cache
@@ -32,6 +52,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libaio.h>
+#include <liburing.h>
 #include <linux/fs.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -61,8 +82,9 @@ struct file_store {
 	int fd;
 	char *path;
 	bool is_blk;
-	bool fdsync_aio;	/* IOCB_CMD_FDSYNC works */
-	bool rwf_dsync;		/* RWF_DSYNC works on aio writes */
+	bool uring;		/* io_uring, else libaio */
+	bool fdsync_aio;	/* the engine's fdatasync (FDSYNC iocb, FSYNC SQE) works */
+	bool rwf_dsync;		/* RWF_DSYNC works on the engine's writes */
 	bool writethrough;
 	struct bk_store_features f;
 	uint64_t end;		/* bytes: the size last seen (atomic) */
@@ -75,8 +97,10 @@ struct file_worker_item {
 
 struct file_queue {
 	struct file_store *s;
+	bool uring;			/* s->uring: ring below, else ctx */
+	struct io_uring ring;
 	io_context_t ctx;
-	int efd;			/* io_set_eventfd + worker completions */
+	int efd;			/* io_set_eventfd / registered eventfd + worker completions */
 	unsigned int depth;
 	struct iocb *iocbs;		/* depth entries */
 	struct iocb **free_iocbs;
@@ -92,7 +116,7 @@ struct file_queue {
 	unsigned int work_head, work_count;
 	bool worker_running, worker_stop;
 	pthread_t worker;
-	unsigned int aio_inflight;
+	unsigned int aio_inflight;	/* iocbs or SQEs in the kernel */
 	bool edge;			/* efd polled edge-triggered: never read */
 };
 
@@ -145,6 +169,144 @@ probe_aio(int fd, struct iocb *cb)
 	}
 	io_destroy(ctx);
 	return rc;
+}
+
+/* One io_uring round trip for the probes: submit, wait up to 10 s. */
+static int
+probe_uring(int fd, bool fsync)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct iovec iov = { .iov_base = NULL, .iov_len = 0 };
+	struct __kernel_timespec ts = { .tv_sec = 10 };
+	int rc;
+
+	rc = io_uring_queue_init(2, &ring, 0);
+	if (rc < 0)
+		return rc;
+	sqe = io_uring_get_sqe(&ring);
+	if (fsync) {
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+	} else {
+		io_uring_prep_writev(sqe, fd, &iov, 1, 0);
+		sqe->rw_flags = RWF_DSYNC;
+	}
+	rc = io_uring_submit(&ring);
+	if (rc == 1) {
+		rc = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+		if (rc == 0) {
+			rc = cqe->res < 0 ? cqe->res : 0;
+			io_uring_cqe_seen(&ring, cqe);
+		} else if (rc == -ETIME) {
+			rc = -ETIMEDOUT;
+		}
+	} else if (rc >= 0) {
+		rc = -EAGAIN;
+	}
+	io_uring_queue_exit(&ring);
+	return rc;
+}
+
+/*
+ * Does this kernel give us io_uring with the operations the store
+ * needs?  Asked once per process (control thread: opens run there);
+ * the answer and its reason are kept.  BLKBACKD_TEST_NO_IO_URING (tests
+ * only) makes it say no, as a kernel without io_uring does.
+ */
+static int uring_avail;		/* 0: not asked yet; 1: yes; -errno: no */
+static char uring_why[160];	/* why not, or what was checked */
+
+static int
+uring_available(void)
+{
+	static const struct {
+		int op;
+		const char *name;
+	} ops[] = {
+		{ IORING_OP_READV, "READV" },
+		{ IORING_OP_WRITEV, "WRITEV" },
+		{ IORING_OP_FSYNC, "FSYNC" },
+	};
+	struct io_uring ring;
+	struct io_uring_probe *p;
+	const char *env = getenv("BLKBACKD_TEST_NO_IO_URING");
+	unsigned int i;
+	int rc;
+
+	if (uring_avail)
+		return uring_avail;
+	if (env && *env) {
+		snprintf(uring_why, sizeof(uring_why), "io_uring_setup: %s "
+			 "(BLKBACKD_TEST_NO_IO_URING is set)", strerror(ENOSYS));
+		return uring_avail = -ENOSYS;
+	}
+	rc = io_uring_queue_init(2, &ring, 0);
+	if (rc < 0) {
+		snprintf(uring_why, sizeof(uring_why), "io_uring_setup: %s", strerror(-rc));
+		return uring_avail = rc;
+	}
+	p = io_uring_get_probe_ring(&ring);
+	if (!p) {
+		snprintf(uring_why, sizeof(uring_why), "IORING_REGISTER_PROBE refused "
+			 "(a kernel older than 5.6)");
+		rc = -EOPNOTSUPP;
+	} else {
+		rc = 1;
+		snprintf(uring_why, sizeof(uring_why), "io_uring_setup works and takes "
+			 "READV, WRITEV and FSYNC");
+		for (i = 0; i < ARRAY_SIZE(ops); i++)
+			if (!io_uring_opcode_supported(p, ops[i].op)) {
+				snprintf(uring_why, sizeof(uring_why), "the kernel's io_uring "
+					 "has no %s operation", ops[i].name);
+				rc = -EOPNOTSUPP;
+				break;
+			}
+		io_uring_free_probe(p);
+	}
+	io_uring_queue_exit(&ring);
+	return uring_avail = rc;
+}
+
+/*
+ * The engine for a store opened with cfg: s->uring.  Logs the choice
+ * once per process for each io-engine value (one line: the engine and
+ * why).  0, or -errno through bk_store_fail() when io_uring was asked
+ * for and the kernel cannot give it.
+ */
+static int
+choose_engine(const struct bk_store_config *cfg, struct file_store *s)
+{
+	static bool logged[3];
+	unsigned int e = cfg->io_engine <= BK_IO_ENGINE_URING ? cfg->io_engine : 0;
+	int rc;
+
+	if (cfg->io_engine == BK_IO_ENGINE_LIBAIO) {
+		s->uring = false;
+		if (!logged[e])
+			log_info("I/O engine: libaio for file stores (io-engine libaio, as asked)");
+		logged[e] = true;
+		return 0;
+	}
+	rc = uring_available();
+	if (cfg->io_engine == BK_IO_ENGINE_URING) {
+		if (rc < 0)
+			return bk_store_fail(cfg, rc, s->path, "io-engine io_uring: io_uring is "
+					     "unavailable: %s", uring_why);
+		s->uring = true;
+		if (!logged[e])
+			log_info("I/O engine: io_uring for file stores (io-engine io_uring, as "
+				 "asked: %s)", uring_why);
+		logged[e] = true;
+		return 0;
+	}
+	s->uring = rc > 0;
+	if (!logged[e])
+		log_info("I/O engine: %s for file stores (io-engine auto: %s%s)",
+			 s->uring ? "io_uring" : "libaio", s->uring ? "" : "io_uring is unavailable: ",
+			 uring_why);
+	logged[e] = true;
+	return 0;
 }
 
 static int
@@ -258,7 +420,16 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 	} else {
 		log_info("%s: fdatasync: %m; flush and barrier will not be offered", s->path);
 	}
-	if (s->f.can_flush) {
+	rc = choose_engine(cfg, s);
+	if (rc < 0)
+		goto err;
+	if (s->f.can_flush && s->uring) {
+		rc = probe_uring(s->fd, true);
+		s->fdsync_aio = rc == 0;
+		if (!s->fdsync_aio)
+			log_info("%s: IORING_OP_FSYNC unavailable (%s); flushes run on a worker thread",
+				 s->path, strerror(-rc));
+	} else if (s->f.can_flush) {
 		struct iocb cb;
 
 		io_prep_fdsync(&cb, s->fd);
@@ -268,7 +439,9 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 			log_info("%s: IOCB_CMD_FDSYNC unavailable (%s); flushes run on a worker thread",
 				 s->path, strerror(-rc));
 	}
-	if (!cfg->read_only) {
+	if (!cfg->read_only && s->uring) {
+		s->rwf_dsync = probe_uring(s->fd, false) == 0;
+	} else if (!cfg->read_only) {
 		struct iocb cb;
 		struct iovec iov = { .iov_base = NULL, .iov_len = 0 };
 
@@ -276,6 +449,8 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 		rc = probe_aio(s->fd, &cb);
 		s->rwf_dsync = rc == 0;
 	}
+	s->f.engine = s->uring ? "io_uring" : "libaio";
+	s->f.batch_submit = s->uring;
 	if (s->rwf_dsync)
 		s->f.fua = BK_FUA_NATIVE;
 	else if (s->f.can_flush)
@@ -434,6 +609,52 @@ ring_tell_valgrind(io_context_t ctx)
 #endif
 }
 
+/*
+ * The queue's ring: depth SQEs (the kernel rounds up to a power of two)
+ * and twice that many CQEs, so that the CQ never overflows with at most
+ * depth I/Os in flight; the eventfd registered, so that every CQE
+ * writes it as libaio's io_set_eventfd does.  SUBMIT_ALL (5.18) where
+ * the kernel has it: an SQE the kernel refuses at submission gets its
+ * CQE and the ones after it still go in (older kernels stop there:
+ * uring_enter() gives the rest back).  0 or -errno (logged).
+ */
+static int
+uring_queue_init(struct file_queue *q)
+{
+	struct io_uring_params p;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SUBMIT_ALL;
+	rc = io_uring_queue_init_params(q->depth, &q->ring, &p);
+	if (rc == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		rc = io_uring_queue_init_params(q->depth, &q->ring, &p);
+	}
+	if (rc < 0) {
+		errno = -rc;
+		log_error("io_uring_setup(%u) for %s: %m", q->depth, q->s->path);
+		return rc;
+	}
+	rc = io_uring_register_eventfd(&q->ring, q->efd);
+	if (rc < 0) {
+		errno = -rc;
+		log_error("io_uring_register_eventfd for %s: %m", q->s->path);
+		io_uring_queue_exit(&q->ring);
+		return rc;
+	}
+	return 0;
+}
+
+static void
+engine_destroy(struct file_queue *q)
+{
+	if (q->uring)
+		io_uring_queue_exit(&q->ring);
+	else
+		io_destroy(q->ctx);
+}
+
 static int
 file_queue_open(void *priv, unsigned int depth, void **qpriv)
 {
@@ -465,18 +686,25 @@ file_queue_open(void *priv, unsigned int depth, void **qpriv)
 		rc = -errno;
 		goto err;
 	}
-	rc = io_setup(q->depth, &q->ctx);
-	if (rc < 0) {
-		errno = -rc;
-		log_error("io_setup(%u) for %s: %m", q->depth, s->path);
-		goto err;
+	q->uring = s->uring;
+	if (q->uring) {
+		rc = uring_queue_init(q);
+		if (rc < 0)
+			goto err;
+	} else {
+		rc = io_setup(q->depth, &q->ctx);
+		if (rc < 0) {
+			errno = -rc;
+			log_error("io_setup(%u) for %s: %m", q->depth, s->path);
+			goto err;
+		}
+		ring_tell_valgrind(q->ctx);
 	}
-	ring_tell_valgrind(q->ctx);
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	rc = -pthread_create(&q->worker, NULL, worker_main, q);
 	if (rc < 0) {
-		io_destroy(q->ctx);
+		engine_destroy(q);
 		pthread_mutex_destroy(&q->lock);
 		pthread_cond_destroy(&q->cond);
 		goto err;
@@ -503,7 +731,19 @@ file_queue_close(void *qpriv)
 	struct timespec ts = { .tv_sec = 1 };
 
 	/* Wait for everything in flight (the contract). */
-	while (q->aio_inflight) {
+	while (q->aio_inflight && q->uring) {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec uts = { .tv_sec = 1 };
+		int n = io_uring_wait_cqe_timeout(&q->ring, &cqe, &uts);
+
+		if (n == 0) {
+			io_uring_cqe_seen(&q->ring, cqe);
+			q->aio_inflight--;
+		} else if (n != -EINTR && n != -ETIME) {
+			break;
+		}
+	}
+	while (q->aio_inflight && !q->uring) {
 		int n = io_getevents(q->ctx, 1, q->depth, q->events, &ts);
 
 		if (n > 0)
@@ -516,7 +756,7 @@ file_queue_close(void *qpriv)
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 	pthread_join(q->worker, NULL);
-	io_destroy(q->ctx);
+	engine_destroy(q);
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->cond);
 	close(q->efd);
@@ -564,9 +804,8 @@ queue_work(struct file_queue *q, struct bk_io *io)
 }
 
 static int
-file_submit(void *qpriv, struct bk_io **ios, unsigned int n)
+aio_submit(struct file_queue *q, struct bk_io **ios, unsigned int n)
 {
-	struct file_queue *q = qpriv;
 	struct file_store *s = q->s;
 	struct iocb *batch[64];
 	uint64_t end = __atomic_load_n(&s->end, __ATOMIC_RELAXED);
@@ -658,6 +897,113 @@ file_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 }
 
 /*
+ * Hand the nb SQEs prepared since the last call to the kernel, in one
+ * io_uring_enter.  How many it took; those it did not (a kernel without
+ * SUBMIT_ALL stops at an SQE it refuses, or it is out of memory) are
+ * taken back out of the SQ ring, so that the caller submits them again
+ * later, as libaio's io_submit leaves them.  Only this thread moves the
+ * SQ tail, and without SQPOLL the kernel reads the ring only inside our
+ * io_uring_enter: putting the tail back is safe.
+ */
+static unsigned int
+uring_enter(struct file_queue *q, unsigned int nb)
+{
+	struct io_uring_sq *sq = &q->ring.sq;
+	int rc;
+
+	if (!nb)
+		return 0;
+	do
+		rc = io_uring_submit(&q->ring);
+	while (rc == -EINTR);
+	if (rc >= (int)nb)
+		return nb;
+	if (rc < 0)
+		rc = 0;
+	{
+		unsigned int khead = io_uring_smp_load_acquire(sq->khead);
+
+		sq->sqe_tail = sq->sqe_head = khead;
+		io_uring_smp_store_release(sq->ktail, khead);
+	}
+	q->aio_inflight -= nb - (unsigned int)rc;
+	return (unsigned int)rc;
+}
+
+static int
+uring_submit(struct file_queue *q, struct bk_io **ios, unsigned int n)
+{
+	struct file_store *s = q->s;
+	uint64_t end = __atomic_load_n(&s->end, __ATOMIC_RELAXED);
+	unsigned int i = 0, nb = 0, took;
+
+	while (i < n && q->aio_inflight < q->depth) {
+		struct bk_io *io = ios[i];
+		struct io_uring_sqe *sqe;
+
+		if ((io->op == BK_IO_FLUSH && !s->fdsync_aio) || io->op == BK_IO_DISCARD ||
+		    ((io->op == BK_IO_READ || io->op == BK_IO_WRITE) &&
+		     (io->len > end || io->offset > end - io->len))) {
+			/* keep submission order: what is prepared goes first */
+			took = uring_enter(q, nb);
+			if (took < nb) {
+				i -= nb - took;
+				return i ? (int)i : -EAGAIN;
+			}
+			nb = 0;
+			if (io->op == BK_IO_READ || io->op == BK_IO_WRITE) {
+				/* the backing shrank under the guest */
+				io->host_action = "past-end";
+				queue_fail(q, io, -EIO);
+			} else {
+				queue_work(q, io);
+			}
+			i++;
+			continue;
+		}
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			break;	/* cannot happen: depth SQEs, at most depth in flight */
+		switch (io->op) {
+		case BK_IO_READ:
+			io_uring_prep_readv(sqe, s->fd, io->iov, (unsigned int)io->iovcnt, io->offset);
+			io->host_action = "preadv";
+			break;
+		case BK_IO_WRITE:
+			io_uring_prep_writev(sqe, s->fd, io->iov, (unsigned int)io->iovcnt, io->offset);
+			if (io->flags & BK_IO_FUA) {
+				sqe->rw_flags = RWF_DSYNC;
+				io->host_action = "pwritev+RWF_DSYNC";
+			} else {
+				io->host_action = s->writethrough ? "pwritev+O_DSYNC" : "pwritev";
+			}
+			break;
+		case BK_IO_FLUSH:
+			io_uring_prep_fsync(sqe, s->fd, IORING_FSYNC_DATASYNC);
+			io->host_action = "fdatasync";
+			break;
+		default:
+			break;
+		}
+		io_uring_sqe_set_data(sqe, io);
+		q->aio_inflight++;
+		nb++;
+		i++;
+	}
+	took = uring_enter(q, nb);
+	i -= nb - took;
+	return i ? (int)i : (n ? -EAGAIN : 0);
+}
+
+static int
+file_submit(void *qpriv, struct bk_io **ios, unsigned int n)
+{
+	struct file_queue *q = qpriv;
+
+	return q->uring ? uring_submit(q, ios, n) : aio_submit(q, ios, n);
+}
+
+/*
  * Take up to max completions straight from the kernel's aio ring, as
  * io_getevents would, without its system call (fio's userspace_reap):
  * the events between head and tail are complete, the kernel writes them
@@ -686,6 +1032,17 @@ ring_getevents(struct file_queue *q, struct io_event *ev, unsigned int max)
 	return (int)n;
 }
 
+/* The result of a READ/WRITE/FLUSH from the kernel's res (both engines). */
+static int64_t
+engine_result(const struct bk_io *io, long res)
+{
+	if (res < 0)
+		return res;
+	if ((io->op == BK_IO_READ || io->op == BK_IO_WRITE) && (uint64_t)res != io->len)
+		return -EIO;	/* short transfer: past the end */
+	return io->op == BK_IO_FLUSH ? 0 : res;
+}
+
 static int
 file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 {
@@ -708,7 +1065,28 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 		q->done_count--;
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (n < max && q->aio_inflight) {
+	if (n < max && q->aio_inflight && q->uring) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+
+		/* the CQEs between head and tail are complete (liburing's
+		 * acquire of the tail pairs with the kernel's release) */
+		io_uring_for_each_cqe(&q->ring, head, cqe) {
+			struct bk_io *io = io_uring_cqe_get_data(cqe);
+
+			if (n == max)
+				break;
+			io->result = engine_result(io, cqe->res);
+			done[n++] = io;
+			seen++;
+		}
+		/* the slots are the kernel's again */
+		io_uring_cq_advance(&q->ring, seen);
+		q->aio_inflight -= seen;
+		/* More left than we took: keep the fd readable. */
+		if (n == max && io_uring_cq_ready(&q->ring))
+			queue_signal(q);
+	} else if (n < max && q->aio_inflight) {
 		unsigned int want = max - n;
 
 		if (want > q->depth)
@@ -723,13 +1101,7 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 			struct bk_io *io = cb->data;
 			long res = (long)q->events[k].res;
 
-			if (res < 0)
-				io->result = res;
-			else if ((io->op == BK_IO_READ || io->op == BK_IO_WRITE) &&
-				 (uint64_t)res != io->len)
-				io->result = -EIO;	/* short transfer: past the end */
-			else
-				io->result = io->op == BK_IO_FLUSH ? 0 : res;
+			io->result = engine_result(io, res);
 			q->free_iocbs[q->nr_free++] = cb;
 			q->aio_inflight--;
 			done[n++] = io;
@@ -751,6 +1123,8 @@ file_poll(void *qpriv)
 		return true;	/* a worker (flush/discard) finished */
 	if (!q->aio_inflight)
 		return false;
+	if (q->uring)
+		return io_uring_cq_ready(&q->ring) != 0;
 	if (READ_ONCE(r->magic) != AIO_RING_MAGIC)
 		return false;	/* cannot look: the eventfd will tell */
 	return READ_ONCE(r->head) != READ_ONCE(r->tail);

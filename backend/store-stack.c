@@ -100,6 +100,7 @@ bk_stack_open(const struct bk_params *p, const struct bk_stack_config *c,
 		/* a stack with wrappers does not follow a resize (store.h) */
 		.notify_efd = c->record_path || c->volatile_cache ? NULL : c->notify_efd,
 		.state_dir = c->state_dir,
+		.io_engine = c->io_engine,
 	};
 	const struct bk_store_driver *wrappers[2];
 	struct bk_store_why w;

@@ -540,6 +540,44 @@ bk_stack_close(struct bk_store *top)
 	}
 }
 
+const char *
+bk_stack_engine(const struct bk_store *top)
+{
+	for (; top; top = top->lower)
+		if (top->f.engine)
+			return top->f.engine;
+	return NULL;
+}
+
+int
+bk_io_engine_parse(const char *s, enum bk_io_engine *out)
+{
+	static const enum bk_io_engine all[] = {
+		BK_IO_ENGINE_AUTO, BK_IO_ENGINE_LIBAIO, BK_IO_ENGINE_URING,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		if (!strcmp(s, bk_io_engine_name(all[i]))) {
+			*out = all[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *
+bk_io_engine_name(enum bk_io_engine e)
+{
+	switch (e) {
+	case BK_IO_ENGINE_LIBAIO:
+		return "libaio";
+	case BK_IO_ENGINE_URING:
+		return "io_uring";
+	default:
+		return "auto";
+	}
+}
+
 void
 bk_stack_power_cut(struct bk_store *top)
 {

@@ -105,7 +105,38 @@ struct bk_store_features {
 	bool can_discard;
 	bool can_secure_discard;
 	bool direct;			/* O_DIRECT in use (else buffered, logged) */
+	/*
+	 * The kernel interface the store's queues submit through
+	 * ("libaio", "io_uring"), for the log and blkbackd-ctl; NULL for a
+	 * store without one (memory, null, rbd, the wrappers: see
+	 * bk_stack_engine()).  A static string.
+	 */
+	const char *engine;
+	/*
+	 * One submit call costs one system call however many I/Os it
+	 * carries (io_uring): the caller should hand a whole pass of its
+	 * ring to one bk_store_submit() rather than one call per request.
+	 */
+	bool batch_submit;
 };
+
+/*
+ * The I/O engine of the file store (blkbackd --io-engine, the disks
+ * file's io-engine=).  AUTO: io_uring when io_uring_setup works and
+ * takes the operations the store needs (READV, WRITEV, FSYNC), else
+ * libaio, said once in the log with the reason.  An explicit engine
+ * that cannot be had fails the open (no silent fallback).
+ */
+enum bk_io_engine {
+	BK_IO_ENGINE_AUTO,
+	BK_IO_ENGINE_LIBAIO,
+	BK_IO_ENGINE_URING,
+};
+
+/* "auto", "libaio", "io_uring" into *out: 0, or -EINVAL. */
+int bk_io_engine_parse(const char *s, enum bk_io_engine *out);
+/* The name bk_io_engine_parse() takes for e. */
+const char *bk_io_engine_name(enum bk_io_engine e);
 
 /*
  * Why an open failed, for the device's xenstore "error" node (which the
@@ -151,6 +182,8 @@ struct bk_store_config {
 	 * over (rbd: the image lock's owner), or NULL.
 	 */
 	const char *state_dir;
+	/* The file store's I/O engine (others ignore it). */
+	enum bk_io_engine io_engine;
 };
 
 /*
@@ -377,6 +410,7 @@ struct bk_stack_config {
 	bool volatile_cache;		/* --cache=volatile: then "volatile" on top */
 	const int *notify_efd;		/* the base's cfg->notify_efd, or NULL */
 	const char *state_dir;		/* the base's cfg->state_dir, or NULL */
+	enum bk_io_engine io_engine;	/* the base's cfg->io_engine */
 };
 
 /*
@@ -393,6 +427,9 @@ int bk_stack_open(const struct bk_params *p, const struct bk_stack_config *c,
 		  bool check_only, struct bk_store **top, struct bk_store_why *why);
 /* Close top and every layer below it.  top may be NULL. */
 void bk_stack_close(struct bk_store *top);
+/* The engine of the first layer from top down that has one (the
+ * features' engine), or NULL.  top may be NULL. */
+const char *bk_stack_engine(const struct bk_store *top);
 /* power_cut of every layer, top first (blkcrash, SIGUSR2). */
 void bk_stack_power_cut(struct bk_store *top);
 

@@ -283,6 +283,8 @@ store_open(struct bk_dev *dev, bool check_only)
 		.notify_efd = &d->report_efd,
 		/* rbd: the image lock's owner, for a takeover after a crash */
 		.state_dir = d->opt.state_dir,
+		/* the vbd's io-engine key, else --io-engine */
+		.io_engine = c->io_engine_set ? c->io_engine : d->opt.io_engine,
 	};
 	const struct bk_claim *holder = NULL;
 	struct bk_store_why why;
@@ -495,7 +497,10 @@ connect(struct bk_dev *dev, bool takeover)
 			.persistent = dev->persistent,
 			.max_pgrants = d->opt.max_pgrants,
 			.poll_max_us = d->opt.poll_max_us,
-			.batch_submit = d->opt.batch_submit,
+			/* one system call per pass however many I/Os it
+			 * carries (io_uring): hand it the whole pass */
+			.batch_submit = d->opt.batch_submit ||
+					bk_store_features(dev->store)->batch_submit,
 			.lat_clock = d->opt.lat_clock,
 			.report_efd = d->report_efd,
 		};
@@ -550,7 +555,7 @@ connect(struct bk_dev *dev, bool takeover)
 	/* not rate-limited: each needs a real ring handshake, and it is the
 	 * line that says what the guest got */
 	log_info("vbd %s: %s -> Connected (%s, %d queue%s, %u-page ring, %s, "
-		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d persistent=%d fua=%s%s%s)",
+		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d persistent=%d fua=%s%s%s%s%s)",
 		 dev->name, xbus_state_name(dev->state), dev->cfg.params.arg, nq,
 		 nq == 1 ? "" : "s", rings[0].nr_pages, blkring_abi_name(rings[0].abi),
 		 dev->feat.sectors, dev->feat.flush_cache, dev->feat.barrier, dev->feat.discard,
@@ -558,7 +563,9 @@ connect(struct bk_dev *dev, bool takeover)
 		 dev->feat.fua == BK_FUA_NATIVE ? "native" :
 		 dev->feat.fua == BK_FUA_EMULATED ? "emulated" : "none",
 		 dev->cfg.read_only ? ", read-only" : "",
-		 dev->cfg.writethrough ? ", writethrough" : "");
+		 dev->cfg.writethrough ? ", writethrough" : "",
+		 bk_stack_engine(dev->store) ? " engine=" : "",
+		 bk_stack_engine(dev->store) ? bk_stack_engine(dev->store) : "");
 	dev->state = XenbusStateConnected;
 }
 

@@ -97,6 +97,8 @@ BACKEND_SH_TESTS = \
 	test-backend-first-scan.sh \
 	test-backend-foreign-vbd.sh \
 	test-backend-kernel-blkback.sh \
+	test-backend-io-engine.sh \
+	test-case-libaio.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh

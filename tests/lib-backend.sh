@@ -46,6 +46,8 @@
 #
 # The disks of the hostile-request tests (test-case-C*.sh) come from
 # new_disk, so that "make check-ceph" runs the same tests on RBD images:
+#   BK_IO_ENGINE              "" (blkbackd's default, auto), libaio or
+#                             io_uring: every blkbackd gets --io-engine=
 #   BK_STORE                  "" (default: files and memory stores) or rbd
 #                             (then CEPH_CONF and CEPH_POOL name a cluster)
 #   new_disk SIZE [memory]    a fresh zeroed disk of SIZE (truncate's
@@ -90,8 +92,11 @@ start_backend() {
 	requires test -x "$abs_top_builddir/sim/xensim"
 	# BK_BACKEND_ARGS: options for every blkbackd a test starts (the
 	# hostile cases run again with --feature-persistent=0 that way)
+	# BK_IO_ENGINE: the file stores' engine (--io-engine; test-case-libaio
+	# reruns the cases with libaio, the default picks io_uring here)
 	start_daemon -P "$BACKEND_PIDFILE" blkbackd -f --transport=sim --pidfile="$BACKEND_PIDFILE" \
-		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" ${BK_BACKEND_ARGS:-} "$@" \
+		--sim-dir="$XENSIM_DIR" --trace="$BACKEND_TRACE" \
+		${BK_IO_ENGINE:+--io-engine=$BK_IO_ENGINE} ${BK_BACKEND_ARGS:-} "$@" \
 		2>>"$BACKEND_LOG"
 	_backend_running=1
 	# every blkbackd this test ran, for the writes xensim records by pid
@@ -551,10 +556,14 @@ be_states_are() {
 }
 
 # bk_pid: blkbackd's pid.   bk_res [PID]: "FDS THREADS RSS_KIB" of it.
+# THREADS leaves out io_uring's workers (comm "iou-wrk-N"): the kernel
+# starts them for a queue's blocking operations (fsync, some buffered
+# writes) and ends them after a few idle seconds, not blkbackd.
 bk_pid() { cat "$BACKEND_PIDFILE"; }
 bk_res() {
 	local pid=${1:-$(bk_pid)}
-	echo "$(ls /proc/$pid/fd | wc -l) $(ls /proc/$pid/task | wc -l)" \
+	echo "$(ls /proc/$pid/fd | wc -l)" \
+		"$(cat /proc/$pid/task/*/comm 2>/dev/null | grep -vc '^iou-wrk-')" \
 		"$(awk '/^VmRSS:/ { print $2 }' /proc/$pid/status)"
 }
 

@@ -99,7 +99,7 @@ def check(obj, schema, nullable):
 list_schema = dict(vbd=S, domid=I, devid=I, guest=S, vdev=S, params=S, state=I,
     state_name=S, frontend_state=I, phase=S, queues=I, ring_pages=I, sectors=I,
     flush_cache=B, barrier=B, discard=B, persistent=B, fua=S, writeback=B,
-    read_only=B, pgrants=I, failed=B, error=S)
+    read_only=B, engine=S, pgrants=I, failed=B, error=S)
 stats_schema = dict(vbd=S, domid=I, devid=I, guest=S, vdev=S, connected=B, rd_req=I,
     wr_req=I, flush_req=I, barrier_req=I, discard_req=I, rd_sect=I, wr_sect=I,
     discard_sect=I, oo_req=I, errors=I, eopnotsupp=I, pgrants=I, pgrant_maps=I,
@@ -109,7 +109,9 @@ status_schema = dict(pid=I, version=S, uptime_s=I, transport=S, domid=I, vbds=I,
 lst = json.load(open(t + "/list.json"))
 assert list(lst) == ["vbds"]
 a = lst["vbds"][0]
-check(a, list_schema, {"error", "vdev", "guest"})
+# a RAM disk: no I/O engine (null; a file store says io_uring or libaio)
+check(a, list_schema, {"error", "vdev", "guest", "engine"})
+assert a["engine"] is None, a
 assert a["vbd"] == A + "/51712" and a["domid"] == int(A) and a["guest"] == nameA
 assert a["state"] == 4 and a["frontend_state"] == 4 and a["phase"] == "connected"
 assert a["flush_cache"] is True and a["read_only"] is False and a["failed"] is False
@@ -129,7 +131,7 @@ assert ss["close_on_exit"] is False and ss["transport"] == "sim" and ss["vbds"] 
 v = {x["vbd"]: x for x in json.load(open(t + "/list2.json"))["vbds"]}
 n = v[N + "/5"]
 check(n, list_schema, {"error", "vdev", "frontend_state", "sectors", "flush_cache",
-      "barrier", "discard", "persistent", "fua", "writeback", "read_only"})
+      "barrier", "discard", "persistent", "fua", "writeback", "read_only", "engine"})
 assert n["frontend_state"] is None and n["sectors"] is None and n["fua"] is None, n
 assert n["state"] == 2 and n["phase"] == "disconnected" and n["vdev"] is None, n
 EOP

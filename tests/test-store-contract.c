@@ -17,7 +17,14 @@
  *  - claims: one writer per backing, read-only users share, a draining
  *    holder means wait, a symlink is the same backing;
  *  - bk_params_parse and bk_stack_open with the messages the error
- *    node shows.
+ *    node shows;
+ *  - the real file store on each I/O engine (libaio, io_uring): the
+ *    engine it says, data written (with FUA) read back, a FLUSH, a
+ *    completion short of len (the file shrank behind the store) and
+ *    I/O past the end it last saw come back as -EIO, the kernel's
+ *    error (a write past RLIMIT_FSIZE: -EFBIG) as it is, a batch of I/Os
+ *    in one submit (test-backend-io-engine.sh: a kernel that refuses
+ *    io_uring).
  */
 #include <config.h>
 
@@ -26,10 +33,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1081,6 +1090,141 @@ test_parse_helpers(void)
 	return 0;
 }
 
+/* ---- the file store on each engine ---- */
+
+/* Submit n ios, reap them all; 0 or 1 (a failed check). */
+static int
+file_io(struct bk_store_queue *q, struct bk_io **ios, unsigned int n)
+{
+	CHECK(bk_store_submit(q, ios, n) == (int)n);
+	CHECK(reap_all(q, n) == (int)n);
+	return 0;
+}
+
+static int
+file_engine(enum bk_io_engine e, const char *name)
+{
+	static unsigned char wbuf[8][4096] __attribute__((aligned(4096)));
+	static unsigned char rbuf[8][4096] __attribute__((aligned(4096)));
+	struct bk_store_config cfg = { .io_engine = e };
+	struct bk_store_why why;
+	struct iovec wv[8], rv[8];
+	struct bk_io wr[8], rd[8], fl = { .op = BK_IO_FLUSH }, *b[8], *p;
+	struct bk_store_queue *q;
+	struct bk_store *s;
+	const struct bk_store_features *f;
+	unsigned int i;
+	char *path = make_file("engine.img", 64 * 4096);
+	uint64_t size;
+	int fd, rc;
+
+	cfg.arg = path;
+	CHECK(bk_store_open(&bk_store_file_driver, &cfg, &s, &why) == 0);
+	f = bk_store_features(s);
+	CHECK(f->engine && strcmp(f->engine, name) == 0);
+	CHECK(strcmp(bk_stack_engine(s), name) == 0);
+	CHECK(f->batch_submit == (e == BK_IO_ENGINE_URING));
+	CHECK(bk_store_queue_open(s, 8, &q) == 0);
+	/* eight writes in one submit, the last with FUA where native */
+	for (i = 0; i < 8; i++) {
+		memset(wbuf[i], 'a' + (int)i, sizeof(wbuf[i]));
+		wv[i] = (struct iovec){ wbuf[i], 4096 };
+		wr[i] = (struct bk_io){ .op = BK_IO_WRITE, .offset = (uint64_t)i * 8192,
+					.len = 4096, .iov = &wv[i], .iovcnt = 1 };
+		if (i == 7 && f->fua == BK_FUA_NATIVE)
+			wr[i].flags = BK_IO_FUA;
+		b[i] = &wr[i];
+	}
+	CHECK(file_io(q, b, 8) == 0);
+	for (i = 0; i < 8; i++)
+		CHECK(wr[i].result == 4096);
+	CHECK(strcmp(wr[0].host_action, "pwritev") == 0);
+	if (f->fua == BK_FUA_NATIVE)
+		CHECK(strcmp(wr[7].host_action, "pwritev+RWF_DSYNC") == 0);
+	p = &fl;
+	CHECK(file_io(q, &p, 1) == 0);
+	CHECK(fl.result == 0 && strcmp(fl.host_action, "fdatasync") == 0);
+	/* read back, in one submit, two iovecs each */
+	for (i = 0; i < 8; i++) {
+		memset(rbuf[i], 0, sizeof(rbuf[i]));
+		rv[i] = (struct iovec){ rbuf[i], 4096 };
+		rd[i] = (struct bk_io){ .op = BK_IO_READ, .offset = (uint64_t)i * 8192,
+					.len = 4096, .iov = &rv[i], .iovcnt = 1 };
+		b[i] = &rd[i];
+	}
+	CHECK(file_io(q, b, 8) == 0);
+	for (i = 0; i < 8; i++)
+		CHECK(rd[i].result == 4096 && memcmp(rbuf[i], wbuf[i], 4096) == 0);
+	/* the file shrinks behind the store's back: a read across the new
+	 * end completes short, which is -EIO, never a short count */
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0 && ftruncate(fd, 60 * 4096 + 2048) == 0);
+	close(fd);
+	rd[0].offset = 60 * 4096;
+	p = &rd[0];
+	CHECK(file_io(q, &p, 1) == 0);
+	CHECK(rd[0].result == -EIO && strcmp(rd[0].host_action, "preadv") == 0);
+	/* once the size was read again, I/O past it is refused before the
+	 * kernel sees it (host action "past-end") */
+	CHECK(bk_store_size(s, &size) == 0 && size == 60 * 4096 + 2048);
+	rd[0].offset = 61 * 4096;
+	CHECK(file_io(q, &p, 1) == 0);
+	CHECK(rd[0].result == -EIO && strcmp(rd[0].host_action, "past-end") == 0);
+	/* the kernel's error is the result: a write at or past
+	 * RLIMIT_FSIZE fails with -EFBIG (SIGXFSZ ignored), inside the
+	 * file too (generic_write_check_limits) */
+	{
+		struct rlimit old, lim;
+
+		CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+		lim = old;
+		lim.rlim_cur = 32 * 4096;
+		signal(SIGXFSZ, SIG_IGN);
+		CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		wr[0].offset = 40 * 4096;
+		wr[0].flags = 0;
+		p = &wr[0];
+		rc = file_io(q, &p, 1);
+		CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+		signal(SIGXFSZ, SIG_DFL);
+		CHECK(rc == 0 && wr[0].result == -EFBIG);
+	}
+	CHECK(bk_store_inflight(q) == 0);
+	bk_store_queue_close(q);
+	bk_store_close(s);
+	unlink(path);
+	free(path);
+	return 0;
+}
+
+static int
+test_file_engines(void)
+{
+	struct bk_store_config cfg = { .io_engine = BK_IO_ENGINE_URING };
+	struct bk_store_why why;
+	struct bk_store *s;
+	enum bk_io_engine e;
+	char *path;
+
+	CHECK(bk_io_engine_parse("auto", &e) == 0 && e == BK_IO_ENGINE_AUTO);
+	CHECK(bk_io_engine_parse("libaio", &e) == 0 && e == BK_IO_ENGINE_LIBAIO);
+	CHECK(bk_io_engine_parse("io_uring", &e) == 0 && e == BK_IO_ENGINE_URING);
+	CHECK(bk_io_engine_parse("uring", &e) == -EINVAL);
+	if (file_engine(BK_IO_ENGINE_LIBAIO, "libaio") ||
+	    file_engine(BK_IO_ENGINE_URING, "io_uring"))
+		return 1;
+	/* auto, where the kernel has io_uring (this test needs one that does) */
+	cfg.io_engine = BK_IO_ENGINE_AUTO;
+	path = make_file("auto.img", MIB);
+	cfg.arg = path;
+	CHECK(bk_store_open(&bk_store_file_driver, &cfg, &s, &why) == 0);
+	CHECK(strcmp(bk_store_features(s)->engine, "io_uring") == 0);
+	bk_store_close(s);
+	unlink(path);
+	free(path);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1096,6 +1240,7 @@ main(int argc, char **argv)
 		{ "stack_messages", test_stack_messages },
 		{ "stack_layers", test_stack_layers },
 		{ "parse_helpers", test_parse_helpers },
+		{ "file_engines", test_file_engines },
 	};
 	int failed = 0;
 	size_t i;

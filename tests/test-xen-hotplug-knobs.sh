@@ -54,7 +54,7 @@ export BLKBACKD_DISKS=$BK_TMP/disks
 cat > "$BLKBACKD_DISKS" <<EOD
 # per-disk settings
 $BK_TMP/other.img  cache=writethrough flush-mode=none
-$img   cache=writethrough flush-mode=barrier   # the database
+$img   cache=writethrough flush-mode=barrier io-engine=libaio  # the database
 $BK_TMP/*.img      flush-mode=flush
 EOD
 from_file() { # DEVID ENV... : add with ENV, print "flush-mode cache" written
@@ -67,6 +67,7 @@ from_file() { # DEVID ENV... : add with ENV, print "flush-mode cache" written
 }
 got=$(from_file 51712)
 [ "$got" = "barrier writethrough" ] || fail "the disks file's line for $img: $got"
+xs_is /local/domain/0/backend/vbd/8/51712/io-engine libaio
 got=$(from_file 51728 BLKBACKD_CACHE=writeback)
 [ "$got" = "barrier writeback" ] || fail "xl's environment did not win over the disks file: $got"
 other=$BK_TMP/x.img
@@ -92,8 +93,10 @@ refused_from_file() { # DEVID LINE HOTPLUG-ERROR
 		fail "hotplug-error: $(xenstore-read $b/hotplug-error)"
 	xenstore-exists $b/cache && fail "cache written from a refused line"
 	xenstore-exists $b/flush-mode && fail "flush-mode written from a refused line"
+	xenstore-exists $b/io-engine && fail "io-engine written from a refused line"
 	return 0
 }
 refused_from_file 51760 "cache=none" "cache=none is neither writeback nor writethrough"
-refused_from_file 51776 "cache=writeback fua=yes" '"fua=yes" is not flush-mode=MODE or cache=MODE'
+refused_from_file 51776 "cache=writeback fua=yes" '"fua=yes" is not flush-mode=MODE, cache=MODE or io-engine=ENGINE'
+refused_from_file 51808 "cache=writeback io-engine=uring" "io-engine=uring is not one of auto, libaio, io_uring"
 exit 0
