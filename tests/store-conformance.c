@@ -11,6 +11,7 @@
  *     --writethrough    cache=writethrough
  *     --size BYTES      the size the store must report
  *     --no-data         the driver keeps no data (null): reads are zeroes
+ *     --io-engine E     auto, libaio or io_uring (the file store's engine)
  *     --pattern SEED    (with --read-only) the backing holds
  *                       pattern(SEED) at every byte: check it, write nothing
  *
@@ -362,6 +363,7 @@ main(int argc, char **argv)
 		{ "no-data", no_argument, NULL, 'n' },
 		{ "pattern", required_argument, NULL, 'p' },
 		{ "write-pattern", required_argument, NULL, 'W' },
+		{ "io-engine", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bk_stack_config sc = { 0 };
@@ -380,6 +382,10 @@ main(int argc, char **argv)
 		case 'n': c.no_data = true; break;
 		case 'p': pattern = true; seed = strtoull(optarg, NULL, 0); break;
 		case 'W': write_pattern = true; wseed = strtoull(optarg, NULL, 0); break;
+		case 'e':
+			if (bk_io_engine_parse(optarg, &sc.io_engine) < 0)
+				return 2;
+			break;
 		default: return 2;
 		}
 	}

@@ -22,6 +22,8 @@ check() { # what ARGS...
 img=$BK_TMP/disk.img
 truncate -s 16M "$img"
 check "file" --size $((16 << 20)) "$img"
+check "file, libaio" --io-engine libaio "$img"
+check "file, io_uring" --io-engine io_uring "$img"
 check "file, writethrough" --writethrough "$img"
 check "file, aio: prefix" "aio:$img"
 check "file, prepared" --write-pattern 11 "$img"
@@ -40,6 +42,8 @@ check "null" --no-data --size $((8 << 20)) null:8M
 if [ "$(id -u)" = 0 ] && loop=$(losetup --direct-io=on -f --show "$img" 2>/dev/null); then
 	cleanup_fn losetup -d "$loop"
 	check "block device" --size $((16 << 20)) "phy:$loop"
+	check "block device, libaio" --io-engine libaio "phy:$loop"
+	check "block device, io_uring" --io-engine io_uring "phy:$loop"
 	check "block device, prepared" --write-pattern 12 "$loop"
 	check "block device, read-only" --read-only --pattern 12 "$loop"
 else
