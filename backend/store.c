@@ -77,6 +77,9 @@ static const struct bk_store_driver *const drivers[] = {
 #ifdef HAVE_LIBRBD
 	&bk_store_rbd_driver,
 #endif
+#ifdef HAVE_LIBNBD
+	&bk_store_nbd_driver,
+#endif
 };
 
 const struct bk_store_driver *

@@ -243,6 +243,9 @@ extern const struct bk_store_driver bk_store_volatile_driver;	/* blkcrash */
 #ifdef HAVE_LIBRBD
 extern const struct bk_store_driver bk_store_rbd_driver;	/* Ceph RBD */
 #endif
+#ifdef HAVE_LIBNBD
+extern const struct bk_store_driver bk_store_nbd_driver;	/* any NBD export (libnbd) */
+#endif
 
 /*
  * For a driver's open() that fails: log "who: reason" as an error, put
