@@ -96,6 +96,7 @@ EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
 # qemu-nbd; lib-nbd.sh).  Each skips without libnbd or the servers.
 NBD_SH_TESTS = \
 	test-nbd-conformance.sh \
+	test-nbd-rw.sh \
 	$(NULL)
 TESTS += $(NBD_SH_TESTS)
 EXTRA_DIST += $(NBD_SH_TESTS) lib-nbd.sh
