@@ -97,6 +97,7 @@ EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
 NBD_SH_TESTS = \
 	test-nbd-conformance.sh \
 	test-nbd-rw.sh \
+	test-nbd-qcow2.sh \
 	$(NULL)
 TESTS += $(NBD_SH_TESTS)
 EXTRA_DIST += $(NBD_SH_TESTS) lib-nbd.sh
