@@ -715,12 +715,19 @@ nbd_queue_open(void *priv, unsigned int depth, void **qpriv)
 			rc = -errno;
 	}
 	if (rc == 0 && s->per_queue) {
+		const char *bad;
+
 		rc = conn_connect(s->uri, NBD_CONNECT_MS, &c, err, sizeof(err));
-		if (rc < 0)
+		if (rc < 0) {
 			log_error("nbd %s: a queue's connection: %s", s->uri, err);
-		else if (conn_mismatch(s, c))
+		} else if ((bad = conn_mismatch(s, c))) {
 			log_error("nbd %s: a queue's connection: the export changed since the "
-				  "open (%s)", s->uri, conn_mismatch(s, c));
+				  "open (%s)", s->uri, bad);
+			nbd_close(c->h);
+			free(c);
+			c = NULL;
+			rc = -EIO;
+		}
 	} else if (rc == 0) {
 		pthread_mutex_lock(&s->lock);
 		c = s->shared;
@@ -728,7 +735,9 @@ nbd_queue_open(void *priv, unsigned int depth, void **qpriv)
 			c->refs++;
 		pthread_mutex_unlock(&s->lock);
 	}
-	/* no connection now: requests fail until one is made (reconnect) */
+	/* shared: a dead shared handle is replaced by the first submit
+	 * (reconnect); per queue: no connection, no queue (the vbd's
+	 * connect fails with the reason logged) */
 	if (rc == 0 && c)
 		rc = queue_use(q, c);
 	if (rc < 0) {
