@@ -82,6 +82,7 @@ static const struct bk_store_driver *const drivers[] = {
 /* The modules this project builds, and the package that has each. */
 static const struct { const char *name, *package; } known_modules[] = {
 	{ "rbd", "blkbackd-rbd" },
+	{ "nbd", "blkbackd-nbd" },
 };
 
 /* Modules loaded so far (never unloaded: their drivers' tables are

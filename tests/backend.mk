@@ -103,6 +103,16 @@ BACKEND_SH_TESTS = \
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
 
+# The nbd store against real NBD servers on unix sockets (nbdkit,
+# qemu-nbd; lib-nbd.sh).  Each skips without libnbd or the servers.
+NBD_SH_TESTS = \
+	test-nbd-conformance.sh \
+	test-nbd-rw.sh \
+	test-nbd-qcow2.sh \
+	$(NULL)
+TESTS += $(NBD_SH_TESTS)
+EXTRA_DIST += $(NBD_SH_TESTS) lib-nbd.sh
+
 # The control socket's protocol helpers (backend/ctl-proto.c).
 check_PROGRAMS += test-ctl-proto
 test_ctl_proto_SOURCES = test-ctl-proto.c $(top_srcdir)/backend/ctl-proto.c

@@ -35,4 +35,10 @@ B3=/local/domain/0/backend/vbd/7/51744
 xenstore-write $B3/params memory:64M
 XENBUS_PATH=$B3 "$script" add || fail "add failed on memory:"
 xs_is $B3/hotplug-status connected
+
+# an NBD URI is not a path to stat
+B4=/local/domain/0/backend/vbd/7/51760
+xenstore-write $B4/params "nbd:nbd+unix:///disk?socket=/run/x.sock"
+XENBUS_PATH=$B4 "$script" add || fail "add failed on nbd:"
+xs_is $B4/hotplug-status connected
 exit 0

@@ -42,7 +42,7 @@ fi
 	{ tail -n 40 "$tmp/build.log"; fail "dpkg-buildpackage -b -us -uc failed (above)"; }
 ver=$(cd "$src" && dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
-for p in blkbackd blkbackd-tools blkbackd-rbd; do
+for p in blkbackd blkbackd-tools blkbackd-rbd blkbackd-nbd; do
 	[ -f "$tmp/${p}_${ver}_${arch}.deb" ] || fail "no ${p}_${ver}_${arch}.deb: $(ls "$tmp")"
 done
 # for test-package-chroot, which installs them (its .log depends on ours)
@@ -86,6 +86,9 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 check_list "$tmp/blkbackd-rbd_${ver}_${arch}.deb" \
 	/usr/lib/$multiarch/blkbackd/store-rbd.so \
 	/usr/share/doc/blkbackd-rbd/changelog.gz /usr/share/doc/blkbackd-rbd/copyright
+check_list "$tmp/blkbackd-nbd_${ver}_${arch}.deb" \
+	/usr/lib/$multiarch/blkbackd/store-nbd.so \
+	/usr/share/doc/blkbackd-nbd/changelog.gz /usr/share/doc/blkbackd-nbd/copyright
 lib=/usr/share/blkbackd/blkbenchlib
 check_list "$tmp/blkbackd-tools_${ver}_${arch}.deb" \
 	/usr/bin/blkbench /usr/bin/blkcrash /usr/bin/blkfront-test \
@@ -106,11 +109,14 @@ deb=$tmp/blkbackd_${ver}_${arch}.deb
 dpkg-deb -f "$deb" Depends | grep -q 'xenstore-utils' || fail "blkbackd: no Depends on xenstore-utils"
 # Ceph's libraries come with the rbd module's package only: a dom0
 # without Ceph never gets them
-dpkg-deb -f "$deb" Depends | grep -qE 'librbd|librados' &&
+dpkg-deb -f "$deb" Depends | grep -qE 'librbd|librados|libnbd' &&
 	fail "blkbackd: Depends on Ceph's libraries: $(dpkg-deb -f "$deb" Depends)"
 rdeb=$tmp/blkbackd-rbd_${ver}_${arch}.deb
 dpkg-deb -f "$rdeb" Depends | grep -q 'librbd1' && dpkg-deb -f "$rdeb" Depends | grep -q "blkbackd (= $ver)" ||
 	fail "blkbackd-rbd: Depends are $(dpkg-deb -f "$rdeb" Depends)"
+ndeb=$tmp/blkbackd-nbd_${ver}_${arch}.deb
+dpkg-deb -f "$ndeb" Depends | grep -q 'libnbd0' && dpkg-deb -f "$ndeb" Depends | grep -q "blkbackd (= $ver)" ||
+	fail "blkbackd-nbd: Depends are $(dpkg-deb -f "$ndeb" Depends)"
 # the tools recommend the daemon and never pull it in by Depends: on a
 # dom0, installing them must not install and start a vbd backend
 dpkg-deb -f "$tmp/blkbackd-tools_${ver}_${arch}.deb" Depends | grep -q "blkbackd (" &&

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench-nbd.sh: blkbackd's nbd store through the ring vs fio's nbd engine
+# (libnbd, the same library) on the same NBD export, same run ("make -C
+# backend bench"; see BENCHMARKS.md).  Never part of make check.
+#
+#   4 KiB random read, QD32     (blkfront-test io vs fio --ioengine=nbd)
+#   4 KiB random write, QD32    (same)
+#   1 MiB sequential write      (BENCH_SEQ_QD in flight, default 4)
+#   1 MiB sequential read       (same)
+#
+# The server is one nbdkit (memory plugin, BENCH_NBD_SIZE, default 256M,
+# written in full first so reads read real pages) on a unix socket,
+# serving both contenders; nbdkit advertises multi-conn, so blkbackd
+# opens one connection per queue (one queue here) and fio one per job
+# (one job).  Output as bench-rbd.sh: one key=value line per run (ring
+# rows with blkbackd's and blkfront-test's CPU per request, fio rows with
+# fio's; nbdkit's own CPU per request beside each), ring and fio
+# alternating BENCH_REPEAT times, then the ratio of the medians against
+# the goal (0.9, issue #30).  Skips (exit 0, reason printed) without the
+# nbd store in this build, without nbdkit, or without fio's nbd engine.
+# Knobs: BENCH_NBD_SIZE, BENCH_SECONDS (default 5), BENCH_REPEAT
+# (default 3), BENCH_SEQ_QD (default 4).
+set -euo pipefail
+top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
+size=${BENCH_NBD_SIZE:-256M}
+secs=${BENCH_SECONDS:-5}
+repeat=${BENCH_REPEAT:-3}
+seq_qd=${BENCH_SEQ_QD:-4}
+
+skip() { echo "# nbd rows skipped: $*"; exit 0; }
+grep -q '^#define HAVE_LIBNBD 1' "$top_builddir/config.h" 2>/dev/null ||
+	skip "blkbackd was built without the nbd store (libnbd-dev; configure again)"
+for c in nbdkit fio; do
+	command -v $c >/dev/null || skip "$c not found (.ci/install-deps)"
+done
+fio --enghelp 2>/dev/null | grep -qw nbd || skip "fio has no nbd engine"
+if grep -q -- '-fsanitize' "$top_builddir/config.log" 2>/dev/null; then
+	echo "bench: WARNING: this build uses sanitizers; numbers are not representative" >&2
+fi
+
+dir=$(mktemp -d "${BENCH_DIR:-/var/tmp}/bk-bench-nbd.XXXXXX")
+sim=$dir/sim
+mkdir -p "$sim"
+pids=()
+cleanup() {
+	local i
+	for (( i=${#pids[@]}-1; i>=0; i-- )); do
+		kill "${pids[$i]}" 2>/dev/null && wait "${pids[$i]}" 2>/dev/null || true
+	done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+nbdkit -f -U "$dir/nbd.sock" -P "$dir/nbd.pid" memory size="$size" &
+pids+=($!)
+for (( i=0; i<100; i++ )); do [ -s "$dir/nbd.pid" ] && break; sleep 0.1; done
+nbd_pid=$(cat "$dir/nbd.pid")
+uri="nbd+unix:///?socket=$dir/nbd.sock"
+fio --name=prefill --ioengine=nbd --uri="$uri" --rw=write --bs=4M --iodepth=8 --size="$size" \
+	--output=/dev/null
+
+export XENSTORED_PATH=$sim/xenstore.sock
+"$top_builddir/sim/xensim" --dir "$sim" --pidfile "$sim/xensim.pid" 2>/dev/null &
+pids+=($!)
+for (( i=0; i<100; i++ )); do [ -s "$sim/xensim.pid" ] && break; sleep 0.1; done
+dom=$("$top_builddir/sim/xensim-ctl" --dir "$sim" create-domain bench)
+front="$top_builddir/frontend-test/blkfront-test"
+rm -f "$dir/bk.pid"
+"$top_builddir/backend/blkbackd" -f --transport=sim --sim-dir="$sim" ${BENCH_BACKEND_ARGS:-} \
+	--pidfile="$dir/bk.pid" 2>>"$dir/bk.log" &
+backend_pid=$!
+pids+=($backend_pid)
+for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
+"$front" xl-add --domid "$dom" --params "nbd:$uri" >/dev/null
+
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+per_req() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
+
+ring() { # name rw bs iodepth max-indirect
+	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 n0 n1 fe_us ios
+	t0=$(cpu_ticks "$backend_pid") n0=$(cpu_ticks "$nbd_pid")
+	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
+		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
+		${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
+		--runtime "$secs" --output-format json > "$dir/$name.json"
+	t1=$(cpu_ticks "$backend_pid") n1=$(cpu_ticks "$nbd_pid")
+	ios=$(jget "$dir/$name.json" "d['ios']")
+	fe_us=$(awk -v ios="$ios" '{ printf "%.2f", ($1 + $2) * 1e6 / (ios > 0 ? ios : 1) }' "$dir/$name.time")
+	echo "bench=$name path=ring store=nbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(per_req "$t0" "$t1" "$ios") fe_us_per_req=$fe_us server_us_per_req=$(per_req "$n0" "$n1" "$ios")"
+}
+fiorun() { # name rw bs iodepth
+	local n0 n1 k=read ios
+	[ "$2" = write ] || [ "$2" = randwrite ] && k=write
+	n0=$(cpu_ticks "$nbd_pid")
+	fio --name="$1" --ioengine=nbd --uri="$uri" --size="$size" --rw="$2" --bs="$3" \
+		--iodepth="$4" --runtime="$secs" --time_based --output-format=json \
+		--output="$dir/$1.fio.json" > /dev/null
+	n1=$(cpu_ticks "$nbd_pid")
+	ios=$(jget "$dir/$1.fio.json" "d['jobs'][0]['$k']['total_ios']")
+	echo "bench=$1 path=fio store=nbd rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)") server_us_per_req=$(per_req "$n0" "$n1" "$ios")"
+}
+
+rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+echo "# blkbackd nbd bench, git $rev, $(nproc) CPUs, nbdkit $(nbdkit --version | awk '{print $2}') memory $size on a unix socket, $secs s per job"
+val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
+median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: alternate (the first of
+# each round rotating), print each, then the medians' ratio
+pair() {
+	local name=$1 key=$2 goal=$3 i l rv=() fv=()
+	shift 3
+	local -a ra=() fa=()
+	while [ "$1" != -- ]; do ra+=("$1"); shift; done
+	shift
+	fa=("$@")
+	for (( i=0; i<repeat; i++ )); do
+		if (( i % 2 == 0 )); then
+			l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")")
+			l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")")
+		else
+			l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")")
+			l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")")
+		fi
+	done
+	local rm fm
+	rm=$(median "${rv[@]}") fm=$(median "${fv[@]}")
+	echo "ratio nbd-$name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
+}
+# 4 KiB: 32 indirect segments (Linux blkfront's default); 1 MiB: 256 (one request each)
+pair randread-4k-qd32 iops 0.9 nbd-randread-4k randread 4k 32 32 -- nbd-randread-4k randread 4k 32
+pair randwrite-4k-qd32 iops 0.9 nbd-randwrite-4k randwrite 4k 32 32 -- nbd-randwrite-4k randwrite 4k 32
+pair seqwrite-1m MBps 0.9 nbd-seqwrite-1m write 1m "$seq_qd" 256 -- nbd-seqwrite-1m write 1m "$seq_qd"
+pair seqread-1m MBps 0.9 nbd-seqread-1m read 1m "$seq_qd" 256 -- nbd-seqread-1m read 1m "$seq_qd"
+"$front" xl-remove --domid "$dom" >/dev/null
