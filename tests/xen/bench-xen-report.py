@@ -352,7 +352,10 @@ def main():
                 for other in LABELS[1:]:
                     a, b = med["blkbackd"], med[other]
                     timed = a not in (None, TOO_FAST) and b not in (None, TOO_FAST)
-                    rat["blkbackd/" + other] = a / b if timed and b else None
+                    # no ratio where either is 0 or an estimate below 0
+                    # (blkback has no user time; "rest of dom0")
+                    timed = timed and a > 0 and b > 0
+                    rat["blkbackd/" + other] = a / b if timed else None
                     if timed:
                         pa, pb = per.get("blkbackd", {}), per.get(other, {})
                         bh["blkbackd/" + other] = sum(1 for r in pa if r in pb and behind(row, pa[r], pb[r]))
