@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "git-version.h"
 #include "log.h"
 #include "pgrant.h"
 #include "run.h"
@@ -402,7 +403,7 @@ parse_options(int argc, char **argv, struct run *r)
 			usage(stdout);
 			return 1;
 		case 'V':
-			printf("blkbackd %s\n", PACKAGE_VERSION);
+			printf("blkbackd %s (git %s)\n", PACKAGE_VERSION, BLKBACKD_GIT_REVISION);
 			return 1;
 		default:
 			usage(stderr);

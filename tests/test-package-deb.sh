@@ -28,6 +28,9 @@ if git -C "$top_srcdir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	(cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 		tar --null -cf - -T -) | tar -xf - -C "$src"
+	# the revision it was built from, as make dist records it in a release
+	# tarball (blkbackd --version prints it: backend/git-version.h)
+	git -C "$top_srcdir" describe --always --dirty --abbrev=12 > "$src/.tarball-version"
 else
 	# (relative: automake's subdirectories prefix distdir with ../)
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \

@@ -46,17 +46,19 @@ check-xen:
 		$(SHELL) $(srcdir)/xen/check-xen.sh || rc=$$?; \
 	test $$rc = 0 || test $$rc = 77
 
-# "make bench-xen [ROUNDS=N]": root-only, never part of any check: one
-# boot, blkbackd vs kernel xen-blkback vs QEMU qdisk, interleaved for
-# ROUNDS rounds (default 3); the table of medians is printed and written to
-# tests/xen/bench-xen.txt, every number to tests/xen/bench-xen.json
-# (tests/xen/README, BENCHMARKS.md).  Fails when it cannot run.
+# "make bench-xen [ROUNDS=N] [BX_TABLES="block file"]": root-only, never
+# part of any check: one boot, blkbackd vs kernel xen-blkback vs QEMU
+# qdisk on the same kind of backing (RAM disks, then files), in rotating
+# order for ROUNDS rounds (default 5); the tables of medians are printed
+# and written to tests/xen/bench-xen.txt, every number to
+# tests/xen/bench-xen.json (tests/xen/README, BENCHMARKS.md).  Fails when
+# it cannot run.
 bench-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
 	$(MKDIR_P) xen
 	$(deb_or_default); srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
 	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) CC="$(CC)" \
-	BLKBACKD_DEB="$$deb" ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" BX_WL="$(BX_WL)" \
+	BLKBACKD_DEB="$$deb" ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" BX_WL="$(BX_WL)" BX_TABLES="$(BX_TABLES)" BX_STRACE="$(BX_STRACE)" \
 		$(SHELL) $(srcdir)/xen/bench-xen.sh
 
 clean-local: clean-xen

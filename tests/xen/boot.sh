@@ -10,7 +10,7 @@
 # Environment: B (build dir with xen-4.17, vmlinuz, dom0.cpio), TIMEOUT
 # (seconds, default 540), DOM0_CPIO (default $B/dom0.cpio), CPU (qemu64:
 # TCG's SMAP emulation breaks PV dom0 with -cpu max unless Xen gets
-# smap=0 smep=0), SMP, MEM.
+# smap=0 smep=0), SMP, MEM, DOM0_MEM (dom0's memory, default 1024M).
 set -u
 B=${B:?B=build dir}
 LOG=${1:?usage: boot.sh LOG [DOM0-ARG...]}
@@ -20,7 +20,8 @@ CPU=${CPU:-qemu64}
 SMP=${SMP:-2}
 MEM=${MEM:-3G}
 DOM0_CPIO=${DOM0_CPIO:-$B/dom0.cpio}
-XEN_ARGS="console=com1 com1=115200,8n1 dom0_mem=1024M,max:1024M dom0_max_vcpus=2 loglvl=all guest_loglvl=all console_timestamps=boot"
+DOM0_MEM=${DOM0_MEM:-1024M}
+XEN_ARGS="console=com1 com1=115200,8n1 dom0_mem=$DOM0_MEM,max:$DOM0_MEM dom0_max_vcpus=2 loglvl=all guest_loglvl=all console_timestamps=boot"
 DOM0_ARGS="console=hvc0 earlyprintk=xen rdinit=/init loglevel=4 $*"
 {
 	echo "# qemu: -machine q35 -accel tcg,thread=multi -cpu $CPU -m $MEM -smp $SMP, timeout $TIMEOUT s"

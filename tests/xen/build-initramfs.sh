@@ -162,10 +162,14 @@ install -m755 "$SRCDIR/dom0-init.sh" "$R/init"
 copy_mods "$R" modules.list xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs loop
 # kernel blkback is loaded only for the comparison phase, after blkbackd's
 copy_mods "$R" modules-blkback.list xen-blkback
+# RAM disks for make bench-xen's block-device table (loaded there only)
+copy_mods "$R" modules-brd.list brd
 copy_bin "$R" $XB/xl $XB/xenstored $XB/xenconsoled $XB/xen-init-dom0 $XB/libxl-save-helper \
 	/usr/bin/xenstore /bin/bash /usr/bin/flock /usr/bin/stat /usr/bin/readlink /sbin/losetup \
 	/usr/bin/logger
 copy_gnu "$R" /usr/bin/md5sum /bin/dd /usr/bin/stat $BENCH_GNU
+# make bench-xen's system-call pass (strace -f -c on blkbackd), if installed
+[ ! -x /usr/bin/strace ] || copy_bin "$R" /usr/bin/strace
 cp /etc/mke2fs.conf "$R/etc/"
 # filesystems are loaded only for blkbench's dom0 rows (phase jobs)
 copy_mods "$R" modules-fs.list $BENCH_MODS

@@ -370,12 +370,14 @@ bx_wl_rw32() { bx_fio $1 --rw=randwrite --bs=4k --ioengine=libaio --direct=1 --i
 # a database's commit loop: a buffered 4 KiB write, then fdatasync (the
 # write goes out, then a flush request), again and again
 bx_wl_fsync() { bx_fio $1 --rw=write --bs=4k --ioengine=psync --direct=0 --fdatasync=1; }
-# the ext4 workload of the comparison above (do_bench): bonnie++ -D
+# the ext4 workload of the comparison above (do_bench): bonnie++ -D, with
+# 4096 files (-n 4) so that the create phase lasts long enough to be timed
+# (with -n 1, 1024 creates, a fast machine gets bonnie++'s "+++++")
 bx_wl_bonnie() {
 	local csv
 	$G/mke2fs -q -F -t ext4 /dev/$1 || die "mke2fs failed"
 	mount -t ext4 /dev/$1 /mnt || die "mount failed"
-	csv=$(bonnie /mnt 32:65536 -D)
+	csv=$(bonnie /mnt 32:65536 -D -n 4)
 	umount /mnt || die "umount failed"
 	[ -n "$csv" ] || die "bonnie++ failed"
 	echo "$csv" | awk -F, 'NF > 27 { printf "blkout_kps=%s rewrite_kps=%s create_ps=%s\n", $12, $14, $27 }'
