@@ -29,6 +29,8 @@
  *   size           fstat, or BLKGETSIZE64 for a block device
  *   sector sizes   BLKSSZGET / BLKPBSZGET; 512 / st_blksize for files
  *   can_flush      fdatasync() succeeds on the fd
+ *   writeback      not with cache=writethrough, nor on a block device
+ *                  whose queue/write_cache says "write through"
  *   fua            NATIVE when the kernel accepts RWF_DSYNC on an aio
  *                  write (probed with a zero-length pwritev2), else
  *                  EMULATED (write, then fdatasync) when it can flush
@@ -82,6 +84,7 @@ struct file_store {
 	int fd;
 	char *path;
 	bool is_blk;
+	bool blk_no_cache;	/* a block device whose queue has no write cache */
 	bool uring;		/* io_uring, else libaio */
 	bool fdsync_aio;	/* the engine's fdatasync (FDSYNC iocb, FSYNC SQE) works */
 	bool rwf_dsync;		/* RWF_DSYNC works on the engine's writes */
@@ -120,12 +123,12 @@ struct file_queue {
 	bool edge;			/* efd polled edge-triggered: never read */
 };
 
+/* The first line of a block device's queue/ATTR in sysfs into buf. */
 static int
-read_sysfs_u64(dev_t rdev, const char *attr, uint64_t *out)
+read_sysfs_line(dev_t rdev, const char *attr, char *buf, int len)
 {
-	char path[128], buf[64];
+	char path[128];
 	FILE *fp;
-	unsigned long long v;
 	int rc = -ENOENT;
 
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s",
@@ -139,12 +142,22 @@ read_sysfs_u64(dev_t rdev, const char *attr, uint64_t *out)
 	}
 	if (!fp)
 		return -errno;
-	if (fgets(buf, sizeof(buf), fp) && sscanf(buf, "%llu", &v) == 1) {
-		*out = v;
+	if (fgets(buf, len, fp))
 		rc = 0;
-	}
 	fclose(fp);
 	return rc;
+}
+
+static int
+read_sysfs_u64(dev_t rdev, const char *attr, uint64_t *out)
+{
+	char buf[64];
+	unsigned long long v;
+
+	if (read_sysfs_line(rdev, attr, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu", &v) != 1)
+		return -ENOENT;
+	*out = v;
+	return 0;
 }
 
 /* One aio round trip for the probes: submit, wait up to 10 s. */
@@ -368,6 +381,7 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 	}
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t bytes = 0, v = 0;
+		char wc[32];
 		int ss = 512;
 		unsigned int pss = 512;
 
@@ -385,6 +399,14 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 		s->f.physical_sector_size = pss;
 		s->f.can_discard = !cfg->read_only &&
 			read_sysfs_u64(st.st_rdev, "discard_max_bytes", &v) == 0 && v > 0;
+		/* A device without a volatile write cache (a RAM disk, a
+		 * battery-backed controller: queue/write_cache "write
+		 * through") needs no flush, and is offered none under the
+		 * default flush-mode, as Linux blkback offers
+		 * feature-flush-cache only where bdev_write_cache() says so.
+		 * Unknown: a cache is assumed. */
+		s->blk_no_cache = read_sysfs_line(st.st_rdev, "write_cache", wc, sizeof(wc)) == 0 &&
+				  !strncmp(wc, "write through", 13);
 	} else if (S_ISREG(st.st_mode)) {
 		s->f.size = st.st_size;
 		s->f.sector_size = 512;
@@ -412,7 +434,7 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 			 (unsigned int)(s->f.size & 511));
 	s->f.size &= ~(uint64_t)511;
 	s->end = s->f.size;
-	s->f.writeback = !cfg->writethrough;
+	s->f.writeback = !cfg->writethrough && !s->blk_no_cache;
 
 	/* Can it flush? */
 	if (fdatasync(s->fd) == 0) {

@@ -46,6 +46,16 @@ if [ "$(id -u)" = 0 ] && loop=$(losetup --direct-io=on -f --show "$img" 2>/dev/n
 	check "block device, io_uring" --io-engine io_uring "phy:$loop"
 	check "block device, prepared" --write-pattern 12 "$loop"
 	check "block device, read-only" --read-only --pattern 12 "$loop"
+	# a device with no volatile cache (queue/write_cache "write
+	# through": a RAM disk, a battery-backed controller) has nothing
+	# to flush: no writeback, so no feature-flush-cache by default,
+	# as Linux blkback does
+	wc=/sys/block/${loop#/dev/}/queue/write_cache
+	grep -qx "write back" "$wc" || fail "$wc: $(cat "$wc"), expected write back"
+	echo "write through" > "$wc"
+	check "block device, no write cache" "phy:$loop"
+	echo "write back" > "$wc"
+	grep -q "writeback 0, " "$BK_TMP/out" || fail "a device without a write cache reported writeback"
 else
 	skip_part "no loop device here (needs root and losetup): the block-device driver path"
 fi
