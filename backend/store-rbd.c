@@ -261,6 +261,13 @@ cluster_create(const struct rbd_spec *sp, bool writethrough, rados_t *out,
 		}
 	}
 	free(opts);
+	/* a lock blkbackd breaks (take_lock) is broken only with its holder
+	 * fenced: blocklisted, so that a write the holder still has queued
+	 * cannot land later.  librbd's default, set after the admin's
+	 * options and ceph.conf: no configuration turns fencing off. */
+	rc = rados_conf_set(cl, "rbd_blocklist_on_break_lock", "true");
+	if (rc < 0)
+		goto err;
 	/* blkbackd's cache=writethrough: no librbd cache at all */
 	if (writethrough && (rc = rados_conf_set(cl, "rbd_cache", "false")) < 0)
 		goto err;
@@ -387,6 +394,30 @@ owner_live(const char *owner)
 	return live;
 }
 
+/*
+ * Does the lock's owner still watch the image header?  A librbd client
+ * watches the header of every image it has open and answers the OSD's
+ * pings; the OSD drops the watch osd_client_watch_timeout (30 s by
+ * default) after the client stops answering -- killed, stopped, cut off.
+ * 1 yes, 0 no, -errno.  The owner string and a watcher's addr are both
+ * the client's entity address ("IP:PORT/NONCE", one per client instance).
+ */
+static int
+owner_watching(rbd_image_t image, const char *owner)
+{
+	rbd_image_watcher_t w[32];
+	size_t i, n = ARRAY_SIZE(w);
+	int rc;
+
+	rc = rbd_watchers_list(image, w, &n);
+	if (rc < 0)
+		return rc;
+	for (i = 0, rc = 0; i < n && !rc; i++)
+		rc = w[i].addr && !strcmp(w[i].addr, owner);
+	rbd_watchers_list_cleanup(w, n);
+	return rc;
+}
+
 /* The lock is ours: remember our owner string, in this process and in
  * the state directory (for the next blkbackd, should this one die). */
 static void
@@ -449,7 +480,12 @@ owner_forget(struct rbd_store *s)
  * SIGKILL, a crash, an upgrade's exec): only one blkbackd runs per state
  * directory, so that holder is dead; its lock is broken (which
  * blocklists it: a stale write of its can no longer land) and taken,
- * and the vbd is taken over at once.
+ * and the vbd is taken over at once.  And a holder that no longer
+ * watches the image (owner_watching): dead or frozen for longer than
+ * the OSDs' watch timeout, on any host.  Its lock is broken the same
+ * way, blocklist first, as librbd's own lock acquisition and the
+ * kernel's rbd driver (rbd_try_lock) break the lock of a holder without
+ * a watch; a frozen holder that wakes up finds itself fenced.
  */
 static int
 take_lock(const struct bk_store_config *cfg, struct rbd_store *s, const char *name)
@@ -472,21 +508,30 @@ take_lock(const struct bk_store_config *cfg, struct rbd_store *s, const char *na
 	owner_record_read(s, prev, sizeof(prev));
 	rc = rbd_lock_get_owners(s->image, &mode, owners, &nowners);
 	if (rc == 0 && nowners > 0) {
-		if (prev[0] && !strcmp(owners[0], prev) && !owner_live(prev)) {
-			log_info("rbd %s: breaking the lock a previous blkbackd held (owner "
-				 "\"%s\")", name, prev);
-			rc = rbd_lock_break(s->image, RBD_LOCK_MODE_EXCLUSIVE, owners[0]);
-			if (rc < 0) {
-				rc = bk_store_fail(cfg, -EBUSY, "rbd store", "image %s is locked "
-						   "by a previous blkbackd (lock owner \"%s\"), and "
-						   "breaking its lock failed: %s", name, owners[0],
-						   strerror(-rc));
-				rbd_lock_get_owners_cleanup(owners, nowners);
-				return rc;
-			}
-		} else {
+		const char *whose = NULL;
+		int watching = 1;
+
+		if (prev[0] && !strcmp(owners[0], prev) && !owner_live(prev))
+			whose = "a previous blkbackd of this host";
+		else if (!owner_live(owners[0]) &&
+			 (watching = owner_watching(s->image, owners[0])) == 0)
+			whose = "a writer that no longer watches the image (dead, or frozen "
+				"longer than the OSDs' watch timeout)";
+		if (!whose) {
 			rc = bk_store_fail(cfg, -EBUSY, "rbd store", "image %s is locked by "
-					   "another writer (lock owner \"%s\")", name, owners[0]);
+					   "another writer (lock owner \"%s\"%s)", name, owners[0],
+					   watching < 0 ? "; its watch could not be listed" :
+					   ", which still watches the image");
+			rbd_lock_get_owners_cleanup(owners, nowners);
+			return rc;
+		}
+		log_info("rbd %s: blocklisting and breaking the lock of %s (owner \"%s\")",
+			 name, whose, owners[0]);
+		rc = rbd_lock_break(s->image, RBD_LOCK_MODE_EXCLUSIVE, owners[0]);
+		if (rc < 0) {
+			rc = bk_store_fail(cfg, -EBUSY, "rbd store", "image %s is locked by %s "
+					   "(lock owner \"%s\"), and fencing it or breaking its "
+					   "lock failed: %s", name, whose, owners[0], strerror(-rc));
 			rbd_lock_get_owners_cleanup(owners, nowners);
 			return rc;
 		}

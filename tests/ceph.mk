@@ -15,6 +15,8 @@ CEPH_TEST_FILES = \
 	ceph/test-rbd-cache.sh \
 	ceph/test-rbd-resize.sh \
 	ceph/test-rbd-move.sh \
+	ceph/test-rbd-fence.sh \
+	ceph/lib-hosts.sh \
 	ceph/test-rbd-bonnie.sh \
 	ceph/test-rbd-blkbench.sh \
 	ceph/test-rbd-hotplug.sh \

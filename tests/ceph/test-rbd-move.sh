@@ -15,35 +15,19 @@
 # printed, with their median and max.  Run by check-ceph.sh.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
+. "$abs_top_srcdir/tests/ceph/lib-hosts.sh"
 [ "$BK_STORE" = rbd ] || { echo "$0: skipped: run by make check-ceph"; exit 77; }
 requires test -x "$abs_top_builddir/sim/xensim"
 need_frontend
 new_disk 16M
 
-# host A: xensim + blkbackd, the lib-backend.sh defaults
-start_xensim
-A_SIM=$XENSIM_DIR
-start_backend
-A_LOG=$BACKEND_LOG A_PID=$BACKEND_PIDFILE
+host_new A
+A_LOG=$BACKEND_LOG
 new_guest
 A_DOM=$DOM
 add_disk $A_DOM "$params"
-
-# host B: its own xensim and blkbackd
-start_xensim
-B_SIM=$XENSIM_DIR
-BACKEND_PIDFILE=$BK_TMP/b.pid BACKEND_LOG=$BK_TMP/b.log BACKEND_TRACE=$BK_TMP/b.trace
-start_backend
-B_LOG=$BACKEND_LOG B_PID=$BACKEND_PIDFILE
-host() { # A|B: talk to that host's xenstore and blkbackd
-	if [ "$1" = A ]; then
-		XENSIM_DIR=$A_SIM BACKEND_PIDFILE=$A_PID BACKEND_LOG=$A_LOG
-	else
-		XENSIM_DIR=$B_SIM BACKEND_PIDFILE=$B_PID BACKEND_LOG=$B_LOG
-	fi
-	XENSTORED_PATH=$XENSIM_DIR/xenstore.sock
-	export XENSIM_DIR XENSTORED_PATH
-}
+host_new B
+B_LOG=$BACKEND_LOG
 
 # A writes, with a flush every 16 writes; its frontend closes at the end
 host A
