@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuzz-xs.c: libFuzzer target for xensim's xenstore engine (xstore.c):
+ * fuzz-xs.c: libFuzzer target for xensim's xenstore engine (xstore*.c):
  * arbitrary byte streams from several connections of different domains
  * into the message parser and request dispatcher of an in-memory store.
  *

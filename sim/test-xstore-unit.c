@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test-xstore-unit.c: the xenstore protocol engine (xstore.c), driven with
+ * test-xstore-unit.c: the xenstore protocol engine (xstore*.c), driven with
  * byte buffers, no sockets.  Every reply is checked byte for byte.
  */
 #include <config.h>

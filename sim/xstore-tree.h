@@ -11,11 +11,11 @@
  * Each node carries a generation: a store-wide counter value taken each
  * time the node is created, its value or permissions change, or a child is
  * added or removed.  Transactions compare generations to detect conflicts
- * (see xstore.c).  Generation 0 is never used: it means "absent".
+ * (see xstore-txn.c).  Generation 0 is never used: it means "absent".
  *
  * Paths passed here are canonical and absolute ("/", "/a/b"), validated by
- * the caller (xstore.c).  Pointer-returning functions return NULL and set
- * errno; int-returning ones return 0 or -errno.  Single-threaded.
+ * the caller (xstore-perm.c).  Pointer-returning functions return NULL and
+ * set errno; int-returning ones return 0 or -errno.  Single-threaded.
  */
 #ifndef SIM_XSTORE_TREE_H
 #define SIM_XSTORE_TREE_H

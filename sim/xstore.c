@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * xstore.c: xenstore protocol engine of xensim: message parser, request
- * dispatcher, permissions, watches, transactions (see xstore.h).
+ * xstore.c: the input side of xensim's xenstore engine (the top of the
+ * parts xstore-int.h lists): reads messages off a connection's byte
+ * stream, checks their form (type, argument count and termination),
+ * finds the transaction they name, and answers each request through the
+ * parts below (node operations, watches, transactions, domains).  A
+ * malformed message breaks the connection (xstore.h).
+ *
+ * Owns the input side of each struct xstore_conn (in, hdr, in_have,
+ * serving) and the struct xview of each request while it runs.
  */
 #include <config.h>
 
@@ -11,685 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xen/io/xs_wire.h>
-
 #include "compiler.h"
 #include "log.h"
-#include "xstore.h"
-#include "xstore-tree.h"
-
-#define HDR_SIZE	sizeof(struct xsd_sockmsg)
-#define DOMAIN_ROOT	"/local/domain"
-
-struct xwatch {
-	struct xwatch *next;
-	char *path;		/* canonical absolute path, or "@..." */
-	char *token;
-	size_t strip;		/* prefix cut from event paths (relative watch) */
-};
-
-/* A node a transaction looked at, with its generation then (0 = absent). */
-struct xaccess {
-	char *path;
-	uint64_t gen;
-};
-
-enum xop_type { XOP_WRITE, XOP_MKDIR, XOP_RM, XOP_SETPERMS };
-
-/* A change made inside a transaction, replayed on the store at commit. */
-struct xop {
-	enum xop_type type;
-	char *path;
-	char *value;
-	uint32_t len;
-	struct xt_perm *perms;
-	uint32_t nperms;
-};
-
-struct xtx {
-	struct xtx *next;
-	uint32_t id;
-	/* owned: its own copy of the tree, made at its first change; NULL
-	 * until then, and its reads see the live store (see tx_own_tree) */
-	struct xnode *root;
-	struct xaccess *acc;
-	size_t nacc, capacc;
-	struct xop *ops;
-	size_t nops, capops;
-	bool poisoned;			/* lost track of an access: cannot commit */
-};
-
-struct xstore_conn {
-	struct xstore *s;
-	struct xstore_conn *next;
-	uint32_t domid;
-	bool priv;
-	bool broken;
-	bool serving;			/* inside xstore_conn_input() */
-	uint64_t tag;			/* xstore_conn_set_tag's, for the change hook */
-	void (*kick)(void *opaque);
-	void *opaque;
-	/* input: one message at a time */
-	struct xsd_sockmsg hdr;
-	size_t in_have;
-	unsigned char *in;		/* owned, HDR_SIZE + XENSTORE_PAYLOAD_MAX */
-	/* output: out[out_off..out_len) pending */
-	char *out;
-	size_t out_off, out_len, out_cap;
-	struct xwatch *watches;
-	unsigned int nwatches;
-	struct xtx *txs;
-	unsigned int ntxs;
-	uint32_t next_txid;
-};
-
-struct xstore {
-	struct xnode *root;
-	uint64_t gen;			/* last generation handed out */
-	struct xstore_conn *conns;
-	uint32_t *domains;		/* introduced domains */
-	size_t ndomains, capdomains;
-	/* xstore_set_change_hook: every change of the live tree */
-	void (*change)(void *opaque, const struct xstore_conn *by, uint64_t gen,
-		       const char *path, const void *value, size_t len, bool removed);
-	void *change_opaque;
-};
-
-/*
- * Where an operation runs: the store itself, or a transaction's copy.
- * check=false (commit replay, domain setup) skips permission and quota
- * checks, which were done when the operation was first made.
- */
-struct view {
-	struct xstore *s;
-	struct xnode *root;
-	struct xtx *tx;
-	uint32_t domid;
-	bool priv;
-	bool check;
-	/* commit replay: paths already fired, so each fires once */
-	char **fired;
-	size_t nfired;
-	const struct xstore_conn *by;	/* whose request, or NULL (setup) */
-};
-
-/* ------------------------------------------------------------------ */
-/* output */
-
-static void
-conn_overflow(struct xstore_conn *c)
-{
-	bk_dbg(BK_DBG_SIM, "xenstore: domain %u connection stopped reading: dropped",
-	       c->domid);
-	free(c->out);
-	c->out = NULL;
-	c->out_off = c->out_len = c->out_cap = 0;
-	c->broken = true;
-}
-
-static void
-queue_msg(struct xstore_conn *c, uint32_t type, uint32_t req_id,
-	  uint32_t tx_id, const void *a, size_t alen, const void *b,
-	  size_t blen)
-{
-	struct xsd_sockmsg h = {
-		.type = type, .req_id = req_id, .tx_id = tx_id,
-		.len = (uint32_t)(alen + blen),
-	};
-	size_t need = HDR_SIZE + alen + blen;
-
-	if (c->broken)
-		return;		/* its last message (the error) is queued */
-	if (c->out_off && c->out_off == c->out_len)
-		c->out_off = c->out_len = 0;
-	if (c->out_len - c->out_off + need > XSTORE_MAX_OUTPUT) {
-		conn_overflow(c);
-		return;
-	}
-	if (c->out_off && c->out_len + need > c->out_cap) {
-		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-		c->out_len -= c->out_off;
-		c->out_off = 0;
-	}
-	if (c->out_len + need > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 4096;
-		char *p;
-
-		while (cap < c->out_len + need)
-			cap *= 2;
-		p = realloc(c->out, cap);
-		if (!p) {
-			conn_overflow(c);
-			return;
-		}
-		c->out = p;
-		c->out_cap = cap;
-	}
-	memcpy(c->out + c->out_len, &h, HDR_SIZE);
-	if (alen)
-		memcpy(c->out + c->out_len + HDR_SIZE, a, alen);
-	if (blen)
-		memcpy(c->out + c->out_len + HDR_SIZE + alen, b, blen);
-	c->out_len += need;
-	if (!c->serving && c->kick)
-		c->kick(c->opaque);
-}
-
-static const char *
-errno_name(int err)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(xsd_errors); i++)
-		if (xsd_errors[i].errnum == err)
-			return xsd_errors[i].errstring;
-	return "EINVAL";
-}
-
-static void
-send_error(struct xstore_conn *c, const struct xsd_sockmsg *req, int err)
-{
-	const char *name = errno_name(err);
-
-	queue_msg(c, XS_ERROR, req->req_id, req->tx_id, name, strlen(name) + 1,
-		  NULL, 0);
-}
-
-/* ------------------------------------------------------------------ */
-/* paths and permissions */
-
-static bool
-is_child(const char *child, const char *parent)
-{
-	size_t plen = strlen(parent);
-
-	if (strcmp(parent, "/") == 0)
-		return child[0] == '/';
-	return strncmp(child, parent, plen) == 0 &&
-	       (child[plen] == '\0' || child[plen] == '/');
-}
-
-static int
-domain_prefix(uint32_t domid, char *buf, size_t size)
-{
-	int n = snprintf(buf, size, DOMAIN_ROOT "/%" PRIu32 "/", domid);
-
-	return n < 0 || (size_t)n >= size ? -EINVAL : n;
-}
-
-/*
- * Canonical absolute path of in, as C xenstored's canonicalize() and
- * is_valid_nodename(): relative paths are under /local/domain/<domid>/;
- * only [A-Za-z0-9-/_@]; no "//", no trailing '/' except for "/"; at most
- * XENSTORE_ABS_PATH_MAX (XENSTORE_REL_PATH_MAX for relative input).
- * *relative (may be NULL) says whether a prefix was added.
- */
-static int
-canonicalize(uint32_t domid, const char *in, char *out, size_t outsize,
-	     bool *relative)
-{
-	static const char valid[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				    "abcdefghijklmnopqrstuvwxyz0123456789-/_@";
-	size_t inlen = strlen(in);
-	int plen = 0;
-
-	/* "@..." names special watches, never a node (xenstored too). */
-	if (in[0] == '@')
-		return -EINVAL;
-	if (in[0] != '/') {
-		if (inlen > XENSTORE_REL_PATH_MAX)
-			return -EINVAL;
-		plen = domain_prefix(domid, out, outsize);
-		if (plen < 0)
-			return plen;
-	}
-	if (plen + inlen > XENSTORE_ABS_PATH_MAX || plen + inlen + 1 > outsize)
-		return -EINVAL;
-	memcpy(out + plen, in, inlen + 1);
-	if (relative)
-		*relative = plen != 0;
-	if (strspn(out, valid) != strlen(out) || strstr(out, "//"))
-		return -EINVAL;
-	if (strcmp(out, "/") != 0 && out[strlen(out) - 1] == '/')
-		return -EINVAL;
-	return 0;
-}
-
-/* What domid may do on a node with this ACL (perm_for_conn in xenstored). */
-static uint32_t
-perm_of(uint32_t domid, bool priv, const struct xt_perm *p, uint32_t n)
-{
-	if (priv || p[0].id == domid)
-		return XT_PERM_READ | XT_PERM_WRITE;
-	for (uint32_t i = 1; i < n; i++)
-		if (p[i].id == domid)
-			return p[i].perms;
-	return p[0].perms;
-}
-
-static uint32_t
-view_perm(const struct view *v, const struct xnode *n)
-{
-	if (!v->check)
-		return XT_PERM_READ | XT_PERM_WRITE;
-	return perm_of(v->domid, v->priv, n->perms, n->nperms);
-}
-
-/* ------------------------------------------------------------------ */
-/* transactions: access tracking and op log */
-
-static void
-tx_note(struct view *v, const char *path, size_t len, const struct xnode *n)
-{
-	struct xtx *tx = v->tx;
-	struct xaccess *a;
-
-	if (!tx)
-		return;
-	for (size_t i = 0; i < tx->nacc; i++)
-		if (strncmp(tx->acc[i].path, path, len) == 0 &&
-		    tx->acc[i].path[len] == '\0')
-			return;
-	if (tx->nacc == tx->capacc) {
-		size_t cap = tx->capacc ? tx->capacc * 2 : 16;
-
-		a = realloc(tx->acc, cap * sizeof(*a));
-		if (!a)
-			goto oom;
-		tx->acc = a;
-		tx->capacc = cap;
-	}
-	a = &tx->acc[tx->nacc];
-	a->path = strndup(path, len);
-	if (!a->path)
-		goto oom;
-	a->gen = n ? n->gen : 0;
-	tx->nacc++;
-	return;
-oom:
-	/* Without the record the commit could miss a conflict. */
-	tx->poisoned = true;
-}
-
-static int
-tx_log(struct view *v, enum xop_type type, const char *path,
-       const void *value, uint32_t len, const struct xt_perm *perms,
-       uint32_t nperms)
-{
-	struct xtx *tx = v->tx;
-	struct xop *op;
-
-	if (tx->nops == tx->capops) {
-		size_t cap = tx->capops ? tx->capops * 2 : 8;
-
-		op = realloc(tx->ops, cap * sizeof(*op));
-		if (!op) {
-			tx->poisoned = true;
-			return -ENOMEM;
-		}
-		tx->ops = op;
-		tx->capops = cap;
-	}
-	op = &tx->ops[tx->nops];
-	memset(op, 0, sizeof(*op));
-	op->type = type;
-	op->path = strdup(path);
-	if (len) {
-		op->value = malloc(len);
-		if (op->value)
-			memcpy(op->value, value, len);
-	}
-	if (nperms) {
-		op->perms = malloc(nperms * sizeof(*perms));
-		if (op->perms)
-			memcpy(op->perms, perms, nperms * sizeof(*perms));
-	}
-	if (!op->path || (len && !op->value) || (nperms && !op->perms)) {
-		free(op->path);
-		free(op->value);
-		free(op->perms);
-		/* The copy has the change, the log not: cannot commit. */
-		tx->poisoned = true;
-		return -ENOMEM;
-	}
-	op->len = len;
-	op->nperms = nperms;
-	tx->nops++;
-	return 0;
-}
-
-/*
- * Give v's transaction its own copy of the tree before its first change.
- * Copying at the start (and freeing at the end) instead cost half of the
- * fuzzer's time, for transactions that mostly change nothing.  (It still
- * copies before its checks: a refused change copies too, as every
- * TRANSACTION_START did before.)  Reading the live tree until
- * then is safe: every node read was recorded with its generation, so a
- * change by someone else in between fails the commit with EAGAIN, as in
- * C xenstored (which also reads nodes a transaction has not touched from
- * the live database).  0 or -ENOMEM.
- */
-static int
-tx_own_tree(struct view *v)
-{
-	struct xtx *tx = v->tx;
-
-	if (!tx || tx->root)
-		return 0;
-	tx->root = xtree_clone(v->s->root);
-	if (!tx->root)
-		return -ENOMEM;
-	v->root = tx->root;
-	return 0;
-}
-
-static void
-tx_free(struct xtx *tx)
-{
-	for (size_t i = 0; i < tx->nacc; i++)
-		free(tx->acc[i].path);
-	for (size_t i = 0; i < tx->nops; i++) {
-		free(tx->ops[i].path);
-		free(tx->ops[i].value);
-		free(tx->ops[i].perms);
-	}
-	free(tx->acc);
-	free(tx->ops);
-	xtree_free(tx->root);
-	free(tx);
-}
-
-/* ------------------------------------------------------------------ */
-/* watches */
-
-static void
-watch_event(struct xstore_conn *c, const struct xwatch *w, const char *path)
-{
-	const char *p = path;
-
-	if (w->strip) {
-		assert(strlen(path) >= w->strip);
-		p += w->strip;
-	}
-	/* Never send what a client may not receive (as xenstored). */
-	if (strlen(p) + 1 + strlen(w->token) + 1 > XENSTORE_PAYLOAD_MAX)
-		return;
-	queue_msg(c, XS_WATCH_EVENT, 0, 0, p, strlen(p) + 1, w->token,
-		  strlen(w->token) + 1);
-}
-
-/*
- * A change at path: watches at or above it get path; when removed, watches
- * below it get their own path.  Only for connections that may read a node
- * with ACL perms (the node after the change, or before its removal).
- */
-static void
-fire(struct xstore *s, const char *path, const struct xt_perm *perms,
-     uint32_t nperms, bool removed)
-{
-	bool special = path[0] == '@';
-
-	for (struct xstore_conn *c = s->conns; c; c = c->next) {
-		bool readable;
-
-		if (c->broken)
-			continue;
-		readable = special ? c->priv :
-			   (perm_of(c->domid, c->priv, perms, nperms) &
-			    XT_PERM_READ) != 0;
-		if (!readable)
-			continue;
-		for (struct xwatch *w = c->watches; w; w = w->next) {
-			if (special || w->path[0] == '@') {
-				if (strcmp(w->path, path) == 0)
-					watch_event(c, w, path);
-			} else if (is_child(path, w->path)) {
-				watch_event(c, w, path);
-			} else if (removed && is_child(w->path, path)) {
-				watch_event(c, w, w->path);
-			}
-		}
-	}
-}
-
-/*
- * During a commit, has this change (path, removal or not) fired already?
- * Remembers it if not.  A removal also reaches watches below the path,
- * so it is told apart from a change of the node.
- */
-static bool
-fired_before(struct view *v, const char *path, bool removed)
-{
-	char **f, *key;
-
-	if (!v->fired)
-		return false;
-	if (asprintf(&key, "%c%s", removed ? 'r' : 'c', path) < 0)
-		return false;	/* then it may fire twice: harmless */
-	for (size_t i = 1; i <= v->nfired; i++) {
-		if (!strcmp(v->fired[i], key)) {
-			free(key);
-			return true;
-		}
-	}
-	f = realloc(v->fired, (v->nfired + 2) * sizeof(*f));
-	if (!f) {
-		free(key);
-		return false;
-	}
-	v->fired = f;
-	f[++v->nfired] = key;
-	return false;
-}
-
-static void
-fire_node(struct view *v, const char *path, const struct xnode *n)
-{
-	if (!v->tx && !fired_before(v, path, false))
-		fire(v->s, path, n->perms, n->nperms, false);
-}
-
-/* ------------------------------------------------------------------ */
-/* node operations, on a view */
-
-/* Find path needing perm: 0, -ENOENT (caller could create it) or -EACCES. */
-static int
-get_node(struct view *v, const char *path, uint32_t perm, struct xnode **out)
-{
-	struct xnode *deep;
-	size_t dlen;
-	struct xnode *n = xtree_walk(v->root, path, &deep, &dlen);
-
-	tx_note(v, path, strlen(path), n);
-	*out = n;
-	if (n)
-		return (view_perm(v, n) & perm) == perm ? 0 : -EACCES;
-	tx_note(v, dlen ? path : "/", dlen ? dlen : 1, deep);
-	return (view_perm(v, deep) & perm) == perm ? -ENOENT : -EACCES;
-}
-
-/* Create the missing nodes of path (its deepest ancestor exists). */
-static int
-create_path(struct view *v, const char *path, struct xnode **out)
-{
-	struct xt_perm perms[XSTORE_MAX_PERMS];
-	struct xnode *deep, *n, *first = NULL;
-	size_t dlen;
-	const char *p;
-	size_t count = 0;
-
-	n = xtree_walk(v->root, path, &deep, &dlen);
-	assert(!n);
-	p = path + dlen;
-	for (const char *q = p; *q; q++)
-		count += *q == '/';
-	if (v->check && !v->priv &&
-	    xtree_count_owned(v->root, v->domid) + count >
-	    XSTORE_MAX_NODES_PER_DOMAIN)
-		return -ENOSPC;
-	n = deep;
-	while (*p == '/') {
-		const char *name = p + 1;
-		const char *slash = strchr(name, '/');
-		size_t len = slash ? (size_t)(slash - name) : strlen(name);
-		struct xnode *child;
-
-		assert(n->nperms <= XSTORE_MAX_PERMS);
-		memcpy(perms, n->perms, n->nperms * sizeof(perms[0]));
-		if (!v->priv)
-			perms[0].id = v->domid;
-		tx_note(v, path, (size_t)(name + len - path), NULL);
-		child = xtree_add_child(n, name, len, perms, n->nperms,
-					++v->s->gen);
-		if (!child) {
-			if (first)
-				xtree_remove(first, ++v->s->gen);
-			return -ENOMEM;
-		}
-		if (!first)
-			first = child;
-		n = child;
-		p = name + len;
-	}
-	*out = n;
-	return 0;
-}
-
-static int
-node_write(struct view *v, const char *path, const void *value, uint32_t len,
-	   bool mkdir)
-{
-	struct xnode *n;
-	int r;
-
-	if (v->check && !v->priv && len > XSTORE_MAX_VALUE_UNPRIV)
-		return -ENOSPC;
-	if ((r = tx_own_tree(v)) < 0)
-		return r;
-	r = get_node(v, path, XT_PERM_WRITE, &n);
-	if (r == 0 && mkdir)
-		return 0;		/* exists: nothing changes, no event */
-	if (r == -ENOENT)
-		r = create_path(v, path, &n);
-	if (r < 0)
-		return r;
-	if (!mkdir) {
-		r = xtree_set_value(n, value, len, ++v->s->gen);
-		if (r < 0) {
-			/* the path may have been created: the copy has a
-			 * change the log has not */
-			if (v->tx)
-				v->tx->poisoned = true;
-			return r;
-		}
-	}
-	if (v->tx)
-		return tx_log(v, mkdir ? XOP_MKDIR : XOP_WRITE, path, value,
-			      len, NULL, 0);
-	if (v->s->change)
-		v->s->change(v->s->change_opaque, v->by, v->s->gen, path,
-			     n->value, n->len, false);
-	fire_node(v, path, n);
-	return 0;
-}
-
-/*
- * A transaction removing a subtree looked at every node in it: a change
- * anywhere below by someone else is a conflict (as xenstored, which
- * records each deleted node).  path[0..len) is n's path; buf is reused.
- */
-static void
-tx_note_subtree(struct view *v, char *buf, size_t len, const struct xnode *n)
-{
-	tx_note(v, buf, len, n);
-	for (uint32_t i = 0; i < n->nchild; i++) {
-		const struct xnode *c = n->child[i];
-		size_t l = strlen(c->name);
-
-		if (len + 1 + l > XENSTORE_ABS_PATH_MAX)
-			continue;	/* cannot exist: paths are checked */
-		buf[len] = '/';
-		memcpy(buf + len + 1, c->name, l + 1);
-		tx_note_subtree(v, buf, len + 1 + l, c);
-	}
-	buf[len] = '\0';
-}
-
-static int
-node_rm(struct view *v, const char *path)
-{
-	struct xt_perm perms[XSTORE_MAX_PERMS];
-	const char *slash = strrchr(path, '/');
-	size_t plen = slash == path ? 1 : (size_t)(slash - path);
-	struct xnode *n, *parent;
-	uint32_t nperms;
-	int r;
-
-	if (strcmp(path, "/") == 0)
-		return -EINVAL;
-	if ((r = tx_own_tree(v)) < 0)
-		return r;
-	r = get_node(v, path, XT_PERM_WRITE, &n);
-	if (r == -ENOENT) {
-		/* Not there: fine if its parent exists (xenstored's do_rm). */
-		char parent_path[XENSTORE_ABS_PATH_MAX + 1];
-
-		memcpy(parent_path, path, plen);
-		parent_path[plen] = '\0';
-		parent = xtree_walk(v->root, parent_path, NULL, NULL);
-		tx_note(v, parent_path, plen, parent);
-		return parent ? 0 : -ENOENT;
-	}
-	if (r < 0)
-		return r;
-	parent = n->parent;
-	tx_note(v, path, plen, parent);
-	if (v->tx) {
-		char buf[XENSTORE_ABS_PATH_MAX + 1];
-
-		strcpy(buf, path);
-		tx_note_subtree(v, buf, strlen(buf), n);
-	}
-	nperms = n->nperms;
-	memcpy(perms, n->perms, nperms * sizeof(perms[0]));
-	xtree_remove(n, ++v->s->gen);
-	if (v->tx)
-		return tx_log(v, XOP_RM, path, NULL, 0, NULL, 0);
-	if (v->s->change)
-		v->s->change(v->s->change_opaque, v->by, v->s->gen, path, NULL, 0, true);
-	if (!fired_before(v, path, true))
-		fire(v->s, path, perms, nperms, true);
-	return 0;
-}
-
-static int
-node_set_perms(struct view *v, const char *path, const struct xt_perm *perms,
-	       uint32_t nperms)
-{
-	struct xnode *n;
-	int r;
-
-	if ((r = tx_own_tree(v)) < 0)
-		return r;
-	r = get_node(v, path, XT_PERM_WRITE, &n);
-	if (r < 0)
-		return r;
-	if (v->check && !v->priv) {
-		/* Only the owner, and it may not give the node away. */
-		if (n->perms[0].id != v->domid)
-			return -EACCES;
-		if (perms[0].id != v->domid)
-			return -EPERM;
-	}
-	r = xtree_set_perms(n, perms, nperms, ++v->s->gen);
-	if (r < 0)
-		return r;
-	if (v->tx)
-		return tx_log(v, XOP_SETPERMS, path, NULL, 0, perms, nperms);
-	fire_node(v, path, n);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* requests */
+#include "xstore-int.h"
 
 struct req {
 	struct xstore_conn *c;
@@ -698,14 +29,14 @@ struct req {
 	uint32_t len;
 	const char *argv[3];		/* first NUL-terminated strings */
 	unsigned int argc;		/* number of NUL-terminated strings */
-	struct view v;
+	struct xview v;
 };
 
 static void
 reply(struct req *r, const void *data, size_t len)
 {
-	queue_msg(r->c, r->hdr.type, r->hdr.req_id, r->hdr.tx_id, data, len,
-		  NULL, 0);
+	xconn_queue(r->c, r->hdr.type, r->hdr.req_id, r->hdr.tx_id, data, len,
+		    NULL, 0);
 }
 
 static void
@@ -717,8 +48,8 @@ reply_ok(struct req *r)
 static int
 req_path(struct req *r, const char *in, char *out)
 {
-	return canonicalize(r->v.domid, in, out, XENSTORE_ABS_PATH_MAX + 1,
-			    NULL);
+	return xpath_canonicalize(r->v.domid, in, out,
+				  XENSTORE_ABS_PATH_MAX + 1, NULL);
 }
 
 static int
@@ -729,7 +60,7 @@ do_read(struct req *r)
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
-	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+	    (e = xview_get(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
 	reply(r, n->value, n->len);
 	return 0;
@@ -743,8 +74,8 @@ do_write(struct req *r)
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
-	    (e = node_write(&r->v, path, r->data + plen,
-			    (uint32_t)(r->len - plen), false)) < 0)
+	    (e = xview_write(&r->v, path, r->data + plen,
+			     (uint32_t)(r->len - plen), false)) < 0)
 		return e;
 	reply_ok(r);
 	return 0;
@@ -757,7 +88,7 @@ do_mkdir(struct req *r)
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
-	    (e = node_write(&r->v, path, NULL, 0, true)) < 0)
+	    (e = xview_write(&r->v, path, NULL, 0, true)) < 0)
 		return e;
 	reply_ok(r);
 	return 0;
@@ -770,7 +101,7 @@ do_rm(struct req *r)
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
-	    (e = node_rm(&r->v, path)) < 0)
+	    (e = xview_rm(&r->v, path)) < 0)
 		return e;
 	reply_ok(r);
 	return 0;
@@ -802,7 +133,7 @@ do_directory(struct req *r)
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
-	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+	    (e = xview_get(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
 	len = children(n, buf, sizeof(buf));
 	if (len > sizeof(buf))
@@ -847,7 +178,7 @@ do_directory_part(struct req *r)
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
 	    (e = parse_uint(r->argv[1], UINT32_MAX, &off)) < 0 ||
-	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+	    (e = xview_get(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
 	len = children(n, NULL, 0);
 	list = malloc(len + 1);
@@ -886,7 +217,7 @@ do_get_perms(struct req *r)
 	int e;
 
 	if ((e = req_path(r, r->argv[0], path)) < 0 ||
-	    (e = get_node(&r->v, path, XT_PERM_READ, &n)) < 0)
+	    (e = xview_get(&r->v, path, XT_PERM_READ, &n)) < 0)
 		return e;
 	for (uint32_t i = 0; i < n->nperms; i++) {
 		int l = snprintf(buf + len, sizeof(buf) - len, "%c%" PRIu32,
@@ -935,170 +266,64 @@ do_set_perms(struct req *r)
 	for (; p < r->data + r->len; p += strlen(p) + 1)
 		if ((e = parse_perm(p, &perms[n++])) < 0)
 			return e;
-	if ((e = node_set_perms(&r->v, path, perms, n)) < 0)
+	if ((e = xview_set_perms(&r->v, path, perms, n)) < 0)
 		return e;
 	reply_ok(r);
-	return 0;
-}
-
-/* Watch path: a special "@..." event name, or a node path. */
-static int
-watch_path(struct req *r, const char *in, char *out, size_t *strip)
-{
-	bool relative;
-	int e;
-
-	*strip = 0;
-	if (in[0] == '@') {
-		if (strcmp(in, "@introduceDomain") && strcmp(in, "@releaseDomain"))
-			return -EINVAL;
-		strcpy(out, in);
-		return 0;
-	}
-	e = canonicalize(r->v.domid, in, out, XENSTORE_ABS_PATH_MAX + 1,
-			 &relative);
-	if (e < 0)
-		return e;
-	if (relative)
-		*strip = strlen(out) - strlen(in);
 	return 0;
 }
 
 static int
 do_watch(struct req *r)
 {
-	struct xstore_conn *c = r->c;
 	char path[XENSTORE_ABS_PATH_MAX + 1];
-	struct xwatch *w, **tail;
+	const struct xwatch *w;
 	size_t strip;
 	int e;
 
-	if ((e = watch_path(r, r->argv[0], path, &strip)) < 0)
+	if ((e = xwatch_path(r->v.domid, r->argv[0], path, &strip)) < 0 ||
+	    (e = xwatch_add(r->c, path, strip, r->argv[1], &w)) < 0)
 		return e;
-	for (tail = &c->watches; (w = *tail); tail = &w->next)
-		if (!strcmp(w->path, path) && !strcmp(w->token, r->argv[1]))
-			return -EEXIST;
-	if (c->nwatches >= XSTORE_MAX_WATCHES)
-		return -E2BIG;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	w->path = strdup(path);
-	w->token = strdup(r->argv[1]);
-	w->strip = strip;
-	if (!w->path || !w->token) {
-		free(w->path);
-		free(w->token);
-		free(w);
-		return -ENOMEM;
-	}
-	*tail = w;
-	c->nwatches++;
 	reply_ok(r);
 	/* We fire once up front, as xenstored does. */
-	watch_event(c, w, w->path);
+	xwatch_event(r->c, w, w->path);
 	return 0;
-}
-
-static void
-watch_free(struct xwatch *w)
-{
-	free(w->path);
-	free(w->token);
-	free(w);
 }
 
 static int
 do_unwatch(struct req *r)
 {
-	struct xstore_conn *c = r->c;
 	char path[XENSTORE_ABS_PATH_MAX + 1];
-	struct xwatch *w, **pp;
 	size_t strip;
 	int e;
 
-	if ((e = watch_path(r, r->argv[0], path, &strip)) < 0)
+	if ((e = xwatch_path(r->v.domid, r->argv[0], path, &strip)) < 0 ||
+	    (e = xwatch_remove(r->c, path, r->argv[1])) < 0)
 		return e;
-	for (pp = &c->watches; (w = *pp); pp = &w->next) {
-		if (strcmp(w->path, path) || strcmp(w->token, r->argv[1]))
-			continue;
-		*pp = w->next;
-		watch_free(w);
-		c->nwatches--;
-		reply_ok(r);
-		return 0;
-	}
-	return -ENOENT;
+	reply_ok(r);
+	return 0;
 }
 
 static int
 do_transaction_start(struct req *r)
 {
-	struct xstore_conn *c = r->c;
 	char buf[16];
-	struct xtx *tx;
+	uint32_t id;
+	int e;
 
 	if (r->hdr.tx_id)
 		return -EBUSY;
-	if (c->ntxs >= XSTORE_MAX_TRANSACTIONS)
-		return -ENOSPC;
-	tx = calloc(1, sizeof(*tx));
-	if (!tx)
-		return -ENOMEM;
-	do {
-		tx->id = c->next_txid++;
-		for (struct xtx *t = c->txs; t; t = t->next)
-			if (t->id == tx->id)
-				tx->id = 0;
-	} while (tx->id == 0);
-	tx->next = c->txs;
-	c->txs = tx;
-	c->ntxs++;
-	snprintf(buf, sizeof(buf), "%" PRIu32, tx->id);
+	if ((e = xtx_start(r->c, &id)) < 0)
+		return e;
+	snprintf(buf, sizeof(buf), "%" PRIu32, id);
 	reply(r, buf, strlen(buf) + 1);
 	return 0;
-}
-
-static int
-tx_replay(struct xstore_conn *c, struct xtx *tx)
-{
-	struct view v = {
-		.s = c->s, .root = c->s->root, .tx = NULL,
-		.domid = c->domid, .priv = c->priv, .check = false, .by = c,
-	};
-	int e = 0;
-
-	/* fired[0] unused: a non-NULL array turns deduplication on */
-	v.fired = calloc(1, sizeof(*v.fired));
-	for (size_t i = 0; i < tx->nops && e == 0; i++) {
-		struct xop *op = &tx->ops[i];
-
-		switch (op->type) {
-		case XOP_WRITE:
-			e = node_write(&v, op->path, op->value, op->len, false);
-			break;
-		case XOP_MKDIR:
-			e = node_write(&v, op->path, NULL, 0, true);
-			break;
-		case XOP_RM:
-			e = node_rm(&v, op->path);
-			break;
-		case XOP_SETPERMS:
-			e = node_set_perms(&v, op->path, op->perms, op->nperms);
-			break;
-		}
-	}
-	for (size_t i = 1; v.fired && i <= v.nfired; i++)
-		free(v.fired[i]);
-	free(v.fired);
-	return e;
 }
 
 static int
 do_transaction_end(struct req *r)
 {
 	struct xstore_conn *c = r->c;
-	struct xtx *tx = r->v.tx, **pp;
+	struct xtx *tx = r->v.tx;
 	bool commit;
 	int e = 0;
 
@@ -1110,32 +335,17 @@ do_transaction_end(struct req *r)
 		commit = false;
 	else
 		return -EINVAL;
-	for (pp = &c->txs; *pp != tx; pp = &(*pp)->next)
-		;
-	*pp = tx->next;
-	c->ntxs--;
-	if (commit && tx->poisoned)
-		e = -ENOMEM;
+	xtx_unlink(c, tx);
+	if (commit)
+		e = xtx_check(c->s, tx);
 	if (commit && !e) {
-		for (size_t i = 0; i < tx->nacc; i++) {
-			struct xnode *n = xtree_walk(c->s->root,
-						     tx->acc[i].path, NULL,
-						     NULL);
-
-			if ((n ? n->gen : 0) != tx->acc[i].gen) {
-				e = -EAGAIN;
-				break;
-			}
-		}
-		if (e == 0) {
-			e = tx_replay(c, tx);
-			if (e < 0)
-				log_error("xenstore: domain %u transaction %u: "
-					  "commit failed half-way: %s",
-					  c->domid, tx->id, strerror(-e));
-		}
+		e = xview_commit(c, tx);
+		if (e < 0)
+			log_error("xenstore: domain %u transaction %u: "
+				  "commit failed half-way: %s",
+				  c->domid, tx->id, strerror(-e));
 	}
-	tx_free(tx);
+	xtx_free(tx);
 	if (e < 0)
 		return e;
 	reply_ok(r);
@@ -1192,29 +402,11 @@ do_not_supported(struct req *r)
 	return r->c->priv ? -ENOSYS : -EACCES;
 }
 
-static void
-conn_reset(struct xstore_conn *c)
-{
-	while (c->watches) {
-		struct xwatch *w = c->watches;
-
-		c->watches = w->next;
-		watch_free(w);
-	}
-	c->nwatches = 0;
-	while (c->txs) {
-		struct xtx *tx = c->txs;
-
-		c->txs = tx->next;
-		tx_free(tx);
-	}
-	c->ntxs = 0;
-}
-
 static int
 do_reset_watches(struct req *r)
 {
-	conn_reset(r->c);
+	xwatch_free_all(r->c);
+	xtx_free_all(r->c);
 	reply_ok(r);
 	return 0;
 }
@@ -1253,7 +445,7 @@ malformed(struct xstore_conn *c, const char *why)
 {
 	bk_dbg(BK_DBG_SIM, "xenstore: domain %u: %s: dropping the connection",
 	       c->domid, why);
-	send_error(c, &c->hdr, EINVAL);
+	xconn_error(c, &c->hdr, EINVAL);
 	c->broken = true;
 }
 
@@ -1305,17 +497,14 @@ dispatch(struct xstore_conn *c)
 	r.v.check = true;
 	r.v.by = c;
 	if (c->hdr.tx_id) {
-		struct xtx *tx;
+		struct xtx *tx = xtx_find(c, c->hdr.tx_id);
 
-		for (tx = c->txs; tx; tx = tx->next)
-			if (tx->id == c->hdr.tx_id)
-				break;
 		if (c->hdr.type == XS_TRANSACTION_START) {
-			send_error(c, &c->hdr, EBUSY);
+			xconn_error(c, &c->hdr, EBUSY);
 			return;
 		}
 		if (!tx) {
-			send_error(c, &c->hdr, ENOENT);
+			xconn_error(c, &c->hdr, ENOENT);
 			return;
 		}
 		if (h->in_tx) {
@@ -1326,7 +515,7 @@ dispatch(struct xstore_conn *c)
 	}
 	e = h->fn(&r);
 	if (e < 0)
-		send_error(c, &c->hdr, -e);
+		xconn_error(c, &c->hdr, -e);
 }
 
 int
@@ -1365,283 +554,3 @@ xstore_conn_input(struct xstore_conn *c, const void *buf, size_t len)
 	return c->broken ? -EPROTO : 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* connections */
-
-struct xstore_conn *
-xstore_conn_new(struct xstore *s, uint32_t domid, void (*kick)(void *opaque),
-		void *opaque)
-{
-	struct xstore_conn *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	/* not zeroed: clearing 4 KiB was a sixth of the fuzzer's time */
-	c->in = malloc(HDR_SIZE + XENSTORE_PAYLOAD_MAX);
-	if (!c->in) {
-		free(c);
-		return NULL;
-	}
-	c->s = s;
-	c->domid = domid;
-	c->priv = domid == 0;
-	c->kick = kick;
-	c->opaque = opaque;
-	c->next_txid = 1;
-	c->next = s->conns;
-	s->conns = c;
-	return c;
-}
-
-void
-xstore_conn_free(struct xstore_conn *c)
-{
-	struct xstore_conn **pp;
-
-	if (!c)
-		return;
-	for (pp = &c->s->conns; *pp != c; pp = &(*pp)->next)
-		;
-	*pp = c->next;
-	conn_reset(c);
-	free(c->out);
-	free(c->in);
-	free(c);
-}
-
-uint32_t
-xstore_conn_domid(const struct xstore_conn *c)
-{
-	return c->domid;
-}
-
-void
-xstore_conn_set_tag(struct xstore_conn *c, uint64_t tag)
-{
-	c->tag = tag;
-}
-
-uint64_t
-xstore_conn_tag(const struct xstore_conn *c)
-{
-	return c->tag;
-}
-
-void
-xstore_set_change_hook(struct xstore *s,
-		       void (*fn)(void *opaque, const struct xstore_conn *by, uint64_t gen,
-				  const char *path, const void *value, size_t len,
-				  bool removed),
-		       void *opaque)
-{
-	s->change = fn;
-	s->change_opaque = opaque;
-}
-
-bool
-xstore_conn_broken(const struct xstore_conn *c)
-{
-	return c->broken;
-}
-
-const void *
-xstore_conn_output(const struct xstore_conn *c, size_t *len)
-{
-	*len = c->out_len - c->out_off;
-	return c->out ? c->out + c->out_off : "";
-}
-
-void
-xstore_conn_consume(struct xstore_conn *c, size_t n)
-{
-	assert(n <= c->out_len - c->out_off);
-	c->out_off += n;
-	if (c->out_off == c->out_len)
-		c->out_off = c->out_len = 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* the store and its domains */
-
-static struct view
-admin_view(struct xstore *s)
-{
-	struct view v = {
-		.s = s, .root = s->root, .domid = 0, .priv = true,
-		.check = false,
-	};
-
-	return v;
-}
-
-struct xstore *
-xstore_new(void)
-{
-	struct xstore *s = calloc(1, sizeof(*s));
-	struct view v;
-
-	if (!s)
-		return NULL;
-	s->root = xtree_new_root(++s->gen);
-	if (!s->root) {
-		free(s);
-		return NULL;
-	}
-	v = admin_view(s);
-	if (node_write(&v, DOMAIN_ROOT, NULL, 0, true) < 0) {
-		xstore_free(s);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return s;
-}
-
-struct xstore *
-xstore_clone(const struct xstore *s)
-{
-	struct xstore *c = calloc(1, sizeof(*c));
-
-	assert(!s->conns);
-	if (!c)
-		return NULL;
-	c->gen = s->gen;
-	c->root = xtree_clone(s->root);
-	if (s->ndomains)
-		c->domains = malloc(s->ndomains * sizeof(*c->domains));
-	if (!c->root || (s->ndomains && !c->domains)) {
-		xtree_free(c->root);
-		free(c->domains);
-		free(c);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (s->ndomains)
-		memcpy(c->domains, s->domains, s->ndomains * sizeof(*c->domains));
-	c->ndomains = c->capdomains = s->ndomains;
-	return c;
-}
-
-void
-xstore_free(struct xstore *s)
-{
-	if (!s)
-		return;
-	assert(!s->conns);
-	xtree_free(s->root);
-	free(s->domains);
-	free(s);
-}
-
-bool
-xstore_domain_introduced(const struct xstore *s, uint32_t domid)
-{
-	for (size_t i = 0; i < s->ndomains; i++)
-		if (s->domains[i] == domid)
-			return true;
-	return false;
-}
-
-static int
-mk(struct view *v, const char *dom, const char *rel, const char *value,
-   const struct xt_perm *perms, uint32_t nperms)
-{
-	char path[XENSTORE_ABS_PATH_MAX + 1];
-	int e;
-
-	snprintf(path, sizeof(path), "%s%s%s", dom, *rel ? "/" : "", rel);
-	e = node_write(v, path, value, value ? (uint32_t)strlen(value) : 0,
-		       value == NULL);
-	if (e == 0 && perms)
-		e = node_set_perms(v, path, perms, nperms);
-	return e;
-}
-
-int
-xstore_domain_introduce(struct xstore *s, uint32_t domid, const char *name)
-{
-	struct view v = admin_view(s);
-	char dom[64], id[16];
-	/* libxl__domain_make: roperm for the domain's own directory... */
-	const struct xt_perm ro[2] = {
-		{ .id = 0, .perms = XT_PERM_NONE },
-		{ .id = domid, .perms = XT_PERM_READ },
-	};
-	/* ...and rwperm (owned by the domain) for what it writes itself. */
-	const struct xt_perm rw[1] = { { .id = domid, .perms = XT_PERM_NONE } };
-	static const char *const ro_dirs[] = {
-		"cpu", "memory", "device", "control",
-	};
-	static const char *const rw_dirs[] = {
-		"control/shutdown", "control/feature-poweroff",
-		"control/feature-reboot", "control/feature-suspend",
-		"control/sysrq", "device/suspend/event-channel",
-		"data", "drivers", "feature", "attr", "error",
-	};
-	static const char *const features[] = {
-		"control/platform-feature-multiprocessor-suspend",
-		"control/platform-feature-xs_reset_watches",
-	};
-	uint32_t *d;
-	int e = 0;
-
-	if (xstore_domain_introduced(s, domid))
-		return -EEXIST;
-	if (s->ndomains == s->capdomains) {
-		size_t cap = s->capdomains ? s->capdomains * 2 : 8;
-
-		d = realloc(s->domains, cap * sizeof(*d));
-		if (!d)
-			return -ENOMEM;
-		s->domains = d;
-		s->capdomains = cap;
-	}
-	snprintf(dom, sizeof(dom), DOMAIN_ROOT "/%" PRIu32, domid);
-	snprintf(id, sizeof(id), "%" PRIu32, domid);
-	if (domid == 0) {
-		/* Like xen-init-dom0: everything inherits "/" (n0). */
-		e = mk(&v, dom, "", NULL, NULL, 0);
-		if (!e)
-			e = mk(&v, dom, "name", name ? name : "Domain-0", NULL, 0);
-		if (!e)
-			e = mk(&v, dom, "domid", id, NULL, 0);
-	} else {
-		node_rm(&v, dom);
-		e = mk(&v, dom, "", NULL, ro, 2);
-		if (!e)
-			e = mk(&v, dom, "name", name, NULL, 0);
-		if (!e)
-			e = mk(&v, dom, "domid", id, NULL, 0);
-		for (size_t i = 0; i < ARRAY_SIZE(ro_dirs) && !e; i++)
-			e = mk(&v, dom, ro_dirs[i], NULL, ro, 2);
-		for (size_t i = 0; i < ARRAY_SIZE(rw_dirs) && !e; i++)
-			e = mk(&v, dom, rw_dirs[i], NULL, rw, 1);
-		for (size_t i = 0; i < ARRAY_SIZE(features) && !e; i++)
-			e = mk(&v, dom, features[i], "1", NULL, 0);
-	}
-	if (e < 0) {
-		node_rm(&v, dom);
-		return e;
-	}
-	s->domains[s->ndomains++] = domid;
-	fire(s, "@introduceDomain", NULL, 0, false);
-	return 0;
-}
-
-int
-xstore_domain_release(struct xstore *s, uint32_t domid)
-{
-	struct view v = admin_view(s);
-	char dom[64];
-	size_t i;
-
-	for (i = 0; i < s->ndomains; i++)
-		if (s->domains[i] == domid)
-			break;
-	if (i == s->ndomains)
-		return -ENOENT;
-	s->domains[i] = s->domains[--s->ndomains];
-	snprintf(dom, sizeof(dom), DOMAIN_ROOT "/%" PRIu32, domid);
-	node_rm(&v, dom);
-	fire(s, "@releaseDomain", NULL, 0, false);
-	return 0;
-}

@@ -5,8 +5,9 @@
  * Two layers:
  *   - struct xstore: the store proper.  The node tree, the connections
  *     with their watches and transactions, the introduced domains, and
- *     the request dispatcher.  It never touches a file descriptor, so the
- *     fuzzer and the unit tests drive it with plain byte buffers.
+ *     the request dispatcher (xstore.c and the parts xstore-int.h lists).
+ *     It never touches a file descriptor, so the fuzzer and the unit
+ *     tests drive it with plain byte buffers.
  *   - struct xsock (xstore-sock.c): unix sockets on the sim_loop, one
  *     listener per domain, feeding bytes into xstore connections.
  *
