@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Write the seed inputs of fuzz-xs.c into fuzz-corpus/ (see fuzz-xs.c for
-# the record format).  Run from sim/ after changing the seeds.
+# Write the seed inputs of fuzz-xs.c into fuzz-seeds/ (see fuzz-xs.c for
+# the record format).  Run from sim/ after changing the seeds.  Seeds are
+# committed and never minimized away; sim/fuzz-corpus/ is made only by
+# "make fuzz-merge" (DESIGN-NOTES.md, "Fuzz seeds and corpora").
 import os, struct
 
 XS = dict(CONTROL=0, DIRECTORY=1, READ=2, GET_PERMS=3, WATCH=4, UNWATCH=5,
@@ -51,7 +53,7 @@ seeds = {
               rec(0, msg('READ', args('/split')) * 3)],
 }
 
-os.makedirs('fuzz-corpus', exist_ok=True)
+os.makedirs('fuzz-seeds', exist_ok=True)
 for name, records in seeds.items():
-    with open(os.path.join('fuzz-corpus', name), 'wb') as f:
+    with open(os.path.join('fuzz-seeds', name), 'wb') as f:
         f.write(b''.join(records))
