@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-# Writes the seed corpus of fuzz-request (ring/fuzz-corpus/), in the input
-# layout documented at the top of fuzz-harness.c.  Run from ring/ when the
-# layout changes; the seeds are committed, findings never are.
+# Writes the seeds of fuzz-request (ring/fuzz-seeds/), in the input layout
+# documented at the top of fuzz-harness.c.  Run from ring/ when the layout
+# changes.  Seeds are committed and never minimized away; ring/fuzz-corpus/
+# is made only by "make fuzz-merge" (DESIGN-NOTES.md, "Fuzz seeds and
+# corpora").
 import os
 import struct
 
@@ -54,7 +56,7 @@ seeds = {
     'unknown-op-7-ro': hdr(flags=RO) + rw(NATIVE, 7, 10, 0, 1),
 }
 
-os.makedirs('fuzz-corpus', exist_ok=True)
+os.makedirs('fuzz-seeds', exist_ok=True)
 for name, data in seeds.items():
-    with open(os.path.join('fuzz-corpus', 'seed-' + name), 'wb') as f:
+    with open(os.path.join('fuzz-seeds', 'seed-' + name), 'wb') as f:
         f.write(data)

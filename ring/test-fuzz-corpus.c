@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test-fuzz-corpus.c: replay every file of ring/fuzz-corpus/ through the
- * fuzz harness with the normal compiler, so a seed (or a committed
- * crash reproducer) that breaks an invariant fails "make check" without
- * clang.  The directory comes from $FUZZ_CORPUS (set by Makefile.am),
- * else $srcdir/fuzz-corpus.
+ * test-fuzz-corpus.c: replay every file of ring/fuzz-seeds/ and
+ * ring/fuzz-corpus/ through the fuzz harness with the normal compiler, so
+ * a seed, a fixed crash's reproducer or an input of the merged corpus
+ * that breaks an invariant fails "make check" without clang.  The
+ * directories come from $FUZZ_REPLAY_DIRS (space-separated; set by
+ * fuzz.mk), else $srcdir/fuzz-seeds and $srcdir/fuzz-corpus.  Each must
+ * hold at least one input: a missing or empty one fails the test.
  */
 #include <config.h>
 
@@ -44,25 +46,18 @@ static int replay_file(const char *path)
 	return 0;
 }
 
-int main(void)
+/* Replays the regular files of dir; returns how many, or -1 if the
+ * directory cannot be read. */
+static int replay_dir(const char *dir, unsigned int *failed)
 {
-	const char *dir = getenv("FUZZ_CORPUS");
-	char defdir[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct dirent *de;
-	unsigned int count = 0, failed = 0;
-	DIR *d;
+	int count = 0;
+	DIR *d = opendir(dir);
 
-	if (dir == NULL || dir[0] == '\0') {
-		const char *srcdir = getenv("srcdir");
-
-		snprintf(defdir, sizeof(defdir), "%s/fuzz-corpus",
-			 srcdir ? srcdir : ".");
-		dir = defdir;
-	}
-	d = opendir(dir);
 	if (d == NULL) {
 		fprintf(stderr, "%s: %m\n", dir);
-		return 1;
+		return -1;
 	}
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
@@ -70,18 +65,62 @@ int main(void)
 		if (de->d_name[0] == '.')
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
-				     de->d_name) >= sizeof(path))
+				     de->d_name) >= sizeof(path)) {
+			fprintf(stderr, "%s/%s: path too long\n", dir,
+				de->d_name);
+			(*failed)++;
 			continue;
+		}
 		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		failed += replay_file(path);
+		*failed += replay_file(path);
 		count++;
 	}
 	closedir(d);
-	printf("%u corpus files replayed, %u unreadable\n", count, failed);
-	if (count == 0) {
-		fprintf(stderr, "%s: no corpus files\n", dir);
+	return count;
+}
+
+int main(void)
+{
+	const char *env = getenv("FUZZ_REPLAY_DIRS");
+	char *dirs = NULL, *dir, *save = NULL;
+	unsigned int ndirs = 0, bad = 0, failed = 0, total = 0;
+
+	if (env != NULL && env[0] != '\0') {
+		dirs = strdup(env);
+	} else {
+		const char *srcdir = getenv("srcdir");
+
+		if (srcdir == NULL)
+			srcdir = ".";
+		if (asprintf(&dirs, "%s/fuzz-seeds %s/fuzz-corpus", srcdir,
+			     srcdir) < 0)
+			dirs = NULL;
+	}
+	if (dirs == NULL) {
+		fprintf(stderr, "FUZZ_REPLAY_DIRS: %m\n");
 		return 1;
 	}
-	return failed ? 1 : 0;
+	for (dir = strtok_r(dirs, " ", &save); dir != NULL;
+	     dir = strtok_r(NULL, " ", &save)) {
+		int n = replay_dir(dir, &failed);
+
+		ndirs++;
+		if (n <= 0) {
+			if (n == 0)
+				fprintf(stderr, "%s: no inputs\n", dir);
+			bad++;
+			continue;
+		}
+		printf("%s: %d inputs replayed\n", dir, n);
+		total += (unsigned int)n;
+	}
+	free(dirs);
+	printf("%u inputs replayed from %u directories, %u unreadable, "
+	       "%u directories missing or empty\n", total, ndirs, failed, bad);
+	if (ndirs == 0) {
+		fprintf(stderr, "no directory to replay\n");
+		return 1;
+	}
+	return failed || bad ? 1 : 0;
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-replay.c: run fuzz-xs.c's LLVMFuzzerTestOneInput on every file of
- * the corpus (default $srcdir/fuzz-corpus) or on the files and
- * directories given as arguments.  Built with gcc for "make check", so
- * the corpus (seeds and any crash once fixed) stays a regression test.
+ * the directories in $FUZZ_REPLAY_DIRS (space-separated; set by fuzz.mk),
+ * else of $srcdir/fuzz-seeds and $srcdir/fuzz-corpus, or on the files
+ * and directories given as arguments.  Built with gcc for "make check",
+ * so the seeds (and any crash once fixed) and the merged corpus stay a
+ * regression test.  Each directory must hold at least one input: a
+ * missing or empty one fails.
  */
 #include <config.h>
 
@@ -82,22 +85,47 @@ run_path(const char *path, unsigned int *count)
 	return r;
 }
 
+/* Replays path; a directory that gives no input fails. */
+static int
+run_top(const char *path, unsigned int *count)
+{
+	unsigned int before = *count;
+	int r = run_path(path, count);
+
+	if (r == 0 && *count == before) {
+		fprintf(stderr, "%s: no inputs\n", path);
+		return -1;
+	}
+	printf("%s: %u inputs replayed\n", path, *count - before);
+	return r;
+}
+
 int
 main(int argc, char **argv)
 {
+	const char *env = getenv("FUZZ_REPLAY_DIRS");
 	const char *srcdir = getenv("srcdir");
 	unsigned int count = 0;
-	char *def = NULL;
+	char *dirs = NULL, *dir, *save = NULL;
 	int r = 0;
 
 	if (argc < 2) {
-		if (asprintf(&def, "%s/fuzz-corpus", srcdir ? srcdir : ".") < 0)
+		if (env && env[0])
+			dirs = strdup(env);
+		else if (asprintf(&dirs, "%s/fuzz-seeds %s/fuzz-corpus",
+				  srcdir ? srcdir : ".",
+				  srcdir ? srcdir : ".") < 0)
+			dirs = NULL;
+		if (!dirs)
 			return 1;
-		r = run_path(def, &count);
-		free(def);
+		for (dir = strtok_r(dirs, " ", &save); dir;
+		     dir = strtok_r(NULL, " ", &save))
+			if (run_top(dir, &count) < 0)
+				r = -1;
+		free(dirs);
 	}
 	for (int i = 1; i < argc; i++)
-		if (run_path(argv[i], &count) < 0)
+		if (run_top(argv[i], &count) < 0)
 			r = -1;
 	printf("%u inputs replayed\n", count);
 	return r < 0 || count == 0;

@@ -13,7 +13,8 @@
  * payloads within XENSTORE_PAYLOAD_MAX, only reply/event/error types.
  *
  * Built by "make fuzz" with clang -fsanitize=fuzzer,address,undefined;
- * fuzz-replay.c runs the corpus under gcc in "make check".
+ * fuzz-replay.c replays fuzz-seeds/ and fuzz-corpus/ under gcc in "make
+ * check" (fuzz.mk).
  */
 #include <config.h>
 

@@ -17,7 +17,9 @@
 # Run from the top of a build tree (as root, for step 2):
 #   make fuzz-long [FUZZ_LONG_RUNS=N] [FUZZ_LONG_SECONDS=N] [FUZZ_CONTROL_LONG_SECONDS=N]
 # Logs: fuzz-long/{ring,sim,control}.log; new inputs and crash artifacts
-# where "make fuzz" leaves them (ring/fuzz-findings/, sim/fuzz-work/).
+# where "make fuzz" leaves them (ring/fuzz-findings/, sim/fuzz-findings/);
+# "make -C ring fuzz-merge" and "make -C sim fuzz-merge" then minimize the
+# new inputs into the committed corpora (fuzz.mk).
 # Exit status 0 only if no target found a crash or an invariant violation.
 set -u
 make=${MAKE:-make}
