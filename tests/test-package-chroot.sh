@@ -44,6 +44,9 @@ if command -v autopkgtest >/dev/null && [ -x /usr/bin/autopkgtest-virt-chroot ];
 	# the source as autopkgtest needs it: debian/ (control, tests); -B:
 	# not built, the packages are the .deb files given
 	cp -r "$top_srcdir/debian" "$apt_src/debian"
+	# the testbed's apt must know the mirror's current versions: the
+	# build's libraries may be newer than the root's first lists
+	in_root sh -c 'apt-get update -qq' >/dev/null 2>&1 || fail "apt-get update in the chroot"
 	rc=0
 	unshare --mount --propagation private sh -c '
 		mount -t proc proc "$1/proc" && mount -t sysfs sys "$1/sys" &&
