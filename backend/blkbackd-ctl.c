@@ -7,6 +7,7 @@
  */
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -113,12 +114,17 @@ usage(FILE *fp)
 "      --json           list, stats, status: JSON (errors too, on stdout)\n"
 "      --prometheus     stats, status: Prometheus text exposition format\n"
 "      --timeout=SECS   shutdown, upgrade: wait this long (default 120)\n"
+"      --state-dir=DIR  status, blkbackd down: its recovery records (default\n"
+"                       " BLKBACKD_STATE_DIR "; with --transport=sim beside the socket\n"
+"                       as for --socket: $XENSTORED_PATH.blkbackd-0.state)\n"
 "  -h, --help           this help\n"
 "  -V, --version        print the version\n"
 "Options may come before or after the command and its argument.\n"
 "\n"
 "Exit status: 0 done, 1 blkbackd refused (an error it answered), 2 usage,\n"
-"3 blkbackd not running or not answering, 4 timed out.\n");
+"3 blkbackd not running or not answering, 4 timed out.  status with blkbackd\n"
+"not running also says which vbds it left attached, their guests' disks\n"
+"stalled until it starts again (its records in the state directory).\n");
 }
 
 /* ---------------------------------------------------------------- */
@@ -703,16 +709,21 @@ print_prometheus(const struct recs *rs)
 	}
 }
 
-/* status in Prometheus's format; r NULL: blkbackd did not answer. */
+/* status in Prometheus's format; r NULL: blkbackd did not answer,
+ * stalled: the vbds it left attached (status_down()). */
 static void
-print_status_prometheus(const struct bk_ctl_record *r)
+print_status_prometheus(const struct bk_ctl_record *r, unsigned int stalled)
 {
 	char v[128], t[32];
 
 	prom_family("blkbackd_up", "gauge", "1 when blkbackd answered on its control socket.");
 	printf("blkbackd_up %d\n", r != NULL);
-	if (!r)
+	if (!r) {
+		prom_family("blkbackd_vbds_stalled", "gauge", "vbds blkbackd left attached "
+			    "without a backend while it is down (its recovery records).");
+		printf("blkbackd_vbds_stalled %u\n", stalled);
 		return;
+	}
 	prom_escape(get_s(r, "version", ""), v, sizeof(v));
 	prom_escape(get_s(r, "transport", ""), t, sizeof(t));
 	prom_family("blkbackd_info", "gauge", "1, labelled with blkbackd's version and transport.");
@@ -810,6 +821,153 @@ print_stats(const struct recs *rs)
 }
 
 /* ---------------------------------------------------------------- */
+/* blkbackd down: what it left behind.                                */
+/* ---------------------------------------------------------------- */
+
+struct stalled {
+	unsigned int vbds, guests;
+	char names[256];	/* "DOMID/DEVID ...", cut short with "..." */
+};
+
+/*
+ * The vbds blkbackd left attached when it stopped without closing them:
+ * each queue of a vbd it serves has a recovery record in its state
+ * directory, "vbd-DOMID-DEVID-qQUEUE" (backend/qstate.h, vbd.c
+ * record_path), removed when the vbd is closed and kept by a stop that
+ * leaves it Connected for the next blkbackd -- so while no blkbackd
+ * runs, a record names a vbd whose guest waits for a backend -- unless
+ * the toolstack destroyed that guest meanwhile: we do not ask xenstore,
+ * and such records stay until the vbd is made again or /run (tmpfs) is
+ * emptied by a reboot (blkbackd-ctl.8 status).  Returns 0 with *st filled, or -errno when dir cannot be
+ * read (-ENOENT: no directory, so no records).
+ */
+static int
+find_stalled(const char *dir, struct stalled *st)
+{
+	struct { unsigned int dom, dev; } *seen = NULL, *grown;
+	size_t nseen = 0, used = 0, i;
+	struct dirent *de;
+	DIR *dp = opendir(dir);
+
+	memset(st, 0, sizeof(*st));
+	if (!dp)
+		return -errno;
+	while ((de = readdir(dp))) {
+		unsigned int dom, dev, q;
+		int end = 0;
+		bool new_dom = true;
+
+		if (sscanf(de->d_name, "vbd-%u-%u-q%u%n", &dom, &dev, &q, &end) != 3 ||
+		    de->d_name[end])
+			continue;
+		for (i = 0; i < nseen; i++) {
+			if (seen[i].dom == dom)
+				new_dom = false;
+			if (seen[i].dom == dom && seen[i].dev == dev)
+				break;
+		}
+		if (i < nseen)		/* another queue of a vbd counted */
+			continue;
+		grown = realloc(seen, (nseen + 1) * sizeof(*seen));
+		if (!grown)
+			break;		/* counted so far: still "some" */
+		seen = grown;
+		seen[nseen].dom = dom;
+		seen[nseen++].dev = dev;
+		st->vbds++;
+		st->guests += new_dom;
+		if (used + 1 < sizeof(st->names)) {
+			int n = snprintf(st->names + used, sizeof(st->names) - used, "%s%u/%u",
+					 used ? " " : "", dom, dev);
+
+			if (n >= 0 && (size_t)n < sizeof(st->names) - used) {
+				used += (size_t)n;
+			} else {
+				strcpy(st->names + sizeof(st->names) - 4, "...");
+				used = sizeof(st->names);
+			}
+		}
+	}
+	closedir(dp);
+	free(seen);
+	return 0;
+}
+
+/* The state directory blkbackd uses by default, found as
+ * default_socket() finds its socket: malloc'd, or NULL (unknown). */
+static char *
+default_state_dir(int transport_sim)
+{
+	const char *xsp = getenv("XENSTORED_PATH"), *simdir = getenv("XENSIM_DIR");
+	char *fromdir = NULL, *real = NULL, *dir = NULL;
+
+	if (!xsp && simdir && *simdir && asprintf(&fromdir, "%s/xenstore.sock", simdir) >= 0)
+		xsp = fromdir;
+	if (transport_sim < 0)
+		transport_sim = access("/dev/xen/evtchn", F_OK) < 0 && xsp;
+	if (!transport_sim) {
+		dir = strdup(BLKBACKD_STATE_DIR);
+	} else if (xsp) {
+		real = realpath(xsp, NULL);
+		if (asprintf(&dir, "%s" BK_STATE_SIM_SUFFIX, real ? real : xsp, 0u) < 0)
+			dir = NULL;
+	}
+	free(real);
+	free(fromdir);
+	return dir;
+}
+
+/*
+ * status, nothing on the socket (e: connect's errno): say so, and when
+ * blkbackd is not running (ENOENT, ECONNREFUSED: no one listens) and
+ * its state directory names vbds it left attached, that those guests'
+ * disks are stalled.  *nstalled: how many vbds (0 when none or unknown).
+ * Returns EXIT_UNREACHABLE.
+ */
+static int
+status_down(const char *sock, int e, const char *state_dir, unsigned int *nstalled)
+{
+	char *msg = NULL, *more = NULL, *both = NULL;
+	struct stalled st;
+	int r, rc;
+
+	*nstalled = 0;
+	if (asprintf(&msg, "cannot connect to %s: %s%s", sock, strerror(e),
+		     e == EACCES ? " (blkbackd's control socket is root's, or --ctl-group's)" :
+		     e == ENOENT || e == ECONNREFUSED ? " (is blkbackd running?)" : "") < 0)
+		return failure(EXIT_UNREACHABLE, "ENOMEM", "out of memory");
+	if ((e == ENOENT || e == ECONNREFUSED) && state_dir) {
+		r = find_stalled(state_dir, &st);
+		if (r == 0 && st.vbds) {
+			*nstalled = st.vbds;
+			if (asprintf(&more, "GUESTS' DISKS STALLED: blkbackd is not running and "
+				     "left %u vbd%s of %u guest%s attached without a backend "
+				     "(%s; records in %s): %s I/O waits until blkbackd starts "
+				     "again", st.vbds, st.vbds == 1 ? "" : "s", st.guests,
+				     st.guests == 1 ? "" : "s", st.names, state_dir,
+				     st.guests == 1 ? "the guest's" : "those guests'") < 0)
+				more = NULL;
+		} else if (r < 0 && r != -ENOENT) {
+			if (asprintf(&more, "cannot read blkbackd's state directory %s (%s): "
+				     "whether guests' disks are stalled is unknown", state_dir,
+				     strerror(-r)) < 0)
+				more = NULL;
+		}
+	}
+	fprintf(stderr, "%s: %s\n", prog, msg);
+	if (more)
+		fprintf(stderr, "%s: %s\n", prog, more);
+	/* one message for --json: both */
+	if (more && asprintf(&both, "%s; %s", msg, more) < 0)
+		both = NULL;
+	rc = json_error(EXIT_UNREACHABLE, errname(e), both ? both : msg);
+	free(both);
+	free(more);
+	free(msg);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- */
 /* Main.                                                              */
 /* ---------------------------------------------------------------- */
 
@@ -867,7 +1025,7 @@ wait_eof(int fd, int timeout_s)
 int
 main(int argc, char **argv)
 {
-	enum { O_TRANSPORT = 256, O_JSON, O_PROM, O_CLOSE, O_TIMEOUT };
+	enum { O_TRANSPORT = 256, O_JSON, O_PROM, O_CLOSE, O_TIMEOUT, O_STATE_DIR };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "transport", required_argument, NULL, O_TRANSPORT },
@@ -875,12 +1033,15 @@ main(int argc, char **argv)
 		{ "prometheus", no_argument, NULL, O_PROM },
 		{ "close", no_argument, NULL, O_CLOSE },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "state-dir", required_argument, NULL, O_STATE_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char sock[PATH_MAX], req[BK_CTL_MAX_LINE], *reply = NULL, *result;
-	const char *socket_path = NULL, *cmd;
+	const char *socket_path = NULL, *state_dir = NULL, *cmd;
+	char *sdir = NULL;
+	unsigned int stalled = 0;
 	int out = OUT_TABLE, transport_sim = -1, timeout_s = 120, c, fd, rc = EXIT_REFUSED;
 	char *tend;
 	long lt;
@@ -912,6 +1073,9 @@ main(int argc, char **argv)
 			break;
 		case O_CLOSE:
 			close_all = true;
+			break;
+		case O_STATE_DIR:
+			state_dir = optarg;
 			break;
 		case O_TIMEOUT:
 			errno = 0;
@@ -971,9 +1135,17 @@ main(int argc, char **argv)
 			return EXIT_USAGE;
 		socket_path = sock;
 	}
-	fd = ctl_connect(socket_path, false);
+	fd = ctl_connect(socket_path, !strcmp(cmd, "status"));
 	if (fd < 0) {
 		rc = fd == -ENAMETOOLONG ? EXIT_USAGE : EXIT_UNREACHABLE;
+		if (!strcmp(cmd, "status") && fd == -ENAMETOOLONG) {
+			failure(EXIT_USAGE, "ENAMETOOLONG", "%s: path too long", socket_path);
+		} else if (!strcmp(cmd, "status")) {
+			if (!state_dir)
+				state_dir = sdir = default_state_dir(transport_sim);
+			rc = status_down(socket_path, -fd, state_dir, &stalled);
+			free(sdir);
+		}
 		goto out_down;
 	}
 	rc = send_line(fd, req);
@@ -1030,7 +1202,7 @@ main(int argc, char **argv)
 			json_fields(&rs.r[0], status_schema);
 			printf("}\n");
 		} else if (out == OUT_PROMETHEUS) {
-			print_status_prometheus(&rs.r[0]);
+			print_status_prometheus(&rs.r[0], 0);
 		} else {
 			for (k = 0; k < rs.r[0].n; k++)
 				printf("%s: %s\n", rs.r[0].key[k], rs.r[0].val[k]);
@@ -1066,6 +1238,6 @@ out_down:
 	/* a scrape of status says "down" in its own format, with the status */
 	if ((rc == EXIT_UNREACHABLE || rc == EXIT_TIMEOUT) && out == OUT_PROMETHEUS &&
 	    !strcmp(cmd, "status"))
-		print_status_prometheus(NULL);
+		print_status_prometheus(NULL, stalled);
 	return rc;
 }

@@ -21,6 +21,13 @@ struct bk_ctl;
 #endif
 /* sim: XENSTORED_PATH + this, %u the daemon's domain (0) */
 #define BK_CTL_SIM_SUFFIX ".blkbackd-%u.ctl"
+/* real Xen: the queues' recovery records, blkbackd --state-dir (tmpfs:
+ * they outlive the process, not the machine); blkbackd-ctl status reads
+ * them when blkbackd is down.  sim: XENSTORED_PATH + BK_STATE_SIM_SUFFIX. */
+#ifndef BLKBACKD_STATE_DIR
+#define BLKBACKD_STATE_DIR "/run/blkbackd"
+#endif
+#define BK_STATE_SIM_SUFFIX ".blkbackd-%u.state"
 
 /* What a request asks of the main loop. */
 enum bk_ctl_action {

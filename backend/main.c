@@ -43,11 +43,6 @@
 #ifndef BLKBACKD_LOCK_FILE
 #define BLKBACKD_LOCK_FILE "/run/blkbackd.lock"
 #endif
-/* real Xen: the queues' recovery records (tmpfs: they outlive the
- * process, not the machine) */
-#ifndef BLKBACKD_STATE_DIR
-#define BLKBACKD_STATE_DIR "/run/blkbackd"
-#endif
 
 /* Set in the environment of the program an upgrade execs. */
 #define UPGRADED_ENV "BLKBACKD_UPGRADED"
@@ -451,12 +446,12 @@ setup(struct run *r)
 	if (rc < 0) {
 		log_error("xenstore, while taking stock of the vbds at start-up: %s",
 			  strerror(-rc));
-		bk_xenbus_shutdown(d, false, NULL, 0);
+		bk_xenbus_shutdown(d, false, NULL, 0, NULL);
 		return -1;
 	}
 	if (r->pidfile && write_pidfile(r->pidfile) < 0) {
 		/* whatever start-up took over stays attached for the next one */
-		bk_xenbus_shutdown(d, false, NULL, 0);
+		bk_xenbus_shutdown(d, false, NULL, 0, NULL);
 		return -1;
 	}
 	log_info("serving %s as domain %u (%s transport)%s", d->vbd_root, d->self,
@@ -741,15 +736,18 @@ main(int argc, char **argv)
 			sd_notify(0, "STOPPING=1");
 #endif
 		char left[256];
-		unsigned int stalled;
+		unsigned int stalled, guests;
 
 		/* logs each device's final counters */
-		stalled = bk_xenbus_shutdown(&r.d, r.close_devs, left, sizeof(left));
+		stalled = bk_xenbus_shutdown(&r.d, r.close_devs, left, sizeof(left), &guests);
+		/* a warning (the journal's priority 4): the admin who stopped
+		 * us must learn that disks now hang, and whose; blkbackd-ctl
+		 * status says it again, from the records, while we are down */
 		if (stalled && !r.upgrade)
-			log_warning("stopped with %u vbd%s left Connected (%s): %s guest%s I/O "
-				    "waits until a blkbackd starts again", stalled,
-				    stalled == 1 ? "" : "s", left, stalled == 1 ? "its" : "their",
-				    stalled == 1 ? "'s" : "s'");
+			log_warning("stopped with %u vbd%s of %u guest%s left Connected without a "
+				    "backend (%s): %s I/O waits until a blkbackd starts again",
+				    stalled, stalled == 1 ? "" : "s", guests, guests == 1 ? "" : "s",
+				    left, guests == 1 ? "the guest's" : "those guests'");
 	} else {
 		report_ready(&r, 1);
 	}

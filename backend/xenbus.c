@@ -576,15 +576,37 @@ bk_xenbus_check_sizes(struct bk_daemon *d)
 			bk_vbd_check_size(dev, NULL, NULL);
 }
 
-unsigned int
-bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len)
+/* Will the shutdown leave this vbd Connected without a backend? */
+static bool
+left_stalled(const struct bk_dev *dev, bool close)
 {
-	struct bk_dev *dev;
+	return !close && dev->state == XenbusStateConnected;
+}
+
+unsigned int
+bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
+		   unsigned int *guests)
+{
+	struct bk_dev *dev, *o;
 	unsigned int stalled = 0;
 	size_t used = 0;
 
 	if (len)
 		left[0] = '\0';
+	/* the guests among them: a frontend counted at its first such vbd
+	 * (quadratic, once, at exit: no table to size) */
+	if (guests) {
+		*guests = 0;
+		for (dev = d->devs; dev; dev = dev->next) {
+			if (!left_stalled(dev, close))
+				continue;
+			for (o = d->devs; o != dev; o = o->next)
+				if (o->frontid == dev->frontid && left_stalled(o, close))
+					break;
+			if (o == dev)
+				(*guests)++;
+		}
+	}
 
 	/* Stop every queue of every vbd first, so they drain in parallel;
 	 * then wait for each (here, and only here, the control thread waits
@@ -600,7 +622,7 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len)
 		/* staying Connected for a successor: it takes the queues over
 		 * from their recovery records (qstate.h) */
 		dev->keep_state = !close;
-		if (!close && dev->state == XenbusStateConnected) {
+		if (left_stalled(dev, close)) {
 			stalled++;
 			if (used + 1 < len) {
 				int n = snprintf(left + used, len - used, "%s%s",

@@ -40,9 +40,11 @@ void bk_xenbus_log_stats(struct bk_daemon *d);
  * Returns how many vbds were left Connected without a backend (their
  * guests' I/O waits for the next blkbackd; 0 with close), their names
  * ("DOMID/DEVID", space-separated, cut short with "..." when they do not
- * fit) in left[len].
+ * fit) in left[len], and, when guests is not NULL, in *guests how many
+ * guests (distinct frontend domains) those vbds belong to.
  */
-unsigned int bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len);
+unsigned int bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
+				unsigned int *guests);
 /* The vbd F/D this daemon knows, or NULL. */
 struct bk_dev *bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id);
 /* bk_vbd_check_size() on every connected vbd (SIGHUP, the periodic

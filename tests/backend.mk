@@ -74,6 +74,7 @@ BACKEND_SH_TESTS = \
 	test-backend-ioerr-log.sh \
 	test-backend-writethrough.sh \
 	test-backend-stop-keep.sh \
+	test-backend-stop-stalled.sh \
 	test-backend-restart-resume.sh \
 	test-backend-startup.sh \
 	test-backend-resize.sh \

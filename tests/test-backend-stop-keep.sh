@@ -32,7 +32,7 @@ for sig in TERM INT; do
 		fail "SIG$sig: the queues were not torn down"
 	# the admin is told, at warning level, that guests now wait (the
 	# first round's guest is Connected too, served again by the restart)
-	grep -Eq "warning: stopped with [0-9]+ vbds? left Connected \((.* )?$DOM/51712( .*)?\): .* waits? until a blkbackd starts again" \
+	grep -Eq "warning: stopped with [0-9]+ vbds? of [0-9]+ guests? left Connected without a backend \((.* )?$DOM/51712( .*)?\): .* waits until a blkbackd starts again" \
 		"$BACKEND_LOG" || fail "SIG$sig: no warning naming the guests left waiting"
 	xs_mark "$BK_TMP/watch.$sig"	# blkbackd exited: all it wrote is in the watch now
 	xs_is "$be/state" 4

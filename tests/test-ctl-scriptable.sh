@@ -6,8 +6,8 @@
 # command, Prometheus series keyed by guest name and device (domid only
 # where it must be), a latency histogram with _sum and _count and no
 # quantile label, status in Prometheus's format (blkbackd_up 0 when
-# down).  And the protocol's records name the guest, the device and the
-# latency sum.
+# down, and blkbackd_vbds_stalled).  And the protocol's records name the
+# guest, the device and the latency sum.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires_root
@@ -252,7 +252,9 @@ rc=0; blkbackd-ctl list --json >"$BK_TMP/out" 2>/dev/null || rc=$?
 assert e["errno"] in ("ENOENT", "ECONNREFUSED") and e["exit"] == 3, e' "$BK_TMP/out" ||
 	fail "not running, --json: rc $rc, $(cat "$BK_TMP/out")"
 rc=0; blkbackd-ctl status --prometheus >"$BK_TMP/out" 2>/dev/null || rc=$?
-[ $rc = 3 ] && [ "$(grep -v '^#' "$BK_TMP/out")" = "blkbackd_up 0" ] ||
+# (and how many vbds it left attached, stalled: test-backend-stop-stalled)
+[ $rc = 3 ] && [ "$(grep -v '^#' "$BK_TMP/out" | sed 's/^blkbackd_vbds_stalled [0-9]*$/STALLED/')" = "blkbackd_up 0
+STALLED" ] ||
 	fail "status --prometheus, not running: rc $rc, $(cat "$BK_TMP/out")"
 
 # ---- timed out: 4 (a socket that takes the line and never answers) ----

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The Debian packages: dpkg-buildpackage -b from the tree as a fresh clone
-# has it builds blkbackd and blkbackd-tools; each package holds exactly
-# the files below (blkbackd-ctl and its page too once the tree has it);
-# lintian reports nothing (what it would say is explained in
-# debian/*.lintian-overrides); the systemd unit passes systemd-analyze
-# verify.  Needs dpkg-dev, debhelper, the Build-Depends (debian/control),
-# lintian and systemd: .ci/install-deps installs them.
+# The Debian packages: dpkg-buildpackage from the tree as a fresh clone
+# has it builds the source package and blkbackd, blkbackd-tools,
+# blkbackd-rbd, blkbackd-nbd; each package holds exactly the files below
+# (blkbackd-ctl and its page too once the tree has it); the installed
+# docs name no path that the installed system lacks; lintian reports
+# nothing on the source and the binaries, at any level (what it would
+# say is explained in debian/*.lintian-overrides and
+# debian/source/lintian-overrides); the systemd unit passes
+# systemd-analyze verify.  Needs dpkg-dev, debhelper, the Build-Depends
+# (debian/control), lintian and systemd: .ci/install-deps installs them
+# (without lintian, its part is skipped, saying so).
 . ./functions.sh
 requires command -v dpkg-buildpackage
 requires command -v dh
-requires command -v lintian
 requires command -v systemd-analyze
 [ -f "$top_srcdir/debian/control" ] || fail "no debian/control in $top_srcdir"
 if ! missing=$(cd "$top_srcdir" && dpkg-checkbuilddeps 2>&1); then
@@ -39,15 +42,19 @@ else
 		{ tail -n 20 "$tmp/distdir.log"; fail "make distdir"; }
 fi
 
-# dpkg-buildpackage runs its own make: not a job slot of ours
+# dpkg-buildpackage runs its own make: not a job slot of ours.  Source
+# and binaries: lintian checks both (3.0 (native): the source is a tar)
 (cd "$src" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS DEB_BUILD_OPTIONS=parallel=2 \
-	dpkg-buildpackage -b -us -uc) >"$tmp/build.log" 2>&1 ||
-	{ tail -n 40 "$tmp/build.log"; fail "dpkg-buildpackage -b -us -uc failed (above)"; }
+	dpkg-buildpackage -us -uc) >"$tmp/build.log" 2>&1 ||
+	{ tail -n 40 "$tmp/build.log"; fail "dpkg-buildpackage -us -uc failed (above)"; }
 ver=$(cd "$src" && dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
 for p in blkbackd blkbackd-tools blkbackd-rbd blkbackd-nbd; do
 	[ -f "$tmp/${p}_${ver}_${arch}.deb" ] || fail "no ${p}_${ver}_${arch}.deb: $(ls "$tmp")"
 done
+[ -f "$tmp/blkbackd_${ver}.dsc" ] || fail "no source package blkbackd_${ver}.dsc: $(ls "$tmp")"
+grep -q "blkbackd_${ver}.dsc" "$tmp/blkbackd_${ver}_${arch}.changes" ||
+	fail "the .changes does not carry the source package"
 # for test-package-chroot, which installs them (its .log depends on ours)
 rm -rf package-debs
 mkdir package-debs
@@ -79,8 +86,7 @@ check_list "$tmp/blkbackd_${ver}_${arch}.deb" \
 	/usr/lib/modprobe.d/blkbackd.conf \
 	/usr/sbin/blkbackd \
 	"${ctl[@]}" \
-	/usr/share/doc/blkbackd/DESIGN-NOTES.md.gz \
-	/usr/share/doc/blkbackd/README.gz \
+	/usr/share/doc/blkbackd/README.Debian.gz \
 	/usr/share/doc/blkbackd/changelog.gz \
 	/usr/share/doc/blkbackd/copyright \
 	/usr/share/lintian/overrides/blkbackd \
@@ -197,10 +203,49 @@ out=$(MANPATH=$tmp/root/usr/share/man systemd-analyze verify "$tmp/unit/blkbackd
 	fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify: $out"
 
-# lintian: nothing left, at every level (explained overrides aside)
-# (as root it also says that it would rather not run as root)
-out=$(lintian -E --pedantic --display-info --fail-on error,warning,info,pedantic,experimental \
-	"$tmp/blkbackd_${ver}_${arch}.changes" 2>&1) || fail "lintian: $out"
-out=$(echo "$out" | grep -v 'running with root privileges is not recommended' || true)
-[ -z "$out" ] || fail "lintian: $out"
+# The installed docs speak of the installed system: no path of the
+# source tree (README's tests/..., harness/...), and every absolute path
+# they name is one the packages install, or one the admin or the system
+# makes (the prefixes and files below), or the xenstore's.
+all=$tmp/all-files
+for d in "$tmp"/blkbackd*_"${ver}_${arch}".deb; do
+	case $d in *-dbgsym_*) continue ;; esac
+	mkdir -p "$tmp/docs/$(basename "$d")"
+	dpkg-deb -x "$d" "$tmp/docs/$(basename "$d")"
+	file_list "$d"
+done | sed "s|/$multiarch/|/<multiarch>/|" | sort > "$all"
+find "$tmp"/docs/*/usr/share/doc -type f | while read -r f; do
+	case $f in *.gz) zcat "$f" ;; *) cat "$f" ;; esac > "$tmp/doc.txt"
+	name=${f#"$tmp"/docs/*/}
+	bad=$(grep -Eno '(^|[ ("'\''])(\.ci|backend|bench-data|common|debian|frontend-test|harness|include|ring|service|sim|tests|xenops)/[^ )",]*' \
+		"$tmp/doc.txt" || true)
+	[ -z "$bad" ] || fail "/$name names paths of the source tree: $bad"
+	grep -Eo '(^|[ ("'\''=])/[a-z][^ )",:;]*' "$tmp/doc.txt" | sed -E 's/^[ ("'\''=]//; s/[.]$//' |
+		sort -u | while read -r p; do
+		case $p in
+		/run/*|/proc/*|/sys/*|/dev/*|/srv/*|/local/domain/*) continue ;;	# made at run time, the admin's, xenstore
+		/etc/blkbackd/disks|/etc/modprobe.d/blkbackd.conf) continue ;;		# the admin writes them (README.Debian)
+		/usr/share/common-licenses/*) continue ;;				# base-files' (copyright)
+		esac
+		grep -qx -- "${p%/}" "$all" || grep -q -- "^${p%/}/" "$all" ||
+			fail "/$name names $p, which no package installs"
+	done || exit 1
+done || exit 1
+# the postinst points at the README the package installs
+doc=$(grep -o '/usr/share/doc/blkbackd/[^ ,"]*' "$tmp/ctrl/postinst" | head -n 1)
+[ -n "$doc" ] && grep -qx "$doc.gz\|$doc" "$all" || fail "the postinst names \"$doc\", not in the package"
+
+# lintian: nothing left on the source and the binaries, at every level
+# (explained overrides aside; as root it also says that it would rather
+# not run as root)
+if command -v lintian >/dev/null; then
+	out=$(lintian -E --pedantic --display-info --fail-on error,warning,info,pedantic,experimental \
+		"$tmp/blkbackd_${ver}_${arch}.changes" 2>&1) || fail "lintian: $out"
+	out=$(echo "$out" | grep -v 'running with root privileges is not recommended' || true)
+	[ -z "$out" ] || fail "lintian: $out"
+	echo "lintian: nothing to say on $(sed -n '/^Files:/,$p' "$tmp/blkbackd_${ver}_${arch}.changes" |
+		awk 'NF == 5 { print $5 }' | grep -E '\.(dsc|deb)$' | grep -v dbgsym | tr '\n' ' ')"
+else
+	echo "lintian not installed: the lintian check is skipped (.ci/install-deps installs it)"
+fi
 echo ok

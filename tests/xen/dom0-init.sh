@@ -956,7 +956,18 @@ bx_params() {
 	fe=/local/domain/$3/device/vbd/$(bx_devid $2)
 	q=$(xenstore-read $fe/multi-queue-num-queues 2>/dev/null || echo 1)
 	o=$(xenstore-read $fe/ring-page-order 2>/dev/null || echo 0)
-	echo "@@P $1 $2 queues=$q ring_order=$o be_persistent=$(xenstore-read $be/feature-persistent 2>/dev/null || echo -) fe_persistent=$(xenstore-read $fe/feature-persistent 2>/dev/null || echo -) indirect=$(xenstore-read $be/feature-max-indirect-segments 2>/dev/null || echo 0) flush=$(xenstore-read $be/feature-flush-cache 2>/dev/null || echo 0) barrier=$(xenstore-read $be/feature-barrier 2>/dev/null || echo 0) discard=$(xenstore-read $be/feature-discard 2>/dev/null || echo 0) max_queues=$(xenstore-read $be/multi-queue-max-queues 2>/dev/null || echo -) max_ring_order=$(xenstore-read $be/max-ring-page-order 2>/dev/null || echo -)"
+	# (one key each: a line of this length is still readable)
+	local bp fp ind fl ba di mq mo
+	bp=$(xenstore-read $be/feature-persistent 2>/dev/null || echo -)
+	fp=$(xenstore-read $fe/feature-persistent 2>/dev/null || echo -)
+	ind=$(xenstore-read $be/feature-max-indirect-segments 2>/dev/null || echo 0)
+	fl=$(xenstore-read $be/feature-flush-cache 2>/dev/null || echo 0)
+	ba=$(xenstore-read $be/feature-barrier 2>/dev/null || echo 0)
+	di=$(xenstore-read $be/feature-discard 2>/dev/null || echo 0)
+	mq=$(xenstore-read $be/multi-queue-max-queues 2>/dev/null || echo -)
+	mo=$(xenstore-read $be/max-ring-page-order 2>/dev/null || echo -)
+	echo "@@P $1 $2 queues=$q ring_order=$o be_persistent=$bp fe_persistent=$fp indirect=$ind" \
+		"flush=$fl barrier=$ba discard=$di max_queues=$mq max_ring_order=$mo"
 }
 bx_qemu() { # DOMID: the QEMU libxl started for the guest, watched
 	local p
