@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "ctl.h"
 #include "ctl-proto.h"
 #include "dataplane.h"		/* BK_LAT_BUCKETS */
@@ -40,7 +42,10 @@ enum {
 static const char *prog = "blkbackd-ctl";
 static int out_mode = OUT_TABLE;
 
-static void json_str(const char *str);
+static json_object *json_ok(json_object *o);
+static void json_set(json_object *obj, const char *key, json_object *val);
+static bool json_emit(json_object *doc);
+static json_object *json_string(const char *str);
 
 /*
  * Say why we fail: "blkbackd-ctl: MESSAGE" on stderr and, with --json,
@@ -50,16 +55,21 @@ static void json_str(const char *str);
 static int
 failure(int rc, const char *ename, const char *fmt, ...) ATTRIBUTE_FORMAT_PRINTF(3, 4);
 
-/* With --json, the error object on stdout.  Returns rc. */
+/* With --json, the error object on stdout.  Returns rc.  Out of memory
+ * for the object, stdout stays empty (stderr has said why already, or
+ * getopt has). */
 static int
 json_error(int rc, const char *ename, const char *msg)
 {
 	if (out_mode == OUT_JSON) {
-		printf("{\"error\": {\"errno\": ");
-		json_str(ename);
-		printf(", \"message\": ");
-		json_str(msg);
-		printf(", \"exit\": %d}}\n", rc);
+		json_object *doc = json_ok(json_object_new_object());
+		json_object *err = json_ok(json_object_new_object());
+
+		json_set(err, "errno", json_string(ename));
+		json_set(err, "message", json_string(msg));
+		json_set(err, "exit", json_ok(json_object_new_int(rc)));
+		json_set(doc, "error", err);
+		json_emit(doc);
 		fflush(stdout);
 	}
 	return rc;
@@ -346,40 +356,95 @@ utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* s as a JSON string: UTF-8 kept as it is, control characters escaped,
- * a byte that is not part of well-formed UTF-8 as U+FFFD. */
+/*
+ * json-c builds and prints the documents (one per line); what is ours
+ * is the schema below and what json-c leaves to its caller.  Any
+ * json_object_new_*() or add may fail for memory: json_oom records it,
+ * and json_emit() then prints nothing, so that a document is printed
+ * whole or not at all.
+ */
+#define JSON_FLAGS (JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+static bool json_oom;
+
+/* o, noting a failed allocation (NULL) */
+static json_object *
+json_ok(json_object *o)
+{
+	if (!o)
+		json_oom = true;
+	return o;
+}
+
+/* obj[key] = val, val NULL being JSON null; obj takes val. */
 static void
-json_str(const char *str)
+json_set(json_object *obj, const char *key, json_object *val)
+{
+	if (!obj || json_object_object_add(obj, key, val)) {
+		json_object_put(val);
+		json_oom = true;
+	}
+}
+
+/*
+ * doc on one line on stdout, then freed (doc NULL: nothing to print).
+ * false, with nothing printed, when json-c ran out of memory for it.
+ */
+static bool
+json_emit(json_object *doc)
+{
+	const char *text = NULL;
+	bool oom = json_oom;
+
+	json_oom = false;
+	if (doc && !oom)
+		text = json_object_to_json_string_ext(doc, JSON_FLAGS);
+	if (text)
+		printf("%s\n", text);
+	json_object_put(doc);
+	return text != NULL;
+}
+
+/* As json_emit(); out of memory, the failure.  0 or an exit status. */
+static int
+json_print(json_object *doc)
+{
+	if (!json_emit(doc))
+		return failure(EXIT_REFUSED, "ENOMEM", "out of memory");
+	return 0;
+}
+
+/*
+ * s as a JSON string.  json-c escapes ", \ and control characters but
+ * copies other bytes as they are: a byte that is not part of well-formed
+ * UTF-8 becomes U+FFFD here, so that the output is always UTF-8.
+ */
+static json_object *
+json_string(const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t n;
+	size_t len = strlen(str), o = 0, n;
+	char *buf = malloc(3 * len + 1);	/* each byte at most U+FFFD's 3 */
+	json_object *j;
 
-	putchar('"');
+	if (!buf)
+		return json_ok(NULL);
 	while (*s) {
-		if (*s == '"' || *s == '\\') {
-			printf("\\%c", *s++);
-		} else if (*s == '\n') {
-			fputs("\\n", stdout);
-			s++;
-		} else if (*s == '\t') {
-			fputs("\\t", stdout);
-			s++;
-		} else if (*s == '\r') {
-			fputs("\\r", stdout);
-			s++;
-		} else if (*s < 0x20 || *s == 0x7f) {
-			printf("\\u%04x", *s++);
-		} else if (*s < 0x80) {
-			putchar(*s++);
+		if (*s < 0x80) {
+			buf[o++] = (char)*s++;
 		} else if ((n = utf8_len(s)) != 0) {
-			fwrite(s, 1, n, stdout);
+			memcpy(buf + o, s, n);
+			o += n;
 			s += n;
 		} else {
-			fputs("\\ufffd", stdout);
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
 			s++;
 		}
 	}
-	putchar('"');
+	j = json_object_new_string_len(buf, (int)o);
+	free(buf);
+	return json_ok(j);
 }
 
 /*
@@ -451,61 +516,120 @@ digit_list(const char *s)
 	return digit;
 }
 
-static void
-json_quantile(const char *name, double v, bool comma)
+/* A decimal number without sign (leading zeros allowed) that fits in
+ * 64 bits, at *s, up to the first character not a digit: into *u;
+ * false if none. */
+static bool
+parse_u64(const char **s, uint64_t *u)
 {
-	printf("\"%s\": ", name);
-	if (v < 0)
-		printf("null");
-	else
-		printf("%.1f", v);
-	if (comma)
-		printf(", ");
+	const char *p = *s;
+	char *end;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	errno = 0;
+	*u = strtoull(p, &end, 10);
+	if (errno)
+		return false;
+	*s = end;
+	return true;
 }
 
-/* A record's fields per schema, without the braces. */
-static void
-json_fields(const struct bk_ctl_record *r, const struct jfield *schema)
+/* v (the number blkbackd sent) as a JSON number, or NULL (null) if it
+ * is none or more than 64 bits */
+static json_object *
+json_u64(const char *v)
 {
+	uint64_t u;
+
+	if (!v || !all_digits(v) || !parse_u64(&v, &u) || *v)
+		return NULL;
+	return json_ok(json_object_new_uint64(u));
+}
+
+/* a comma-separated list of numbers as a JSON array, or NULL (null) */
+static json_object *
+json_u64_list(const char *v)
+{
+	json_object *a, *n;
+	uint64_t u;
+
+	if (!v || !digit_list(v))
+		return NULL;
+	a = json_ok(json_object_new_array());
+	while (a && *v) {
+		if (!parse_u64(&v, &u)) {	/* more than 64 bits */
+			json_object_put(a);
+			return NULL;
+		}
+		n = json_ok(json_object_new_uint64(u));
+		if (json_object_array_add(a, n)) {
+			json_object_put(n);
+			json_oom = true;
+		}
+		if (*v == ',')
+			v++;
+	}
+	return a;
+}
+
+/* a quantile (bk_lat_quantile(), < 0 when none) in µs with one decimal,
+ * as blkbackd-ctl has always printed it, or NULL (null) */
+static json_object *
+json_quantile(double v)
+{
+	char text[64];
+
+	if (v < 0)
+		return NULL;
+	snprintf(text, sizeof(text), "%.1f", v);
+	return json_ok(json_object_new_double_s(v, text));
+}
+
+/* A record as a JSON object per schema. */
+static json_object *
+json_record(const struct bk_ctl_record *r, const struct jfield *schema)
+{
+	json_object *o = json_ok(json_object_new_object());
 	unsigned int k;
 
-	for (k = 0; schema[k].key; k++) {
+	for (k = 0; o && schema[k].key; k++) {
 		const char *v = bk_ctl_get(r, schema[k].key);
+		json_object *j = NULL;
 
-		printf("%s\"%s\": ", k ? ", " : "", schema[k].key);
 		switch (schema[k].type) {
 		case J_STR:
 			if (v)
-				json_str(v);
-			else
-				printf("null");
+				j = json_string(v);
 			break;
 		case J_NUM:
-			printf("%s", v && all_digits(v) ? v : "null");
+			j = json_u64(v);
 			break;
 		case J_BOOL:
-			printf("%s", !v || !all_digits(v) ? "null" : strcmp(v, "0") ? "true" : "false");
+			if (v && all_digits(v))
+				j = json_ok(json_object_new_boolean(strcmp(v, "0") != 0));
 			break;
 		case J_HIST:
-			if (v && digit_list(v))
-				printf("[%s]", v);
-			else
-				printf("null");
+			j = json_u64_list(v);
 			break;
 		}
+		json_set(o, schema[k].key, j);
 	}
+	return o;
 }
 
-static void
+/* {"vbds": [...]} of list (latency false) or stats.  0 or an exit status. */
+static int
 print_json(const struct recs *rs, bool latency)
 {
+	json_object *doc = json_ok(json_object_new_object());
+	json_object *vbds = json_ok(json_object_new_array());
 	unsigned int i;
 
-	printf("{\"vbds\": [");
-	for (i = 0; i < rs->n; i++) {
+	for (i = 0; vbds && i < rs->n; i++) {
 		const struct bk_ctl_record *r = &rs->r[i];
+		json_object *o;
 
-		printf("%s\n  {", i ? "," : "");
 		/* a list record may say state=0 state_name=none: no state */
 		if (!latency) {
 			struct bk_ctl_record c = *r;
@@ -514,21 +638,25 @@ print_json(const struct recs *rs, bool latency)
 				for (unsigned int k = 0; k < c.n; k++)
 					if (!strcmp(c.key[k], "state") || !strcmp(c.key[k], "state_name"))
 						c.key[k] = "";
-			json_fields(&c, list_schema);
+			o = json_record(&c, list_schema);
 		} else {
 			uint64_t h[BK_LAT_BUCKETS];
+			json_object *q = json_ok(json_object_new_object());
 
-			json_fields(r, stats_schema);
+			o = json_record(r, stats_schema);
 			get_hist(r, h);
-			printf(", \"latency_us\": {");
-			json_quantile("p50", bk_lat_quantile(h, BK_LAT_BUCKETS, 0.50), true);
-			json_quantile("p90", bk_lat_quantile(h, BK_LAT_BUCKETS, 0.90), true);
-			json_quantile("p99", bk_lat_quantile(h, BK_LAT_BUCKETS, 0.99), false);
-			printf("}");
+			json_set(q, "p50", json_quantile(bk_lat_quantile(h, BK_LAT_BUCKETS, 0.50)));
+			json_set(q, "p90", json_quantile(bk_lat_quantile(h, BK_LAT_BUCKETS, 0.90)));
+			json_set(q, "p99", json_quantile(bk_lat_quantile(h, BK_LAT_BUCKETS, 0.99)));
+			json_set(o, "latency_us", q);
 		}
-		printf("}");
+		if (o && json_object_array_add(vbds, o)) {
+			json_object_put(o);
+			json_oom = true;
+		}
 	}
-	printf("%s]}\n", rs->n ? "\n" : "");
+	json_set(doc, "vbds", vbds);
+	return json_print(doc);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1169,12 +1297,12 @@ main(int argc, char **argv)
 	rc = 0;
 	if (!strcmp(cmd, "list")) {
 		if (out == OUT_JSON)
-			print_json(&rs, false);
+			rc = print_json(&rs, false);
 		else
 			print_list(&rs);
 	} else if (!strcmp(cmd, "stats")) {
 		if (out == OUT_JSON)
-			print_json(&rs, true);
+			rc = print_json(&rs, true);
 		else if (out == OUT_PROMETHEUS)
 			print_prometheus(&rs);
 		else
@@ -1198,9 +1326,7 @@ main(int argc, char **argv)
 		unsigned int k;
 
 		if (out == OUT_JSON) {
-			printf("{");
-			json_fields(&rs.r[0], status_schema);
-			printf("}\n");
+			rc = json_print(json_record(&rs.r[0], status_schema));
 		} else if (out == OUT_PROMETHEUS) {
 			print_status_prometheus(&rs.r[0], 0);
 		} else {

@@ -143,11 +143,15 @@ xenstore-write /local/domain/$A/name $'r\xc3\xa9al "q"\x01\nx'
 # (blkbackd learns the new name from its watch on it: wait for that)
 esc_ok() {
 	blkbackd-ctl list --json > "$BK_TMP/esc.json" || fail "list --json, odd name"
-	grep -qF '"guest": "réal \"q\"\u0001\nx"' "$BK_TMP/esc.json"
+	python3 -c 'import json,sys; v = json.load(open(sys.argv[1], encoding="utf-8"))["vbds"][0]
+assert v["guest"] == "r\u00e9al \"q\"\x01\nx", v["guest"]' "$BK_TMP/esc.json" 2>/dev/null
 }
 wait_for 5 esc_ok || fail "JSON escaping: $(grep -a guest "$BK_TMP/esc.json")"
-python3 -c 'import json,sys; v = json.load(open(sys.argv[1], encoding="utf-8"))["vbds"][0]
-assert v["guest"] == "r\u00e9al \"q\"\x01\nx", v["guest"]' "$BK_TMP/esc.json" || fail "JSON odd name"
+# and as bytes: UTF-8 as it is (not \u00e9), the control characters
+# escaped (no raw one in the text: one document, one line)
+python3 -c 'import sys; b = open(sys.argv[1], "rb").read()
+assert "r\u00e9al".encode() in b and b.endswith(b"}\n"), b
+assert not [c for c in b[:-1] if c < 0x20], b' "$BK_TMP/esc.json" || fail "JSON odd name: $(cat -A "$BK_TMP/esc.json")"
 blkbackd-ctl stats --prometheus > "$BK_TMP/esc.prom" || fail "stats --prometheus, odd name"
 grep -qF "blkbackd_connected{guest=\"réal \\\"q\\\""$'\x01'"\\nx\",device=\"xvda\"} 1" "$BK_TMP/esc.prom" ||
 	fail "Prometheus escaping: $(grep -a connected "$BK_TMP/esc.prom")"

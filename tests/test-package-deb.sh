@@ -182,6 +182,16 @@ PATH=$fakebin:$PATH DPKG_ROOT= sh "$tmp/postinst" configure 0.1 > "$tmp/postinst
 for x in usr/sbin/blkbackd etc/xen/scripts/block-blkbackd; do
 	[ -x "$tmp/root/$x" ] || fail "$x is not executable in the package"
 done
+# json-c is blkbackd-ctl's alone (--json): the daemon never links it;
+# the package, which ships blkbackd-ctl, depends on it through shlibs
+objdump -p "$tmp/root/usr/sbin/blkbackd" | grep -q 'NEEDED.*libjson-c' &&
+	fail "the daemon blkbackd links json-c"
+if [ ${#ctl[@]} -gt 0 ]; then
+	objdump -p "$tmp/root/usr/sbin/blkbackd-ctl" | grep -q 'NEEDED.*libjson-c\.so\.5' ||
+		fail "blkbackd-ctl does not link json-c"
+	dpkg-deb -f "$deb" Depends | grep -q 'libjson-c5' ||
+		fail "blkbackd: no Depends on libjson-c5 (for blkbackd-ctl): $(dpkg-deb -f "$deb" Depends)"
+fi
 
 # The unit as installed: systemd-analyze checks every key and that its
 # commands exist (pointed at the extracted blkbackd) and its man page.
