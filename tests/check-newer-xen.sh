@@ -75,7 +75,7 @@ say "apt-get install the build dependencies ($suite)"
 in_root sh -c 'export DEBIAN_FRONTEND=noninteractive; apt-get update -qq &&
 	apt-get install -y -qq --no-install-recommends \
 	build-essential autoconf automake libtool pkgconf \
-	libxen-dev xenstore-utils libaio-dev libfuse3-dev fuse3 libsystemd-dev libjson-c-dev \
+	libxen-dev xenstore-utils libaio-dev liburing-dev libfuse3-dev fuse3 libsystemd-dev libjson-c-dev libnbd-dev \
 	librbd-dev librados-dev python3 procps psmisc e2fsprogs util-linux' \
 	>"$root/apt.log" 2>&1 || { tail -n 20 "$root/apt.log"; say "apt-get install failed"; exit 1; }
 xen=$(in_root dpkg-query -W -f '${Version}' libxen-dev)
