@@ -975,3 +975,10 @@ blkfront_discard(blkfront_t *bf, uint64_t sector, uint64_t nr_sectors)
 	req.len = (uint32_t)(nr_sectors * SECTOR_SIZE);
 	return run_sync(bf, &req, 1);
 }
+
+/* the largest request this connection takes (blkfront.h) */
+unsigned int
+blkfront_max_sectors(const blkfront_t *bf)
+{
+	return bf->info.segs_per_req * SECTORS_PER_PAGE;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * blkfront-priv.h: libblkfront's insides, shared by its three files:
- *   blkfront.c      a device's life: rings, the xenbus handshake,
+ *   blkfront-dev.c      a device's life: rings, the xenbus handshake,
  *                   open/close/reconnect (Linux xen-blkfront's
  *                   talk_to_blkback, blkfront_connect)
  *   blkfront-io.c   requests: submission, the completion thread and
@@ -113,7 +113,7 @@ struct blkfront {
 	unsigned int nr_fe_keys;
 };
 
-/* blkfront.c: write one queue's ring-ref(s) and event-channel under dir
+/* blkfront-dev.c: write one queue's ring-ref(s) and event-channel under dir
  * (the frontend directory, or its queue-N/), in transaction t.  0/-errno. */
 int ft_write_ring_nodes(blkfront_t *bf, xs_transaction_t t, const char *dir,
 			struct ft_queue *q);

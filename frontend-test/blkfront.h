@@ -67,12 +67,20 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "xenops.h"
 #include "blkring.h"
 
 /* CLOCK_MONOTONIC in nanoseconds (request latencies, deadlines). */
-uint64_t ft_now_ns(void);
+static inline uint64_t
+ft_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 typedef struct blkfront blkfront_t;
 

@@ -110,7 +110,7 @@ to_sim(xenops_t *x)
 	return x->priv;
 }
 
-/* xenops-sim.c: the control connections and the domains. */
+/* xenops-sim-conn.c: the control connections and the domains. */
 /*
  * One request/response.  fds_out receives up to *nfds fds (the caller
  * owns them); sfd >= 0 is passed along with the request.
@@ -136,6 +136,12 @@ int sim_dom_get(xenops_t *x, uint32_t domid, struct sim_dom **out);
  * must not pin the RAM of every guest it ever served).
  */
 void sim_dom_put(struct sim *sim, struct sim_dom *d);
+/* For open and close (xenops-sim.c): fetch and map domid's tables
+ * (sim->lock held; 0/-errno); free a sim_dom and its mappings; take d
+ * out of the cache (sim->lock held). */
+int sim_dom_fetch(struct sim *sim, uint32_t self, uint32_t domid, struct sim_dom **out);
+void sim_dom_free(struct sim_dom *d);
+void sim_dom_uncache_locked(struct sim *sim, struct sim_dom *d);
 
 /* xenops-sim-grant.c: the pin ledger and the grant ops (xenops_sim_ops). */
 /*

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * blkfront.c: libblkfront (blkfront.h): a device's life -- its rings,
+ * blkfront-dev.c: libblkfront (blkfront.h): a device's life -- its rings,
  * the xenbus handshake, open, close and reconnect.  Requests are
  * blkfront-io.c's, raw mode blkfront-raw.c's (blkfront-priv.h).
  * Semantics follow Linux xen-blkfront (talk_to_blkback, blkfront_connect,
@@ -27,15 +27,6 @@
 #include "xbus.h"
 #include "blkfront.h"
 #include "blkfront-priv.h"
-
-uint64_t
-ft_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------ */
 /* rings                                                              */
@@ -802,12 +793,6 @@ const struct blkfront_info *
 blkfront_info(const blkfront_t *bf)
 {
 	return &bf->info;
-}
-
-unsigned int
-blkfront_max_sectors(const blkfront_t *bf)
-{
-	return bf->info.segs_per_req * SECTORS_PER_PAGE;
 }
 
 void
