@@ -108,7 +108,8 @@ esac
 case ",$PHASES," in *,lw,*) EXPECTED="$EXPECTED
 	lw-bbd-setup lw-bbd-xl-create domu-lwbbd-xvda-crashlog lw-bbd-check
 	lw-ign-setup lw-ign-xl-create domu-lwign-xvda-crashlog lw-ign-check
-	lw-kb-setup lw-kb-xl-create domu-lwkb-xvda-crashlog lw-kb-check" ;;
+	lw-kb-setup lw-kb-xl-create domu-lwkb-xvda-crashlog lw-kb-check
+	lw-qd-setup lw-qd-xl-create domu-lwqd-xvda-crashlog lw-qd-check" ;;
 esac
 
 # ---- build ----

@@ -727,7 +727,7 @@ phase_cmp() {
 # xen-blkfront runs blkfront-test verify with its guest log as the disk's
 # frontend; then "blkcrash check" judges the backend from outside it.
 # blkbackd honest must pass, blkbackd --unsafe-ignore-flush must be
-# CAUGHT (exit 1), kernel xen-blkback must pass.  Not in the default
+# CAUGHT (exit 1), kernel xen-blkback and QEMU qdisk must pass.  Not in the default
 # PHASES: PHASES=lw make check-xen.
 LW_DEV=/dev/mapper/lw
 export DM_DISABLE_UDEV=1	# no udev here: libdevmapper makes the nodes
@@ -793,6 +793,12 @@ phase_lw() {
 	while read -r m; do insmod "$m" || echo "insmod $m failed"; done < /modules-blkback.list
 	lw_round kb 0 "phy:$LW_DEV,xvda,w"
 	rmmod xen_blkback 2>/dev/null
+	if [ -x /usr/libexec/xen-qemu-system-i386 ]; then
+		lw_round qd 0 "format=raw, vdev=xvda, access=rw, backendtype=qdisk, target=$LW_DEV"
+	else
+		echo "@@SKIPALL lw-qd- QEMU (xen-qemu-system-i386) is not in the image"
+		echo "@@SKIPALL domu-lwqd- QEMU (xen-qemu-system-i386) is not in the image"
+	fi
 	/sbin/dmsetup remove lw 2>/dev/null
 	rmmod brd 2>/dev/null
 }
