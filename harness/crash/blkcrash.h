@@ -4,6 +4,8 @@
  *
  *   cl_*     reading a crash log (include/crashlog.h) and deciding, for
  *            every record, from which point on it is durable
+ *   dml_*    reading a Linux dm-log-writes log instead (dmlog.c), into
+ *            the same records, so every command works on both
  *   img_*    building crash images: a working image file plus the seq
  *            that last wrote each 512-byte sector, so records can be
  *            applied in any order and the newest always wins
@@ -25,6 +27,20 @@
 
 #define CL_NEVER	UINT64_MAX	/* durable_at of a record never made durable */
 
+/*
+ * Record type of a dm-log-writes MARK (a named point, "dmsetup message
+ * DEV 0 mark NAME"): only in memory, never in a crash log file.  It
+ * writes nothing; its text is data[0 .. mark_len).
+ */
+#define CL_MARK		0x100
+
+/* Where a log came from (the file's magic says; --format forces one). */
+enum cl_format {
+	CL_FMT_AUTO = 0,	/* by the magic of the file */
+	CL_FMT_CRASHLOG,	/* blkbackd --record (include/crashlog.h) */
+	CL_FMT_DMLOG,		/* Linux dm-log-writes (dmlog.c) */
+};
+
 /* One record of a crash log, decoded, with where its data is. */
 struct cl_entry {
 	struct crashlog_rec rec;
@@ -35,6 +51,10 @@ struct cl_entry {
 	 * FLUSH that covers it, or CL_NEVER.
 	 */
 	uint64_t durable_at;
+	/* dm-log-writes: index of the log entry this record came from
+	 * (0-based, as xfstests' replay-log counts); crash log: seq - 1 */
+	uint64_t entry;
+	size_t mark_len;		/* CL_MARK: bytes of text at data */
 };
 
 struct cl_log {
@@ -44,6 +64,11 @@ struct cl_log {
 	uint64_t nflush;		/* successful FLUSH records */
 	uint64_t valid_bytes;		/* header + every valid record */
 	uint64_t ignored_bytes;		/* torn or garbage tail */
+	enum cl_format format;		/* CRASHLOG or DMLOG, never AUTO */
+	/* dm-log-writes only (0 for a crash log): */
+	uint32_t block_size;		/* the super's sectorsize, bytes */
+	uint64_t entries_super;		/* nr_entries the super block claims */
+	uint64_t entries_read;		/* entries read (< entries_super: torn) */
 	void *map;
 	size_t map_len;
 };
@@ -56,7 +81,40 @@ struct cl_log {
  * cl_log_close().
  */
 int cl_log_open(const char *path, struct cl_log **out);
+/*
+ * The same for a given format: CL_FMT_AUTO looks at the magic (a crash
+ * log's "BLKCRLOG", or dm-log-writes' le64 magic), anything else is an
+ * error.  A dm-log-writes log is read by dml_parse() (below).
+ */
+int cl_log_open_fmt(const char *path, enum cl_format fmt, struct cl_log **out);
 void cl_log_close(struct cl_log *log);
+
+/* "crash log" / "dm-log-writes log" for printing. */
+const char *cl_format_name(enum cl_format fmt);
+
+/* Fill durable_at of every record and count nflush (after decoding). */
+void cl_finish(struct cl_log *log);
+
+/*
+ * Decode the dm-log-writes log in buf[0 .. len) into log (which must be
+ * zeroed, format and map left to the caller; log->e[].data point into
+ * buf, which must outlive log).  See dmlog.c for the format and how it
+ * maps to records.  Every count and size in the log is bounded by len
+ * and by DML_MAX_DEV before it is used.  A log that ends before the
+ * super block's nr_entries (a torn copy) is not an error: the entries
+ * read are kept, log->entries_read < log->entries_super says so.
+ * Returns 0, or -EINVAL (not a dm-log-writes log, unknown version,
+ * impossible entry; a message naming name and the entry is logged),
+ * -ENOMEM.  On error log->e may hold records: cl_log_close() frees them.
+ */
+int dml_parse(struct cl_log *log, const unsigned char *buf, size_t len,
+	      const char *name);
+
+/* dm-log-writes: the le64 magic at byte 0 of the super block */
+#define DML_MAGIC	0x6a736677736872ull
+/* largest device (bytes) a dm-log-writes log may describe here: bounds
+ * the per-sector tables of img_* and check_* against a hostile log */
+#define DML_MAX_DEV	(1ull << 40)
 
 /* "WRITE", "FLUSH", ... for printing. */
 const char *cl_type_name(unsigned int type);

@@ -28,16 +28,33 @@ cl_type_name(unsigned int type)
 		return "DISCARD";
 	case CRASHLOG_CUT:
 		return "CUT";
+	case CL_MARK:
+		return "MARK";
 	}
 	return "?";
 }
 
+const char *
+cl_format_name(enum cl_format fmt)
+{
+	switch (fmt) {
+	case CL_FMT_CRASHLOG:
+		return "crash log";
+	case CL_FMT_DMLOG:
+		return "dm-log-writes log";
+	case CL_FMT_AUTO:
+		break;
+	}
+	return "log";
+}
+
 /* Fill durable_at for every record (one pass, records in seq order). */
-static void
-cl_compute_durable(struct cl_log *log)
+void
+cl_finish(struct cl_log *log)
 {
 	size_t i, pending = 0;	/* e[pending..i) may still be waiting */
 
+	log->nflush = 0;
 	for (i = 0; i < log->n; i++) {
 		struct cl_entry *e = &log->e[i];
 		const struct crashlog_rec *r = &e->rec;
@@ -62,8 +79,32 @@ cl_compute_durable(struct cl_log *log)
 	}
 }
 
+/* Which format the first bytes of a file (len of them) say it is. */
+static enum cl_format
+cl_sniff(const unsigned char *p, size_t len)
+{
+	uint64_t m = 0;
+	size_t i;
+
+	if (len >= 8 && !memcmp(p, CRASHLOG_MAGIC, 8))
+		return CL_FMT_CRASHLOG;
+	if (len >= 8) {
+		for (i = 0; i < 8; i++)
+			m |= (uint64_t)p[i] << (8 * i);
+		if (m == DML_MAGIC)
+			return CL_FMT_DMLOG;
+	}
+	return CL_FMT_AUTO;
+}
+
 int
 cl_log_open(const char *path, struct cl_log **out)
+{
+	return cl_log_open_fmt(path, CL_FMT_AUTO, out);
+}
+
+int
+cl_log_open_fmt(const char *path, enum cl_format fmt, struct cl_log **out)
 {
 	struct cl_log *log;
 	struct stat st;
@@ -80,8 +121,10 @@ cl_log_open(const char *path, struct cl_log **out)
 		log_error("%s: %m", path);
 		goto err;
 	}
-	if ((uint64_t)st.st_size < CRASHLOG_HDR_SIZE) {
-		log_error("%s: not a crash log (too short)", path);
+	if (!S_ISREG(st.st_mode) || st.st_size < 8) {
+		log_error("%s: not a crash log nor a dm-log-writes log (%s)", path,
+			  S_ISREG(st.st_mode) ? "too short" :
+			  "not a regular file: copy the log device to a file first");
 		r = -EINVAL;
 		goto err;
 	}
@@ -96,6 +139,29 @@ cl_log_open(const char *path, struct cl_log **out)
 	close(fd);
 	fd = -1;
 	p = log->map;
+	if (fmt == CL_FMT_AUTO) {
+		fmt = cl_sniff(p, log->map_len);
+		if (fmt == CL_FMT_AUTO) {
+			log_error("%s: not a crash log nor a dm-log-writes log "
+				  "(unknown magic)", path);
+			r = -EINVAL;
+			goto err;
+		}
+	}
+	log->format = fmt;
+	if (fmt == CL_FMT_DMLOG) {
+		r = dml_parse(log, p, log->map_len, path);
+		if (r < 0)
+			goto err;
+		cl_finish(log);
+		*out = log;
+		return 0;
+	}
+	if (log->map_len < CRASHLOG_HDR_SIZE) {
+		log_error("%s: not a crash log (too short)", path);
+		r = -EINVAL;
+		goto err;
+	}
 	r = crashlog_decode_hdr(p, &log->hdr);
 	if (r < 0) {
 		log_error("%s: %s", path, r == -ENOTSUP ?
@@ -132,14 +198,16 @@ cl_log_open(const char *path, struct cl_log **out)
 			log->e = ne;
 			cap = ncap;
 		}
+		memset(&log->e[log->n], 0, sizeof(log->e[log->n]));
 		log->e[log->n].rec = rec;
+		log->e[log->n].entry = log->n;
 		log->e[log->n].data = dlen ? p + off + CRASHLOG_REC_SIZE : NULL;
 		log->n++;
 		off += CRASHLOG_REC_SIZE + dlen;
 	}
 	log->valid_bytes = off;
 	log->ignored_bytes = log->map_len - off;
-	cl_compute_durable(log);
+	cl_finish(log);
 	*out = log;
 	return 0;
 err:

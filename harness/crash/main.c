@@ -3,11 +3,14 @@
  * main.c: blkcrash, power-cut replay and verification (blkcrash.1).
  *
  *   blkcrash dump LOG
- *   blkcrash replay LOG IMAGE [--upto N | --flush K] [--subset SEED]
+ *   blkcrash replay LOG IMAGE [--upto N | --flush K | --mark NAME] [--subset SEED]
  *   blkcrash check LOG GUESTLOG
  *   blkcrash fsck LOG BASE --fs ext4|xfs [--points N] [--seed S]
  *   blkcrash cut --pidfile FILE
  *   blkcrash run [...]        (the campaign: blkcrash-run, a script)
+ *
+ * LOG is a crash log (blkbackd --record) or a Linux dm-log-writes log
+ * (dmlog.c), told apart by its magic or by --format.
  */
 #include <config.h>
 
@@ -47,6 +50,8 @@ struct opts {
 	bool verbose;
 	bool keep;
 	bool no_random;		/* fsck: flush points only */
+	enum cl_format format;	/* --format; CL_FMT_AUTO: by the magic */
+	const char *mark;	/* replay --mark */
 };
 
 static void
@@ -55,12 +60,14 @@ usage(FILE *f)
 	fprintf(f,
 "Usage: blkcrash COMMAND [OPTIONS] ARGS\n"
 "Power-cut recording replay and verification for blkbackd.\n"
+"LOG is a crash log (blkbackd --record) or a Linux dm-log-writes log.\n"
 "\n"
-"  dump LOG                     print the records of a crash log\n"
+"  dump LOG                     print the records of a log\n"
 "  replay LOG IMAGE             rebuild IMAGE (a copy of the backing as it was\n"
 "                               when recording started) at a crash point\n"
 "      --upto N                 after host record N (default: the end)\n"
 "      --flush K                after the K-th successful flush\n"
+"      --mark NAME              at the first dm-log-writes mark NAME\n"
 "      --subset SEED            plus a random subset of the writes that are\n"
 "                               not durable yet (default: all of them, as the\n"
 "                               host saw it; --durable: none of them)\n"
@@ -80,6 +87,7 @@ usage(FILE *f)
 "      --timeout SECONDS        how long to wait for it to exit (default 30)\n"
 "  run [OPTIONS]                end-to-end campaign (see blkcrash-run --help)\n"
 "\n"
+"  --format crashlog|dm-log-writes  the format of LOG (default: by its magic)\n"
 "  -v, --verbose                say more\n"
 "  -h, --help                   this help\n"
 "\n"
@@ -112,16 +120,26 @@ cmd_dump(int argc, char **argv, const struct opts *o)
 		usage(stderr);
 		return 2;
 	}
-	if (cl_log_open(argv[0], &log) < 0)
+	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
-	printf("# crash log %s: version %u, device %" PRIu64 " bytes, sector %u, %s\n",
-	       argv[0], log->hdr.version, log->hdr.dev_size, log->hdr.sector,
-	       (log->hdr.flags & CRASHLOG_F_WRITEBACK) ? "writeback" : "writethrough");
+	if (log->format == CL_FMT_DMLOG)
+		printf("# dm-log-writes log %s: version %u, block %u bytes, %" PRIu64
+		       " of %" PRIu64 " entries read, writes reach %" PRIu64 " bytes\n",
+		       argv[0], log->hdr.version, log->block_size, log->entries_read,
+		       log->entries_super, log->hdr.dev_size);
+	else
+		printf("# crash log %s: version %u, device %" PRIu64 " bytes, sector %u, %s\n",
+		       argv[0], log->hdr.version, log->hdr.dev_size, log->hdr.sector,
+		       (log->hdr.flags & CRASHLOG_F_WRITEBACK) ? "writeback" : "writethrough");
 	for (i = 0; i < log->n; i++) {
 		const struct cl_entry *e = &log->e[i];
 		const struct crashlog_rec *r = &e->rec;
 
 		printf("%" PRIu64 " %s", r->seq, cl_type_name(r->type));
+		if (log->format == CL_FMT_DMLOG)
+			printf(" entry=%" PRIu64, e->entry);
+		if (r->type == CL_MARK)
+			printf(" \"%.*s\"", (int)e->mark_len, (const char *)e->data);
 		if (r->type == CRASHLOG_WRITE || r->type == CRASHLOG_DISCARD)
 			printf(" offset=%" PRIu64 " len=%" PRIu64, r->offset, r->len);
 		if (r->type == CRASHLOG_WRITE && !(r->flags & CRASHLOG_R_FAILED))
@@ -142,6 +160,9 @@ cmd_dump(int argc, char **argv, const struct opts *o)
 		}
 		printf("\n");
 	}
+	if (log->format == CL_FMT_DMLOG && log->entries_read < log->entries_super)
+		printf("# torn: the super block claims %" PRIu64 " entries, the file "
+		       "holds %" PRIu64 "\n", log->entries_super, log->entries_read);
 	printf("# %zu records, %" PRIu64 " flushes, %" PRIu64 " bytes ignored at the tail\n",
 	       log->n, log->nflush, log->ignored_bytes);
 	cl_log_close(log);
@@ -164,6 +185,22 @@ flush_seq(const struct cl_log *log, uint64_t k)
 	return 0;
 }
 
+/* seq of the first MARK record named name, 0 if there is none */
+static uint64_t
+mark_seq(const struct cl_log *log, const char *name)
+{
+	size_t i, len = strlen(name);
+
+	for (i = 0; i < log->n; i++) {
+		const struct cl_entry *e = &log->e[i];
+
+		if (e->rec.type == CL_MARK && e->mark_len == len &&
+		    !memcmp(e->data, name, len))
+			return e->rec.seq;
+	}
+	return 0;
+}
+
 /* ---- replay ---- */
 
 static int
@@ -174,12 +211,12 @@ cmd_replay(int argc, char **argv, const struct opts *o)
 	struct cl_point p = { 0 };
 	int r;
 
-	if (argc != 2 || (o->have_upto && o->have_flush) ||
+	if (argc != 2 || o->have_upto + o->have_flush + !!o->mark > 1 ||
 	    (o->durable && o->have_seed)) {
 		usage(stderr);
 		return 2;
 	}
-	if (cl_log_open(argv[0], &log) < 0)
+	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
 	p.upto = o->have_upto ? o->upto : log->n;
 	if (o->have_flush) {
@@ -187,6 +224,14 @@ cmd_replay(int argc, char **argv, const struct opts *o)
 		if (p.upto == 0) {
 			log_error("%s: there is no flush #%" PRIu64 " (%" PRIu64 " flushes)",
 				  argv[0], o->flush_k, log->nflush);
+			cl_log_close(log);
+			return 2;
+		}
+	}
+	if (o->mark) {
+		p.upto = mark_seq(log, o->mark);
+		if (p.upto == 0) {
+			log_error("%s: there is no mark \"%s\"", argv[0], o->mark);
 			cl_log_close(log);
 			return 2;
 		}
@@ -236,7 +281,7 @@ cmd_check(int argc, char **argv, const struct opts *o)
 		usage(stderr);
 		return 2;
 	}
-	if (cl_log_open(argv[0], &log) < 0)
+	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
 	if (gl_log_open(argv[1], &gl) < 0) {
 		cl_log_close(log);
@@ -245,6 +290,9 @@ cmd_check(int argc, char **argv, const struct opts *o)
 	if (log->ignored_bytes)
 		printf("note: %s: %" PRIu64 " bytes of torn tail ignored\n", argv[0],
 		       log->ignored_bytes);
+	if (log->format == CL_FMT_DMLOG && log->entries_read < log->entries_super)
+		printf("note: %s: torn dm-log-writes log: %" PRIu64 " of %" PRIu64
+		       " entries read\n", argv[0], log->entries_read, log->entries_super);
 	if (!gl->has_issue_order)
 		printf("note: %s has no issue order: promises are checked against "
 		       "the end of the host log only\n", argv[1]);
@@ -414,7 +462,7 @@ cmd_fsck(int argc, char **argv, const struct opts *o)
 		log_error("fsck needs LOG BASE and --fs ext4|xfs");
 		return 2;
 	}
-	if (cl_log_open(argv[0], &log) < 0)
+	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
 	if (own_work) {
 		if (!mkdtemp(tmpl)) {
@@ -633,6 +681,8 @@ main(int argc, char **argv)
 		{ "pidfile", required_argument, NULL, 'P' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "max-report", required_argument, NULL, 'm' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "mark", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -700,6 +750,20 @@ main(int argc, char **argv)
 			break;
 		case 'P':
 			o.pidfile = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "crashlog")) {
+				o.format = CL_FMT_CRASHLOG;
+			} else if (!strcmp(optarg, "dm-log-writes")) {
+				o.format = CL_FMT_DMLOG;
+			} else {
+				log_error("--format: \"%s\" is neither crashlog nor "
+					  "dm-log-writes", optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+			o.mark = optarg;
 			break;
 		case 'v':
 			o.verbose = true;

@@ -164,6 +164,10 @@ copy_mods "$R" modules.list xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs
 copy_mods "$R" modules-blkback.list xen-blkback
 # RAM disks for make bench-xen's block-device table (loaded there only)
 copy_mods "$R" modules-brd.list brd
+# phase lw: the kernel's log-writes target and dmsetup, blkcrash to
+# judge its log (RAM disks from modules-brd.list)
+copy_mods "$R" modules-dm.list dm-log-writes
+[ ! -x /sbin/dmsetup ] || copy_bin "$R" /sbin/dmsetup
 copy_bin "$R" $XB/xl $XB/xenstored $XB/xenconsoled $XB/xen-init-dom0 $XB/libxl-save-helper \
 	/usr/bin/xenstore /bin/bash /usr/bin/flock /usr/bin/stat /usr/bin/readlink /sbin/losetup \
 	/usr/bin/logger
@@ -202,6 +206,12 @@ else
 fi
 if [ -f "$HOTPLUG" ]; then
 	install -m755 "$HOTPLUG" "$R/etc/xen/scripts/block-blkbackd"
+fi
+BLKCRASH=${BLKCRASH:-$TOP_BUILDDIR/harness/crash/blkcrash}
+if [ -x "$BLKCRASH" ]; then
+	copy_prog "$R" "$BLKCRASH" blkcrash
+else
+	echo "build-initramfs: $BLKCRASH not built: phase lw will be skipped"
 fi
 if [ -x "$B/xt-holes" ]; then
 	copy_bin "$R" "$B/xt-holes"

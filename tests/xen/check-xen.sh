@@ -105,6 +105,12 @@ case ",$PHASES," in *,co,*) EXPECTED="$EXPECTED
 	co-setup co-xl-create co-connect co-refused co-daemon-start co-untouched
 	co-resize domu-co-xvda-survive co-detach co-attach domu-co-xvdc-attach" ;;
 esac
+case ",$PHASES," in *,lw,*) EXPECTED="$EXPECTED
+	lw-bbd-setup lw-bbd-xl-create domu-lwbbd-xvda-crashlog lw-bbd-check
+	lw-ign-setup lw-ign-xl-create domu-lwign-xvda-crashlog lw-ign-check
+	lw-kb-setup lw-kb-xl-create domu-lwkb-xvda-crashlog lw-kb-check
+	lw-qd-setup lw-qd-xl-create domu-lwqd-xvda-crashlog lw-qd-check" ;;
+esac
 
 # ---- build ----
 t0=$(date +%s)

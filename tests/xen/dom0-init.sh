@@ -721,6 +721,88 @@ phase_cmp() {
 	rmmod xen_blkback 2>/dev/null || say "rmmod xen_blkback failed: a later blkbackd will refuse to start"
 }
 
+# ---------------- phase lw: blkcrash over dm-log-writes ----------------
+# The kernel's log-writes target between a backend and a RAM disk logs
+# what reaches the disk (on a second RAM disk); a guest without
+# xen-blkfront runs blkfront-test verify with its guest log as the disk's
+# frontend; then "blkcrash check" judges the backend from outside it.
+# blkbackd honest must pass, blkbackd --unsafe-ignore-flush must be
+# CAUGHT (exit 1), kernel xen-blkback and QEMU qdisk must pass.  Not in the default
+# PHASES: PHASES=lw make check-xen.
+LW_DEV=/dev/mapper/lw
+export DM_DISABLE_UDEV=1	# no udev here: libdevmapper makes the nodes
+lw_setup() { # two fresh RAM disks of 64 MiB and the dm device over them
+	/sbin/dmsetup remove lw 2>/dev/null
+	rmmod brd 2>/dev/null
+	while read -r m; do
+		case $m in */brd.ko*) insmod "$m" rd_nr=2 rd_size=65536 || return 1 ;;
+		*) insmod "$m" 2>/dev/null ;;
+		esac
+	done < /modules-brd.list
+	[ -b /dev/ram1 ] || { say "brd: no /dev/ram1"; return 1; }
+	/sbin/dmsetup create lw --table "0 $(blockdev --getsz /dev/ram0) log-writes /dev/ram0 /dev/ram1" ||
+		return 1
+	[ -b $LW_DEV ] || { say "no $LW_DEV"; return 1; }
+}
+# lw_round NAME WANT DISK [XL-ENV...]: one guest on $LW_DEV; blkcrash
+# check must exit WANT (0 no violation, 1 violations)
+lw_round() {
+	local n=$1 want=$2 disk=$3 dom rc
+	shift 3
+	check lw-$n-setup lw_setup || return
+	XT_EXTRA=xt.noblkfront=1 GUEST_VCPUS=1 mkcfg domu-lw$n "crashlog:xvda,idle" \
+		"xvda:$(blockdev --getsz $LW_DEV)" "$disk"
+	check lw-$n-xl-create xl_create domu-lw$n "$@" || return
+	wait_guest domu-lw$n '@@U IDLE' 600
+	xl destroy domu-lw$n
+	sleep 1
+	start lw-$n-check
+	# the teardown logs what no flush covered and updates the super block
+	/sbin/dmsetup remove lw || say "dmsetup remove lw failed"
+	dd if=/dev/ram1 of=/tmp/lw-$n.dmlog bs=1M status=none
+	sed -n '/@@GUESTLOG-BEGIN/,/@@GUESTLOG-END/p' $GUESTLOG/guest-domu-lw$n.log |
+		tr -d '\r' | sed '1d;$d' > /tmp/lw-$n.guest
+	say "guest log: $(wc -l < /tmp/lw-$n.guest) lines"
+	blkcrash dump /tmp/lw-$n.dmlog | tail -n 2 | sed 's/^/  /'
+	blkcrash check --max-report 5 /tmp/lw-$n.dmlog /tmp/lw-$n.guest 2>&1 | sed 's/^/  /'
+	rc=$(blkcrash check /tmp/lw-$n.dmlog /tmp/lw-$n.guest >/dev/null 2>&1; echo $?)
+	rm -f /tmp/lw-$n.dmlog
+	if [ "$rc" = "$want" ]; then
+		result lw-$n-check PASS "blkcrash check exit $rc"
+	else
+		result lw-$n-check FAIL "blkcrash check exit $rc, expected $want"
+	fi
+}
+phase_lw() {
+	if [ ! -x /sbin/dmsetup ] || [ ! -x /usr/local/bin/blkcrash ] ||
+	   [ ! -e /etc/xt-has-blkfront-test ]; then
+		echo "@@SKIPALL lw- dmsetup, blkcrash or blkfront-test missing from the image"
+		return
+	fi
+	while read -r m; do insmod "$m" 2>/dev/null; done < /modules-dm.list
+	local disk="vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$LW_DEV"
+	# blkbackd first: it refuses to start beside a loaded xen-blkback
+	if bb_start; then
+		lw_round bbd 0 "$disk"
+		bb_stop
+	fi
+	if bb_start --unsafe-ignore-flush; then
+		lw_round ign 1 "$disk"
+		bb_stop
+	fi
+	while read -r m; do insmod "$m" || echo "insmod $m failed"; done < /modules-blkback.list
+	lw_round kb 0 "phy:$LW_DEV,xvda,w"
+	rmmod xen_blkback 2>/dev/null
+	if [ -x /usr/libexec/xen-qemu-system-i386 ]; then
+		lw_round qd 0 "format=raw, vdev=xvda, access=rw, backendtype=qdisk, target=$LW_DEV"
+	else
+		echo "@@SKIPALL lw-qd- QEMU (xen-qemu-system-i386) is not in the image"
+		echo "@@SKIPALL domu-lwqd- QEMU (xen-qemu-system-i386) is not in the image"
+	fi
+	/sbin/dmsetup remove lw 2>/dev/null
+	rmmod brd 2>/dev/null
+}
+
 # ---------------- phase cmd: run-in-domu.sh ----------------
 phase_cmd() {
 	local a=/tmp/cmd.img
@@ -1253,6 +1335,7 @@ for p in $(echo "$PHASES" | tr ',' ' '); do
 		fi
 		;;
 	cmp) phase_cmp ;;
+	lw) if [ ! -x $BB ]; then echo "@@SKIPALL lw- blkbackd is not built"; else phase_lw; fi ;;
 	jobs)
 		if grep -q ' domU ' /xt/jobs && { [ ! -x $BB ] || [ ! -x /etc/xen/scripts/block-blkbackd ]; }; then
 			echo "@@SKIPALL jobs blkbackd or its hotplug script is not built"

@@ -431,6 +431,20 @@ do_hostile() { # DISK CASE
 		--timeout 20000 /xt-hostile/$2.script
 }
 
+# phase lw: blkfront-test verify as this guest's disk frontend (no
+# xen-blkfront; no indirect segments: gntalloc shares at most 1024
+# pages), with its guest log (include/guestlog.h), which is then
+# printed between @@GUESTLOG-BEGIN and @@GUESTLOG-END for dom0's
+# "blkcrash check" against the dm-log-writes log of the disk
+do_crashlog() { # DISK
+	/usr/local/bin/blkfront-test verify --transport xen --vdev $1 --max-indirect 0 --bs 4096 \
+		--size 8M --count 400 --iodepth 4 --flush-every 25 --seed 7 \
+		--timeout 20000 --log /tmp/guest.log || return
+	echo "@@GUESTLOG-BEGIN"
+	cat /tmp/guest.log
+	echo "@@GUESTLOG-END"
+}
+
 echo "@@U DOMU-INIT-START tag=$TAG kernel=$(uname -r) run=$RUN"
 NOBLKFRONT=$(arg xt.noblkfront)
 # busybox insmod does not read /proc/cmdline: hand xen_blkfront.P=V over
@@ -474,6 +488,7 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 			echo "@@U JOB-OUTPUT-FAILED /dev/${l#*:}"
 		echo "@@U JOB-END ${l%%:*} rc=$(cat $o/rc)"
 		;;
+	crashlog) step $d-crashlog do_crashlog $d ;;
 	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
 	queues) step $d-queues do_queues $d ;;
 	persist) step $d-persistent do_persist $d $l ;;
