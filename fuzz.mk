@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# One corpus policy for every libFuzzer target (ring/, sim/); included by
+# One corpus policy for every libFuzzer target (ring/, sim/, harness/crash/); included by
 # their Makefile.am after common-rules.mk.  DESIGN-NOTES.md, "Fuzz seeds
 # and corpora", says why.  In the source tree, both committed:
 #   fuzz-seeds/   small inputs made by hand or by gen-fuzz-seeds.py, and
@@ -21,7 +21,8 @@
 FUZZ_SECONDS = 60
 FUZZ_RUNS = -1
 FUZZ_REPLAY_DIRS = $(abs_srcdir)/fuzz-seeds $(abs_srcdir)/fuzz-corpus
-EXTRA_DIST += gen-fuzz-seeds.py fuzz-seeds fuzz-corpus
+# (FUZZ_SEED_SCRIPT: the including directory's seed generator, if any)
+EXTRA_DIST += $(FUZZ_SEED_SCRIPT) fuzz-seeds fuzz-corpus
 
 if HAVE_CLANG
 fuzz: $(FUZZER)

@@ -295,7 +295,7 @@ else
 fi
 
 # ---- the fuzz seeds and every log above through the fuzz target ----
-fuzz-dmlog-replay "$abs_top_srcdir"/harness/crash/fuzz-corpus/* "$d"/*.log |
+fuzz-dmlog-replay "$abs_top_srcdir"/harness/crash/fuzz-seeds/* "$abs_top_srcdir"/harness/crash/fuzz-corpus/* "$d"/*.log |
 	tee "$d/fuzz.out"
 grep -q "inputs replayed" "$d/fuzz.out" || fail "fuzz-dmlog-replay"
 echo OK
