@@ -7,9 +7,11 @@
  * Who owns what: xenbus.c owns the set of vbds (d->devs: it creates,
  * links, unlinks and frees them, and keeps the watches that are not
  * one vbd's); vbd.c owns one vbd's state machine, its connection and
- * its drain (xenbus.h, vbd.h, negotiate.h say who may call what).
- * The imports run one way: main.c -> xenbus.c -> vbd.c -> negotiate.c,
- * all of them on this header.
+ * its drain, with vbd-backing.c (its backing and claim) and
+ * vbd-reports.c (its queues' reports, a resize) (xenbus.h, vbd.h,
+ * vbd-int.h, negotiate.h say who may call what).  The imports run one
+ * way: main.c -> xenbus.c -> vbd-reports.c -> vbd.c -> vbd-backing.c,
+ * negotiate.c, all of them on this header.
  */
 #ifndef BK_DEV_H
 #define BK_DEV_H

@@ -4,8 +4,8 @@
  * xenstore (negotiate.c): the knobs, the probe keys, the ring keys, the
  * features negotiated once and published.  It reads and writes keys and
  * decides nothing about the vbd's state: a key that is wrong comes back
- * as a struct bk_fault, and vbd.c (its only caller) decides what
- * follows.  Control thread only.
+ * as a struct bk_fault, and vbd.c (with vbd-reports.c, its only
+ * callers) decides what follows.  Control thread only.
  */
 #ifndef BK_NEGOTIATE_H
 #define BK_NEGOTIATE_H

@@ -468,7 +468,7 @@ struct bk_claims {
 int bk_claim_check(const struct bk_claims *reg, const struct bk_params *p,
 		   bool read_only, const struct bk_claim **holder);
 /* The same, except that a claim for which may_share(claim, arg) says
- * true never conflicts (two vbds of one VM: vbd.c). */
+ * true never conflicts (two vbds of one VM: vbd-backing.c). */
 int bk_claim_check_shared(const struct bk_claims *reg, const struct bk_params *p, bool read_only,
 			  bool (*may_share)(const struct bk_claim *c, void *arg), void *arg,
 			  const struct bk_claim **holder);

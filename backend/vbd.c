@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vbd.c: one vbd's state machine (vbd.h), on the control thread.
+ * vbd.c: one vbd's state machine (vbd.h), on the control thread: its
+ * state and error nodes, connect, disconnect and drain, the objects,
+ * the probe and the frontend.  Its backing and the claim on it are
+ * vbd-backing.c's, the queues' reports and a resize vbd-reports.c's
+ * (vbd-int.h; calls run vbd-reports.c -> vbd.c -> vbd-backing.c).
  *
  * States and transitions follow Linux xen-blkback (xenbus.c):
  *   probe:    the knobs and the backing checked, the probe keys written
@@ -65,6 +69,7 @@
 #include "fnv.h"
 #include "log.h"
 #include "negotiate.h"
+#include "vbd-int.h"
 #include "vbd.h"
 #include "xbus.h"
 
@@ -150,8 +155,8 @@ error_node(struct xs_handle *xs, xs_transaction_t t, void *arg)
  * after xl-remove (a connect that fails because the domain is gone)
  * must not recreate the directory.
  */
-static void
-write_error(struct bk_dev *dev, const char *msg)
+void
+bk_vbd_write_error(struct bk_dev *dev, const char *msg)
 {
 	const struct error_arg a = { .be = dev->be, .msg = msg };
 	int r;
@@ -179,153 +184,37 @@ bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	if (bk_vbd_log_ok(dev))	/* a flapping guest repeats its errors */
 		log_error("vbd %s: %s: %s", dev->name, key, msg);
 	snprintf(node, sizeof(node), "%s: %s", key, msg);
-	write_error(dev, node);
+	bk_vbd_write_error(dev, node);
 	dev->fatal = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);
 }
 
 /* ---------------------------------------------------------------- */
-/* The store and its claim.                                           */
+/* The store and its claim (vbd-backing.c).                           */
 /* ---------------------------------------------------------------- */
 
-/* /local/domain/<domid>/<key>: a malloc'd string or NULL. */
-static char *
-dom_read(struct bk_daemon *d, uint32_t domid, const char *key)
-{
-	char dir[48];
-
-	snprintf(dir, sizeof(dir), "/local/domain/%u", domid);
-	return xbus_read(d->xs, XBT_NULL, dir, key);
-}
-
-/* The vm path of the domain domid targets (a stub domain's), or NULL. */
-static char *
-target_vm(struct bk_daemon *d, uint32_t domid)
-{
-	char *t = dom_read(d, domid, "target"), *end, *vm = NULL;
-	unsigned long target;
-
-	if (!t)
-		return NULL;
-	errno = 0;
-	target = strtoul(t, &end, 10);
-	if (!errno && end != t && !*end && target <= UINT32_MAX)
-		vm = dom_read(d, (uint32_t)target, "vm");
-	free(t);
-	return vm;
-}
-
-static bool
-streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
-/*
- * May dev share its backing with the vbd holding claim c?  Xen's block
- * hotplug script (check_sharing, same_vm) lets two writers share a
- * device when both frontends belong to the same VM: a localhost
- * migration's source and target domains, which have the same
- * /local/domain/N/vm path and never run at once.  Compared like the
- * script: each domain's vm and its target's vm (a device model stub
- * domain), any pair equal.  Unlike the script a missing vm path never
- * matches (it pretended a vanished domain was the same VM).
- */
-static bool
-same_vm(const struct bk_claim *c, void *arg)
-{
-	struct bk_dev *dev = arg;
-	struct bk_daemon *d = dev->d;
-	unsigned long other;
-	char *vm, *tvm, *ovm, *otvm, *end;
-	bool same;
-
-	errno = 0;
-	other = strtoul(c->owner, &end, 10);
-	if (errno || *end != '/' || other > UINT32_MAX)
-		return false;
-	vm = dom_read(d, dev->frontid, "vm");
-	tvm = target_vm(d, dev->frontid);
-	ovm = dom_read(d, (uint32_t)other, "vm");
-	otvm = target_vm(d, (uint32_t)other);
-	same = streq(vm, ovm) || streq(tvm, ovm) || streq(vm, otvm) || streq(tvm, otvm);
-	if (same)
-		log_info("vbd %s: shares \"%s\" with vbd %s: both frontends are VM %s",
-			 dev->name, c->id, c->owner, streq(vm, ovm) ? vm : ovm ? ovm : otvm);
-	free(vm);
-	free(tvm);
-	free(ovm);
-	free(otvm);
-	return same;
-}
-
-/*
- * Open the vbd's store (check_only: open the base, check it, close it
- * again, as Linux blkback opens the backing before InitWait).  A backing
- * another vbd serves is refused unless both are read-only or both
- * frontends are the same VM (same_vm); one that a
- * draining vbd still writes is waited for (dev->backing_wait; retried
- * when that drain is over).  0, -EINPROGRESS while waiting, or -errno
- * after bk_vbd_fatal().
- */
+/* Open the vbd's store and claim its backing (bk_vbd_backing_open);
+ * a refusal is fatal.  0, -EINPROGRESS while the backing is still
+ * another vbd's (retried when its drain is over), or -errno after
+ * bk_vbd_fatal(). */
 static int
 store_open(struct bk_dev *dev, bool check_only)
 {
-	struct bk_daemon *d = dev->d;
-	const struct bk_dev_config *c = &dev->cfg;
-	const struct bk_stack_config sc = {
-		.read_only = c->read_only,
-		.writethrough = c->writethrough,
-		.record_path = d->opt.record_path,
-		.volatile_cache = d->opt.volatile_cache,
-		/* a resize from the cluster (rbd) wakes the control loop as
-		 * the queues' reports do; bk_vbd_reports() looks */
-		.notify_efd = &d->report_efd,
-		/* rbd: the image lock's owner, for a takeover after a crash */
-		.state_dir = d->opt.state_dir,
-		/* the vbd's io-engine key, else --io-engine */
-		.io_engine = c->io_engine_set ? c->io_engine : d->opt.io_engine,
-	};
-	const struct bk_claim *holder = NULL;
-	struct bk_store_why why;
-	int r;
+	struct bk_fault fault = { .key = "params", .msg = "cannot be opened" };
+	int r = bk_vbd_backing_open(dev, check_only, &fault);
 
-	r = bk_claim_check_shared(&d->claims, &c->params, c->read_only, same_vm, dev, &holder);
-	if (r == -EINPROGRESS) {
-		if (!dev->backing_wait)
-			log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
-				 "finishing its requests in flight; waiting for it",
-				 dev->name, c->params.arg, holder->owner);
-		dev->backing_wait = true;
-		return r;
-	}
-	dev->backing_wait = false;
-	if (r == -EBUSY) {
-		bk_vbd_fatal(dev, "params", "\"%s\" is already served by vbd %s%s; "
-			     "a backing is shared only when every vbd has mode=r, "
-			     "or every frontend is the same VM (a migration)",
-			     c->params.arg, holder->owner,
-			     holder->read_only ? " (read-only)" : " read-write");
-		return r;
-	}
-	r = bk_stack_open(&c->params, &sc, check_only, &dev->store, &why);
-	if (r < 0) {
-		bk_vbd_fatal(dev, "params", "%s", why.msg);
-		return r;
-	}
-	if (!check_only)
-		dev->claim = bk_claim_take(&d->claims, &c->params, c->read_only, dev->name);
-	return 0;
+	if (r < 0 && r != -EINPROGRESS)
+		bk_vbd_fatal(dev, fault.key, "%s", fault.msg);
+	return r;
 }
 
 /* ---------------------------------------------------------------- */
 /* Disconnect.                                                        */
 /* ---------------------------------------------------------------- */
 
-/* Have all (all: true) or any (false) of the vbd's queue threads
- * finished? */
-static bool
-queues_stopped(const struct bk_dev *dev, bool all)
+/* (vbd-int.h) */
+bool
+bk_vbd_queues_stopped(const struct bk_dev *dev, bool all)
 {
 	unsigned int i;
 
@@ -371,7 +260,7 @@ bk_vbd_disconnect(struct bk_dev *dev)
 		return false;
 	for (i = 0; i < dev->nr_queues; i++)
 		bk_dataplane_stop(dev->queues[i]);
-	if (queues_stopped(dev, true)) {
+	if (bk_vbd_queues_stopped(dev, true)) {
 		bk_vbd_disconnect_finish(dev);
 		return true;
 	}
@@ -389,7 +278,7 @@ bk_vbd_disconnect(struct bk_dev *dev)
 bool
 bk_vbd_drained(const struct bk_dev *dev)
 {
-	return dev->phase == DEV_DRAINING && queues_stopped(dev, true);
+	return dev->phase == DEV_DRAINING && bk_vbd_queues_stopped(dev, true);
 }
 
 bool
@@ -1181,108 +1070,5 @@ bk_vbd_domain_gone(struct bk_dev *dev)
 	} else {
 		bk_vbd_set_state(dev, XenbusStateClosing);
 		dev->then_closed = true;
-	}
-}
-
-/* ---------------------------------------------------------------- */
-/* Reports from the queues.                                           */
-/* ---------------------------------------------------------------- */
-
-/*
- * Has the backing changed size (rbd resize from any host, a file or
- * block device grown or shrunk here)?  Then tell the frontend as Linux
- * blkback's xen_blkbk_resize does: "sectors" and our state node
- * rewritten in one transaction, so its watch on the state fires and it
- * re-reads sectors.  A shrink, or a backing whose size cannot be read
- * any more (a removed file), is an admin's mistake that may lose the
- * guest's data: said loudly, once, in the log and the error node.
- */
-int
-bk_vbd_check_size(struct bk_dev *dev, uint64_t *old_sectors, uint64_t *new_sectors)
-{
-	uint64_t bytes, old = dev->feat.sectors;
-	char msg[256];
-	int r;
-
-	if (old_sectors)
-		*old_sectors = old;
-	if (new_sectors)
-		*new_sectors = old;
-	if (dev->phase != DEV_CONNECTED || !dev->published)
-		return -ENOTCONN;
-	r = bk_store_size(dev->store, &bytes);
-	if (r == -EOPNOTSUPP)
-		return r;
-	if (r < 0) {
-		if (!dev->size_lost) {
-			log_error("vbd %s: cannot read the size of its backing \"%s\": %s%s",
-				  dev->name, dev->cfg.params.arg, strerror(-r),
-				  r == -ENOENT ? " (removed?)" : "");
-			snprintf(msg, sizeof(msg), "params: cannot read the size of \"%s\": %s",
-				 dev->cfg.params.arg, strerror(-r));
-			write_error(dev, msg);
-		}
-		dev->size_lost = true;
-		return r;
-	}
-	dev->size_lost = false;
-	if (bytes >> 9 == old)
-		return 0;
-	r = bk_negotiate_resize(dev, bytes >> 9);
-	if (r < 0) {
-		log_error("vbd %s: the backing now has %" PRIu64 " sectors; writing %s/sectors: "
-			  "%s", dev->name, bytes >> 9, dev->be, strerror(-r));
-		return r;
-	}
-	if (new_sectors)
-		*new_sectors = dev->feat.sectors;
-	if (dev->feat.sectors > old) {
-		log_info("vbd %s: backing resized: %" PRIu64 " -> %" PRIu64 " sectors", dev->name,
-			 old, dev->feat.sectors);
-		return 0;
-	}
-	log_error("vbd %s: BACKING SHRANK: %" PRIu64 " -> %" PRIu64 " sectors under a "
-		  "connected guest; its I/O past the new end fails", dev->name, old,
-		  dev->feat.sectors);
-	snprintf(msg, sizeof(msg), "params: the backing shrank from %" PRIu64 " to %" PRIu64
-		 " sectors while connected", old, dev->feat.sectors);
-	write_error(dev, msg);
-	return 0;
-}
-
-void
-bk_vbd_reports(struct bk_dev *dev)
-{
-	unsigned int i;
-
-	if (dev->gone)
-		return;	/* disconnecting; nothing more is written for it */
-	bk_vbd_check_size(dev, NULL, NULL);
-
-	for (i = 0; i < dev->nr_queues; i++) {
-		struct bk_report rep;
-		char node[320];
-
-		if (!bk_dataplane_reports(dev->queues[i], &rep))
-			continue;
-		if (rep.events & BK_REPORT_WITHDRAW)
-			bk_negotiate_withdraw(dev, rep.withdraw);
-		if ((rep.events & BK_REPORT_BROKEN_RING) && dev->phase == DEV_CONNECTED) {
-			bk_vbd_fatal(dev, "ring", "%s", rep.msg);
-			bk_vbd_disconnect(dev);
-		} else if (rep.events & BK_REPORT_FAILED) {
-			/* C15: loud, once; the error node says it for the
-			 * toolstack (the queues answer ERROR from now on) */
-			if (!dev->failed)
-				log_error("vbd %s: %s", dev->name, rep.msg);
-			dev->failed = true;
-			snprintf(node, sizeof(node), "failed: %s", rep.msg);
-			write_error(dev, node);
-		}
-	}
-	if (dev->phase == DEV_CONNECTED && queues_stopped(dev, false)) {
-		/* not asked to: it could not wait for events any more */
-		bk_vbd_fatal(dev, "queue", "a queue thread stopped (see the log)");
-		bk_vbd_disconnect(dev);
 	}
 }

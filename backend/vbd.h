@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vbd.h: one vbd (vbd.c): its state machine (Linux xen-blkback's
- * xenbus.c: backend_changed, frontend_changed, connect,
- * xen_blkif_disconnect), its connection and its drain.  xenbus.c (the
+ * vbd.h: one vbd (vbd.c; its backing in vbd-backing.c, its reports
+ * and resize in vbd-reports.c, sharing the private vbd-int.h): its
+ * state machine (Linux xen-blkback's xenbus.c: backend_changed,
+ * frontend_changed, connect, xen_blkif_disconnect), its connection and
+ * its drain.  xenbus.c (the
  * owner of the set of vbds, xenbus.h) creates and frees them and calls
  * the rest; ctl.c reads their counters.  What a vbd says through
  * xenstore is negotiate.c's (negotiate.h).

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vbd-int.h: what the files of one vbd's code share among themselves,
+ * and nobody else includes: vbd.c (the state machine, connect,
+ * disconnect and drain), vbd-backing.c (the backing and its claim) and
+ * vbd-reports.c (the queues' reports, a resize).  The calls run one way:
+ * vbd-reports.c -> vbd.c -> vbd-backing.c.  The vbd's interface to the
+ * rest of blkbackd is vbd.h.  Control thread only.
+ */
+#ifndef BK_VBD_INT_H
+#define BK_VBD_INT_H
+
+#include <stdbool.h>
+
+#include "dev.h"
+#include "negotiate.h"
+
+/*
+ * vbd-backing.c.  Open the vbd's store (check_only: open the base,
+ * check it, close it again, as Linux blkback opens the backing before
+ * InitWait), and when not check_only take its claim (dev->claim).  A
+ * backing another vbd serves is refused unless both are read-only or
+ * both frontends are the same VM (a migration); one that a draining vbd
+ * still writes is waited for (dev->backing_wait; retried when that drain
+ * is over).  0, -EINPROGRESS while waiting, or -errno with *f saying
+ * which key and why (the caller makes it fatal).
+ */
+int bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f);
+
+/* vbd.c.  Write <backend>/error = msg, only while the backend directory
+ * exists (never recreating it); logged when it fails. */
+void bk_vbd_write_error(struct bk_dev *dev, const char *msg);
+/* vbd.c.  Have all (all: true) or any (false) of the vbd's queue
+ * threads finished? */
+bool bk_vbd_queues_stopped(const struct bk_dev *dev, bool all);
+
+#endif /* BK_VBD_INT_H */
