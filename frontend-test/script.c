@@ -12,6 +12,13 @@
  * KEY=VALUE or positional arguments.  Numbers are decimal or 0x hex.
  * The first failing check prints "FILE:LINE: message" and the command
  * exits 1; a malformed line exits 2.
+ *
+ * This file runs the steps: it sends the requests, collects and checks
+ * the responses, and keeps the script's state (struct sc).  Reading a
+ * line's words (numbers, names, page references, the arguments of send
+ * and wait) is script-parse.c's (script-parse.h); each line is read just
+ * before it runs, so a step's syntax error still comes after the steps
+ * above it have run.
  */
 #include <config.h>
 
@@ -32,16 +39,9 @@
 #include "log.h"
 #include "xbus.h"
 #include "ft.h"
+#include "script-parse.h"
 
-#define SC_MAX_WORDS	300	/* send: 256 seg= and the rest */
 #define SC_MAX_PENDING	4096
-#define SC_DEFAULT_WAIT	5000u
-
-struct sc_grant {
-	char name[32];
-	void *page;
-	grant_ref_t gref;
-};
 
 struct sc_sent {
 	uint64_t id;
@@ -64,8 +64,7 @@ struct sc_snap {
 };
 
 struct sc {
-	const char *file;
-	unsigned int line;
+	struct sc_where at;		/* the script and the step's line */
 	blkfront_t *bf;
 	xenops_t *x;
 	blkring_t *ring;
@@ -88,15 +87,6 @@ struct sc {
 static int resolve_gref_page(struct sc *s, grant_ref_t gref, void **page);
 static int sc_notify(struct sc *s);
 
-/* "FILE:LINE: [prefix]message" on stderr. */
-static void
-sc_vreport(const struct sc *s, const char *prefix, const char *fmt, va_list ap)
-{
-	fprintf(stderr, "%s:%u: %s", s->file, s->line, prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
 /* A step whose outcome was not the expected one: returns 1. */
 static int ATTRIBUTE_FORMAT_PRINTF(2, 3)
 sc_fail(struct sc *s, const char *fmt, ...)
@@ -104,134 +94,9 @@ sc_fail(struct sc *s, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	sc_vreport(s, "", fmt, ap);
+	sc_vreport(&s->at, "", fmt, ap);
 	va_end(ap);
 	return 1;
-}
-
-/* A line the script parser cannot read: returns 2. */
-static int ATTRIBUTE_FORMAT_PRINTF(2, 3)
-sc_syntax(struct sc *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sc_vreport(s, "syntax: ", fmt, ap);
-	va_end(ap);
-	return 2;
-}
-
-static int
-num(const char *s, uint64_t *out)
-{
-	char *end;
-	int neg = s[0] == '-';
-
-	errno = 0;
-	*out = neg ? (uint64_t)strtoll(s, &end, 0) : strtoull(s, &end, 0);
-	return errno || end == s || *end ? -1 : 0;
-}
-
-/* An op by libblkring's name for it (blkreq_op_name), "reserved1" as
- * well (this tool's older spelling of op 4), or a number. */
-static int
-parse_op(const char *v, uint8_t *op)
-{
-	uint64_t n;
-
-	if (strcmp(v, "reserved1") == 0) {
-		*op = BLKIF_OP_RESERVED_1;
-		return 0;
-	}
-	if (blkreq_op_parse(v, op) == 0)
-		return 0;
-	if (num(v, &n) || n > 255)
-		return -1;
-	*op = (uint8_t)n;
-	return 0;
-}
-
-static int
-parse_status(const char *v, int *st)
-{
-	uint64_t n;
-
-	if (strcasecmp(v, "OKAY") == 0 || strcasecmp(v, "OK") == 0)
-		*st = BLKIF_RSP_OKAY;
-	else if (strcasecmp(v, "ERROR") == 0)
-		*st = BLKIF_RSP_ERROR;
-	else if (strcasecmp(v, "EOPNOTSUPP") == 0)
-		*st = BLKIF_RSP_EOPNOTSUPP;
-	else if (num(v, &n) == 0)
-		*st = (int)(int64_t)n;
-	else
-		return -1;
-	return 0;
-}
-
-static const char *
-status_name(int st)
-{
-	static char buf[16];
-
-	switch (st) {
-	case BLKIF_RSP_OKAY: return "OKAY";
-	case BLKIF_RSP_ERROR: return "ERROR";
-	case BLKIF_RSP_EOPNOTSUPP: return "EOPNOTSUPP";
-	}
-	snprintf(buf, sizeof(buf), "%d", st);
-	return buf;
-}
-
-/*
- * A page reference: "pN" (pool page N), a name from "grant", or
- * (for grefs only) a raw number.  Sets *page (NULL for raw numbers).
- */
-static int
-resolve(struct sc *s, const char *v, void **page, grant_ref_t *gref, bool allow_raw)
-{
-	uint64_t n;
-	unsigned int i;
-
-	*page = NULL;
-	if (v[0] == 'p' && isdigit((unsigned char)v[1]) && num(v + 1, &n) == 0) {
-		*page = blkfront_raw_page(s->bf, (unsigned int)n, gref);
-		if (!*page)
-			return -1;
-		return 0;
-	}
-	for (i = 0; i < s->ngrants; i++)
-		if (strcmp(s->grants[i].name, v) == 0) {
-			*page = s->grants[i].page;
-			*gref = s->grants[i].gref;
-			return 0;
-		}
-	if (allow_raw && num(v, &n) == 0 && n <= 0xffffffffu) {
-		*gref = (grant_ref_t)n;
-		return 0;
-	}
-	return -1;
-}
-
-/* PATTERN: zero | byte:N | seed:N */
-static int
-pattern(const char *v, void *buf, size_t len)
-{
-	uint64_t n;
-
-	if (strcmp(v, "zero") == 0) {
-		memset(buf, 0, len);
-		return 0;
-	}
-	if (strncmp(v, "byte:", 5) == 0 && num(v + 5, &n) == 0 && n < 256) {
-		memset(buf, (int)n, len);
-		return 0;
-	}
-	if (strncmp(v, "seed:", 5) == 0 && num(v + 5, &n) == 0) {
-		ft_pattern_fill(buf, len, n);
-		return 0;
-	}
-	return -1;
 }
 
 /* Is gref a page of a request still waiting for its response?  (A
@@ -273,7 +138,7 @@ check_response(struct sc *s, const struct blkrsp *rsp)
 	if (!o)
 		return sc_fail(s, "response id=%" PRIu64 " op=%u status=%s on ring %u: no such "
 			       "request outstanding (never sent on this ring, or answered already)",
-			       rsp->id, rsp->operation, status_name(rsp->status), s->ring_gen);
+			       rsp->id, rsp->operation, sc_status_name(rsp->status), s->ring_gen);
 	if (rsp->operation != o->op)
 		return sc_fail(s, "response id=%" PRIu64 " has operation %u, its request (line %u) "
 			       "%u", rsp->id, rsp->operation, o->line, o->op);
@@ -313,7 +178,8 @@ collect(struct sc *s, unsigned int timeout_ms, bool stop_at_first)
 			return 0;
 		if (log_verbose)
 			fprintf(stderr, "%s:%u: response id=%#" PRIx64 " op=%u status=%s\n",
-				s->file, s->line, rsp.id, rsp.operation, status_name(rsp.status));
+				s->at.file, s->at.line, rsp.id, rsp.operation,
+				sc_status_name(rsp.status));
 		r = check_response(s, &rsp);
 		if (r)
 			return r;
@@ -373,7 +239,7 @@ wait_id(struct sc *s, uint64_t id, int ring, const int *want_st, const uint8_t *
 	}
 	if (want_st && rsp.status != *want_st)
 		return sc_fail(s, "id %" PRIu64 ": expected status=%s, got %s", id,
-			       status_name(*want_st), status_name(rsp.status));
+			       sc_status_name(*want_st), sc_status_name(rsp.status));
 	if (want_op && rsp.operation != *want_op)
 		return sc_fail(s, "id %" PRIu64 ": expected operation %u in the response, got %u",
 			       id, *want_op, rsp.operation);
@@ -384,151 +250,57 @@ static int
 cmd_send(struct sc *s, int argc, char **argv)
 {
 	struct blkreq *req = calloc(1, sizeof(*req));
-	uint8_t ind_op = BLKIF_OP_WRITE;
-	grant_ref_t igrefs[BLKIF_MAX_INDIRECT_PAGES_PER_REQUEST];
-	unsigned int nigref = 0, nseg = 0, i;
-	bool have_nseg = false, have_op = false, push = true;
-	bool have_expect = false, expect_none = false;
-	int want_st = 0, r = 0;
-	unsigned int timeout = SC_DEFAULT_WAIT;
-	uint64_t n;
-	struct blkreq_seg segs[BLKRING_MAX_INDIRECT_SEGMENTS];
+	const struct sc_names nm = { s->bf, s->grants, s->ngrants };
+	struct sc_send_cmd cmd;
+	unsigned int i;
+	int r = 0;
 
 	if (!req)
 		return sc_fail(s, "out of memory");
 	req->id = s->next_id;
 	req->handle = s->handle;
-	for (i = 1; i < (unsigned int)argc; i++) {
-		char *k = argv[i], *v = strchr(k, '=');
-
-		if (strcmp(k, "nopush") == 0) {
-			push = false;
-			continue;
-		}
-		if (!v) {
-			r = sc_syntax(s, "send: expected KEY=VALUE, got %s", k);
-			goto out;
-		}
-		*v++ = '\0';
-		if (strcmp(k, "op") == 0) {
-			if (parse_op(v, &req->operation))
-				goto badval;
-			have_op = true;
-		} else if (strcmp(k, "indirect_op") == 0) {
-			if (parse_op(v, &ind_op))
-				goto badval;
-		} else if (strcmp(k, "id") == 0) {
-			if (num(v, &req->id))
-				goto badval;
-		} else if (strcmp(k, "sector") == 0) {
-			if (num(v, &req->sector))
-				goto badval;
-		} else if (strcmp(k, "handle") == 0) {
-			if (num(v, &n))
-				goto badval;
-			req->handle = (blkif_vdev_t)n;
-		} else if (strcmp(k, "nr_segments") == 0) {
-			if (num(v, &n) || n > 0xffff)
-				goto badval;
-			req->nr_segments = (unsigned int)n;
-			have_nseg = true;
-		} else if (strcmp(k, "nr_sectors") == 0) {
-			if (num(v, &req->nr_sectors))
-				goto badval;
-		} else if (strcmp(k, "secure") == 0) {
-			req->discard_secure = strcmp(v, "0") != 0;
-		} else if (strcmp(k, "seg") == 0) {
-			char *f = strchr(v, ':'), *l = NULL;
-			void *page;
-			uint64_t fs = 0, ls = 7;
-
-			if (f) {
-				*f++ = '\0';
-				l = strchr(f, ':');
-				if (!l)
-					goto badval;
-				*l++ = '\0';
-				if (num(f, &fs) || num(l, &ls) || fs > 255 || ls > 255)
-					goto badval;
-			}
-			if (nseg == ARRAY_SIZE(segs)) {
-				r = sc_syntax(s, "send: more than %zu seg=", ARRAY_SIZE(segs));
-				goto out;
-			}
-			if (resolve(s, v, &page, &segs[nseg].gref, true))
-				goto badval;
-			segs[nseg].first_sect = (uint8_t)fs;
-			segs[nseg].last_sect = (uint8_t)ls;
-			nseg++;
-		} else if (strcmp(k, "igref") == 0) {
-			void *page;
-
-			if (nigref == ARRAY_SIZE(igrefs) || resolve(s, v, &page, &igrefs[nigref], true))
-				goto badval;
-			nigref++;
-		} else if (strcmp(k, "expect") == 0) {
-			have_expect = true;
-			if (strcmp(v, "none") == 0)
-				expect_none = true;
-			else if (parse_status(v, &want_st))
-				goto badval;
-		} else if (strcmp(k, "timeout") == 0) {
-			if (num(v, &n))
-				goto badval;
-			timeout = (unsigned int)n;
-		} else {
-			r = sc_syntax(s, "send: unknown key %s", k);
-			goto out;
-		}
-		continue;
-badval:
-		r = sc_syntax(s, "send: bad value for %s: %s", k, v ? v : "");
+	r = sc_parse_send(&s->at, &nm, argc, argv, req, &cmd);
+	if (r)
 		goto out;
-	}
-	if (!have_op) {
-		r = sc_syntax(s, "send: op= is required");
-		goto out;
-	}
-	if (!have_nseg)
-		req->nr_segments = nseg;
-	req->op = req->operation;
 	if (req->operation == BLKIF_OP_INDIRECT) {
 		struct blkif_request_segment *d;
-		unsigned int npages = (nseg + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
+		unsigned int npages = (cmd.nseg + BLKRING_SEGS_PER_INDIRECT_PAGE - 1) /
 			BLKRING_SEGS_PER_INDIRECT_PAGE;
 
-		req->op = ind_op;
+		req->op = cmd.ind_op;
 		/* default indirect pages: the last pool pages */
-		for (i = nigref; i < npages; i++) {
+		for (i = cmd.nigref; i < npages; i++) {
 			void *pg;
 
-			pg = blkfront_raw_page(s->bf, blkfront_raw_nr_pages(s->bf) - 1 - i, &igrefs[i]);
+			pg = blkfront_raw_page(s->bf, blkfront_raw_nr_pages(s->bf) - 1 - i,
+					       &cmd.igrefs[i]);
 			if (!pg) {
 				r = sc_fail(s, "no pool page for indirect page %u", i);
 				goto out;
 			}
 		}
-		if (nigref < npages)
-			nigref = npages;
-		for (i = 0; i < nseg; i++) {
+		if (cmd.nigref < npages)
+			cmd.nigref = npages;
+		for (i = 0; i < cmd.nseg; i++) {
 			void *pg;
 			unsigned int pi = i / BLKRING_SEGS_PER_INDIRECT_PAGE;
 
-			if (resolve_gref_page(s, igrefs[pi], &pg) < 0) {
-				r = sc_fail(s, "indirect page gref %u is not one of ours", igrefs[pi]);
+			if (resolve_gref_page(s, cmd.igrefs[pi], &pg) < 0) {
+				r = sc_fail(s, "indirect page gref %u is not one of ours",
+					    cmd.igrefs[pi]);
 				goto out;
 			}
 			d = pg;
-			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].gref = segs[i].gref;
-			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].first_sect = segs[i].first_sect;
-			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].last_sect = segs[i].last_sect;
+			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].gref = cmd.segs[i].gref;
+			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].first_sect = cmd.segs[i].first_sect;
+			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].last_sect = cmd.segs[i].last_sect;
 		}
-		req->nr_indirect_pages = nigref;
-		for (i = 0; i < nigref; i++)
-			req->indirect_grefs[i] = igrefs[i];
+		req->nr_indirect_pages = cmd.nigref;
+		for (i = 0; i < cmd.nigref; i++)
+			req->indirect_grefs[i] = cmd.igrefs[i];
 	} else {
-		for (i = 0; i < nseg && i < BLKIF_MAX_SEGMENTS_PER_REQUEST; i++)
-			req->seg[i] = segs[i];
+		for (i = 0; i < cmd.nseg && i < BLKIF_MAX_SEGMENTS_PER_REQUEST; i++)
+			req->seg[i] = cmd.segs[i];
 	}
 
 	if (s->nsent == SC_MAX_PENDING) {
@@ -538,14 +310,14 @@ badval:
 	if (blkring_front_free_slots(s->ring) == 0) {
 		/* more in flight than the ring has slots: as a real frontend,
 		 * push what is queued and wait for a response to free one */
-		uint64_t deadline = ft_now_ns() + (uint64_t)timeout * 1000000ull;
+		uint64_t deadline = ft_now_ns() + (uint64_t)cmd.timeout * 1000000ull;
 
 		blkring_front_push_requests(s->ring);
 		r = sc_notify(s);
 		while (!r && blkring_front_free_slots(s->ring) == 0) {
 			if (ft_now_ns() >= deadline) {
 				r = sc_fail(s, "ring full, and no response freed a slot within %u ms",
-					    timeout);
+					    cmd.timeout);
 				break;
 			}
 			r = collect(s, 10, true);
@@ -566,33 +338,33 @@ badval:
 		memset(o, 0, sizeof(*o));
 		o->id = req->id;
 		o->op = req->op;
-		o->line = s->line;
+		o->line = s->at.line;
 		o->ring = s->ring_gen;
-		o->grefs = calloc(nseg + nigref + 1, sizeof(*o->grefs));
+		o->grefs = calloc(cmd.nseg + cmd.nigref + 1, sizeof(*o->grefs));
 		if (!o->grefs) {
 			r = sc_fail(s, "out of memory");
 			goto out;
 		}
-		for (k = 0; k < nseg; k++)
-			o->grefs[o->ngrefs++] = segs[k].gref;
-		for (k = 0; req->operation == BLKIF_OP_INDIRECT && k < nigref; k++)
-			o->grefs[o->ngrefs++] = igrefs[k];
+		for (k = 0; k < cmd.nseg; k++)
+			o->grefs[o->ngrefs++] = cmd.segs[k].gref;
+		for (k = 0; req->operation == BLKIF_OP_INDIRECT && k < cmd.nigref; k++)
+			o->grefs[o->ngrefs++] = cmd.igrefs[k];
 	}
 	s->nsent++;
 	if (req->id == s->next_id)
 		s->next_id++;
-	if (push) {
+	if (cmd.push) {
 		blkring_front_push_requests(s->ring);
 		r = sc_notify(s);
 		if (r)
 			goto out;
 	}
-	if (have_expect && expect_none) {
-		r = collect(s, timeout, false);
+	if (cmd.have_expect && cmd.expect_none) {
+		r = collect(s, cmd.timeout, false);
 		if (!r && take(s, req->id, (int)s->ring_gen, &(struct blkrsp){ 0 }))
 			r = sc_fail(s, "id %" PRIu64 ": expected no response, got one", req->id);
-	} else if (have_expect) {
-		r = wait_id(s, req->id, (int)s->ring_gen, &want_st, &req->op, timeout);
+	} else if (cmd.have_expect) {
+		r = wait_id(s, req->id, (int)s->ring_gen, &cmd.want_st, &req->op, cmd.timeout);
 	}
 out:
 	free(req);
@@ -636,97 +408,38 @@ sc_notify(struct sc *s)
 	if (r == -ENOTCONN) {
 		if (log_verbose)
 			fprintf(stderr, "%s:%u: notify: the backend closed the event channel\n",
-				s->file, s->line);
+				s->at.file, s->at.line);
 		return 0;
 	}
 	return r ? sc_fail(s, "notify failed: %s", strerror(-r)) : 0;
 }
 
 static int
-get_timeout(struct sc *s, int argc, char **argv, int first, unsigned int *t)
-{
-	int i;
-	uint64_t n;
-
-	for (i = first; i < argc; i++) {
-		if (strncmp(argv[i], "timeout=", 8) == 0) {
-			if (num(argv[i] + 8, &n))
-				return sc_syntax(s, "bad timeout=%s", argv[i] + 8);
-			*t = (unsigned int)n;
-		}
-	}
-	return 0;
-}
-
-static int
 cmd_wait(struct sc *s, int argc, char **argv)
 {
-	uint64_t id = 0, n;
-	bool have_id = false, have_st = false, have_op = false;
-	int st = 0, i, r, ring = -1;
-	uint8_t op = 0;
-	unsigned int timeout = SC_DEFAULT_WAIT;
+	struct sc_wait_cmd w;
+	int r = sc_parse_wait(&s->at, argc, argv, s->ring_gen, &w);
 
-	for (i = 1; i < argc; i++) {
-		char *v = strchr(argv[i], '=');
-
-		if (!v)
-			return sc_syntax(s, "wait: expected KEY=VALUE, got %s", argv[i]);
-		v++;
-		if (strncmp(argv[i], "id=", 3) == 0) {
-			if (num(v, &id))
-				return sc_syntax(s, "wait: bad id %s", v);
-			have_id = true;
-		} else if (strncmp(argv[i], "status=", 7) == 0) {
-			if (parse_status(v, &st))
-				return sc_syntax(s, "wait: bad status %s", v);
-			have_st = true;
-		} else if (strncmp(argv[i], "op=", 3) == 0) {
-			if (parse_op(v, &op))
-				return sc_syntax(s, "wait: bad op %s", v);
-			have_op = true;
-		} else if (strncmp(argv[i], "timeout=", 8) == 0) {
-			if (num(v, &n))
-				return sc_syntax(s, "wait: bad timeout %s", v);
-			timeout = (unsigned int)n;
-		} else if (strncmp(argv[i], "ring=", 5) == 0) {
-			if (num(v, &n) || n > s->ring_gen)
-				return sc_syntax(s, "wait: bad ring %s", v);
-			ring = (int)n;
-		} else {
-			return sc_syntax(s, "wait: unknown key %s", argv[i]);
-		}
-	}
-	if (!have_id)
-		return sc_syntax(s, "wait: id= is required");
-	r = wait_id(s, id, ring, have_st ? &st : NULL, have_op ? &op : NULL, timeout);
-	return r;
+	if (r)
+		return r;
+	return wait_id(s, w.id, w.ring, w.have_st ? &w.st : NULL, w.have_op ? &w.op : NULL,
+		       w.timeout);
 }
 
 static int
 cmd_wait_all(struct sc *s, int argc, char **argv)
 {
-	int st = 0, r, i;
-	bool have_st = false;
-	unsigned int timeout = SC_DEFAULT_WAIT;
+	struct sc_wait_all_cmd w;
+	int r = sc_parse_wait_all(&s->at, argc, argv, &w);
 
-	for (i = 1; i < argc; i++) {
-		if (strncmp(argv[i], "status=", 7) == 0) {
-			if (parse_status(argv[i] + 7, &st))
-				return sc_syntax(s, "wait-all: bad status %s", argv[i] + 7);
-			have_st = true;
-		} else if (strncmp(argv[i], "timeout=", 8) != 0) {
-			return sc_syntax(s, "wait-all: unknown argument %s", argv[i]);
-		}
-	}
-	r = get_timeout(s, argc, argv, 1, &timeout);
 	while (!r && s->nsent) {
 		struct sc_sent sent = s->sent[0];
 
-		r = wait_id(s, sent.id, (int)sent.ring, have_st ? &st : NULL, &sent.op, timeout);
+		r = wait_id(s, sent.id, (int)sent.ring, w.have_st ? &w.st : NULL, &sent.op,
+			    w.timeout);
 		if (r)
-			fprintf(stderr, "%s:%u: (request sent at line %u)\n", s->file, s->line,
-				sent.line);
+			fprintf(stderr, "%s:%u: (request sent at line %u)\n", s->at.file,
+				s->at.line, sent.line);
 	}
 	return r;
 }
@@ -735,7 +448,7 @@ static int
 cmd_expect_none(struct sc *s, int argc, char **argv)
 {
 	unsigned int timeout = 500;
-	int r = get_timeout(s, argc, argv, 1, &timeout);
+	int r = sc_get_timeout(&s->at, argc, argv, 1, &timeout);
 
 	if (r)
 		return r;
@@ -744,7 +457,7 @@ cmd_expect_none(struct sc *s, int argc, char **argv)
 		return r;
 	if (s->ngot)
 		return sc_fail(s, "expected no response, got %u (first: id %" PRIu64 " status %s)",
-			       s->ngot, s->got[0].rsp.id, status_name(s->got[0].rsp.status));
+			       s->ngot, s->got[0].rsp.id, sc_status_name(s->got[0].rsp.status));
 	return 0;
 }
 
@@ -768,13 +481,13 @@ cmd_ring_new(struct sc *s, int argc, char **argv)
 		if (strncmp(argv[i], "wait=", 5) == 0) {
 			uint64_t n;
 
-			if (num(argv[i] + 5, &n))
-				return sc_syntax(s, "ring-new: bad wait=%s", argv[i] + 5);
+			if (sc_num(argv[i] + 5, &n))
+				return sc_syntax(&s->at, "ring-new: bad wait=%s", argv[i] + 5);
 			wait = (unsigned int)n;
 		} else if (strcmp(argv[i], "keys=multi") == 0) {
 			multi = true;
 		} else if (strcmp(argv[i], "keys=single") != 0) {
-			return sc_syntax(s, "ring-new [wait=MS] [keys=single|multi]");
+			return sc_syntax(&s->at, "ring-new [wait=MS] [keys=single|multi]");
 		}
 	r = blkfront_raw_end_ring_access(s->bf, wait);
 	if (r == -EBUSY)
@@ -863,7 +576,7 @@ cmd_untouched(struct sc *s)
 	unsigned int i;
 
 	if (!s->snap)
-		return sc_syntax(s, "untouched: no snapshot before");
+		return sc_syntax(&s->at, "untouched: no snapshot before");
 	for (i = 0; i < s->nsnap; i++) {
 		void *p = s->snap[i].page;
 		int r;
@@ -892,15 +605,16 @@ cmd_untouched(struct sc *s)
 static int
 cmd_mapped(struct sc *s, int argc, char **argv)
 {
+	const struct sc_names nm = { s->bf, s->grants, s->ngrants };
 	void *page;
 	grant_ref_t g;
 	bool want;
 	int r;
 
 	if (argc != 3 || (strcmp(argv[2], "yes") && strcmp(argv[2], "no")))
-		return sc_syntax(s, "mapped PAGE yes|no");
-	if (resolve(s, argv[1], &page, &g, false) || !page)
-		return sc_syntax(s, "mapped: no such page %s", argv[1]);
+		return sc_syntax(&s->at, "mapped PAGE yes|no");
+	if (sc_resolve(&nm, argv[1], &page, &g, false) || !page)
+		return sc_syntax(&s->at, "mapped: no such page %s", argv[1]);
 	want = strcmp(argv[2], "yes") == 0;
 	r = xenops_end_access(s->x, page, 1);
 	if (r == 0)
@@ -921,10 +635,10 @@ cmd_req_prod(struct sc *s, int argc, char **argv)
 	uint32_t prod;
 
 	if (argc != 2)
-		return sc_syntax(s, "req-prod +N | N");
+		return sc_syntax(&s->at, "req-prod +N | N");
 	v = argv[1];
-	if (num(v[0] == '+' ? v + 1 : v, &n))
-		return sc_syntax(s, "req-prod: bad value %s", v);
+	if (sc_num(v[0] == '+' ? v + 1 : v, &n))
+		return sc_syntax(&s->at, "req-prod: bad value %s", v);
 	/* relative to what we have produced so far (private prod) */
 	prod = v[0] == '+' ? s->nput + (uint32_t)n : (uint32_t)n;
 	blkring_front_set_shared_req_prod(s->ring, prod);
@@ -934,24 +648,25 @@ cmd_req_prod(struct sc *s, int argc, char **argv)
 static int
 cmd_page(struct sc *s, int argc, char **argv)
 {
+	const struct sc_names nm = { s->bf, s->grants, s->ngrants };
 	void *page;
 	grant_ref_t g;
 	unsigned char buf[XEN_PAGE_SIZE];
 
 	if (argc != 3)
-		return sc_syntax(s, "%s PAGE ARG", argv[0]);
-	if (resolve(s, argv[1], &page, &g, false) || !page)
-		return sc_syntax(s, "%s: no such page %s", argv[0], argv[1]);
+		return sc_syntax(&s->at, "%s PAGE ARG", argv[0]);
+	if (sc_resolve(&nm, argv[1], &page, &g, false) || !page)
+		return sc_syntax(&s->at, "%s: no such page %s", argv[0], argv[1]);
 	if (strcmp(argv[0], "fill") == 0) {
-		if (pattern(argv[2], page, XEN_PAGE_SIZE))
-			return sc_syntax(s, "fill: bad pattern %s", argv[2]);
+		if (sc_pattern(argv[2], page, XEN_PAGE_SIZE))
+			return sc_syntax(&s->at, "fill: bad pattern %s", argv[2]);
 		return 0;
 	}
 	if (strcmp(argv[0], "check") == 0) {
 		unsigned int i;
 
-		if (pattern(argv[2], buf, sizeof(buf)))
-			return sc_syntax(s, "check: bad pattern %s", argv[2]);
+		if (sc_pattern(argv[2], buf, sizeof(buf)))
+			return sc_syntax(&s->at, "check: bad pattern %s", argv[2]);
 		for (i = 0; i < XEN_PAGE_SIZE; i++)
 			if (((unsigned char *)page)[i] != buf[i])
 				return sc_fail(s, "check %s %s: byte %u is %#x, expected %#x "
@@ -984,16 +699,16 @@ cmd_grant(struct sc *s, int argc, char **argv)
 	int i;
 
 	if (argc < 2 || s->ngrants == ARRAY_SIZE(s->grants))
-		return sc_syntax(s, "grant NAME [ro] [domid=N]");
+		return sc_syntax(&s->at, "grant NAME [ro] [domid=N]");
 	if (argv[1][0] == 'p' && isdigit((unsigned char)argv[1][1]))
-		return sc_syntax(s, "grant: names pN are the pool's");
+		return sc_syntax(&s->at, "grant: names pN are the pool's");
 	for (i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "ro") == 0)
 			writable = false;
-		else if (strncmp(argv[i], "domid=", 6) == 0 && num(argv[i] + 6, &n) == 0)
+		else if (strncmp(argv[i], "domid=", 6) == 0 && sc_num(argv[i] + 6, &n) == 0)
 			domid = (uint32_t)n;
 		else
-			return sc_syntax(s, "grant: unknown argument %s", argv[i]);
+			return sc_syntax(&s->at, "grant: unknown argument %s", argv[i]);
 	}
 	g = &s->grants[s->ngrants];
 	snprintf(g->name, sizeof(g->name), "%s", argv[1]);
@@ -1002,7 +717,7 @@ cmd_grant(struct sc *s, int argc, char **argv)
 		return sc_fail(s, "grant %s: share a page with dom%u: %m", argv[1], domid);
 	s->ngrants++;
 	if (log_verbose)
-		fprintf(stderr, "%s:%u: grant %s = gref %u (%s, dom%u)\n", s->file, s->line,
+		fprintf(stderr, "%s:%u: grant %s = gref %u (%s, dom%u)\n", s->at.file, s->at.line,
 			g->name, g->gref, writable ? "rw" : "ro", domid);
 	return 0;
 }
@@ -1020,13 +735,13 @@ cmd_xs(struct sc *s, int argc, char **argv)
 	int r;
 
 	if (argc < 3)
-		return sc_syntax(s, "%s be|fe KEY [VALUE]", argv[0]);
+		return sc_syntax(&s->at, "%s be|fe KEY [VALUE]", argv[0]);
 	if (strcmp(argv[1], "be") == 0)
 		dir = in->backend_path;
 	else if (strcmp(argv[1], "fe") == 0)
 		dir = in->frontend_path;
 	else
-		return sc_syntax(s, "%s: be or fe, not %s", argv[0], argv[1]);
+		return sc_syntax(&s->at, "%s: be or fe, not %s", argv[0], argv[1]);
 	if (strcmp(argv[0], "xs-read") == 0) {
 		v = xbus_read(xs, XBT_NULL, dir, argv[2]);
 		printf("%s/%s = %s\n", dir, argv[2], v ? v : "(absent)");
@@ -1035,14 +750,14 @@ cmd_xs(struct sc *s, int argc, char **argv)
 	}
 	if (strcmp(argv[0], "xs-write") == 0) {
 		if (argc != 4)
-			return sc_syntax(s, "xs-write be|fe KEY VALUE");
+			return sc_syntax(&s->at, "xs-write be|fe KEY VALUE");
 		r = xbus_printf(xs, XBT_NULL, dir, argv[2], "%s", argv[3]);
 		return r ? sc_fail(s, "xs-write %s/%s: %s", dir, argv[2], strerror(-r)) : 0;
 	}
 	/* xs-expect */
 	if (argc < 4)
-		return sc_syntax(s, "xs-expect be|fe KEY VALUE [timeout=MS]");
-	r = get_timeout(s, argc, argv, 4, &timeout);
+		return sc_syntax(&s->at, "xs-expect be|fe KEY VALUE [timeout=MS]");
+	r = sc_get_timeout(&s->at, argc, argv, 4, &timeout);
 	if (r)
 		return r;
 	deadline = ft_now_ns() + (uint64_t)timeout * 1000000ull;
@@ -1070,21 +785,14 @@ cmd_xs(struct sc *s, int argc, char **argv)
 static int
 run_line(struct sc *s, char *line)
 {
-	char *argv[SC_MAX_WORDS], *save = NULL, *w;
-	int argc = 0;
-	char *hash = strchr(line, '#');
+	char *argv[SC_MAX_WORDS];
+	int argc, r;
 
-	if (hash)
-		*hash = '\0';
-	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-		if (argc == SC_MAX_WORDS)
-			return sc_syntax(s, "more than %d words", SC_MAX_WORDS);
-		argv[argc++] = w;
-	}
-	if (argc == 0)
-		return 0;
+	r = sc_split_words(&s->at, line, argv, &argc);
+	if (r || argc == 0)
+		return r;
 	if (s->closed)
-		return sc_syntax(s, "nothing may follow close");
+		return sc_syntax(&s->at, "nothing may follow close");
 	s->steps++;
 	if (strcmp(argv[0], "send") == 0)
 		return cmd_send(s, argc, argv);
@@ -1105,14 +813,16 @@ run_line(struct sc *s, char *line)
 	if (strcmp(argv[0], "ring-new") == 0)
 		return cmd_ring_new(s, argc, argv);
 	if (strcmp(argv[0], "snapshot") == 0)
-		return argc == 1 ? cmd_snapshot(s) : sc_syntax(s, "snapshot takes no argument");
+		return argc == 1 ? cmd_snapshot(s) :
+			sc_syntax(&s->at, "snapshot takes no argument");
 	if (strcmp(argv[0], "mapped") == 0)
 		return cmd_mapped(s, argc, argv);
 	if (strcmp(argv[0], "untouched") == 0)
-		return argc == 1 ? cmd_untouched(s) : sc_syntax(s, "untouched takes no argument");
+		return argc == 1 ? cmd_untouched(s) :
+			sc_syntax(&s->at, "untouched takes no argument");
 	if (strcmp(argv[0], "close") == 0) {
 		if (argc != 1)
-			return sc_syntax(s, "close takes no argument");
+			return sc_syntax(&s->at, "close takes no argument");
 		s->closed = true;
 		return 0;
 	}
@@ -1127,16 +837,16 @@ run_line(struct sc *s, char *line)
 	if (strcmp(argv[0], "sleep") == 0) {
 		uint64_t ms;
 
-		if (argc != 2 || num(argv[1], &ms))
-			return sc_syntax(s, "sleep MS");
+		if (argc != 2 || sc_num(argv[1], &ms))
+			return sc_syntax(&s->at, "sleep MS");
 		usleep((useconds_t)(ms * 1000));
 		return 0;
 	}
 	if (strcmp(argv[0], "usleep") == 0) {
 		uint64_t us;
 
-		if (argc != 2 || num(argv[1], &us) || us > 10000000)
-			return sc_syntax(s, "usleep US (at most 10 s)");
+		if (argc != 2 || sc_num(argv[1], &us) || us > 10000000)
+			return sc_syntax(&s->at, "usleep US (at most 10 s)");
 		usleep((useconds_t)us);
 		return 0;
 	}
@@ -1152,7 +862,7 @@ run_line(struct sc *s, char *line)
 		ft_print_info(stdout, s->bf, false);
 		return 0;
 	}
-	return sc_syntax(s, "unknown command %s", argv[0]);
+	return sc_syntax(&s->at, "unknown command %s", argv[0]);
 }
 
 static bool sc_no_close, sc_expect_no_connect;
@@ -1238,14 +948,14 @@ ft_cmd_script(int argc, char **argv)
 		ft_common_close(&c, bf);
 		return 1;
 	}
-	s->file = argv[i];
+	s->at.file = argv[i];
 	s->bf = bf;
 	s->x = c.x;
 	s->ring = blkfront_raw_ring(bf);
 	s->next_id = 1;
 	s->handle = (blkif_vdev_t)c.bcfg.devid;
 	while (fgets(line, sizeof(line), f)) {
-		s->line++;
+		s->at.line++;
 		r = run_line(s, line);
 		if (r)
 			break;
@@ -1253,7 +963,7 @@ ft_cmd_script(int argc, char **argv)
 	if (f != stdin)
 		fclose(f);
 	if (!r && !s->closed)
-		printf("script %s: %u steps ok\n", s->file, s->steps);
+		printf("script %s: %u steps ok\n", s->at.file, s->steps);
 	fflush(stdout);
 	if (sc_no_close && !s->closed)
 		_exit(r);
@@ -1264,10 +974,10 @@ ft_cmd_script(int argc, char **argv)
 	if (s->closed && !r) {
 		if (blkfront_close(bf) < 0) {
 			fprintf(stderr, "%s:%u: close: the backend was Closed and still mapped "
-				"a page of ours\n", s->file, s->line);
+				"a page of ours\n", s->at.file, s->at.line);
 			r = 1;
 		} else {
-			printf("script %s: %u steps ok\n", s->file, s->steps);
+			printf("script %s: %u steps ok\n", s->at.file, s->steps);
 		}
 		bf = NULL;
 	}
