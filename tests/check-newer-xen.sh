@@ -82,11 +82,12 @@ xen=$(in_root dpkg-query -W -f '${Version}' libxen-dev)
 gcc=$(in_root sh -c 'gcc -dumpfullversion')
 say "$suite: libxen-dev $xen, gcc $gcc"
 
-# what a fresh clone would have: the files git knows, as they are in the
-# checkout, and new ones not ignored (test-package-deb.sh does the same)
+# what a fresh clone would have: the files git knows (committed or added),
+# as they are in the checkout; never untracked build products of a tree
+# built in place (test-package-deb.sh does the same)
 rm -rf "$root/src"
 mkdir -p "$root/src"
-(cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |
+(cd "$top_srcdir" && git ls-files -z --cached |
 	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 	tar --null -cf - -T -) | tar -xf - -C "$root/src"
 say "tree: $(git -C "$top_srcdir" describe --always --dirty)"

@@ -25,10 +25,12 @@ tmp=$(mktemp -d /tmp/package-deb.XXXXXX)
 cleanup_fn rm -rf "$tmp"
 src=$tmp/blkbackd
 mkdir "$src"
-# What a fresh clone has: the files git knows (committed or added) and new
-# ones not ignored; from a release tarball, the distribution itself.
+# What a fresh clone has: the files git knows (committed or added), as
+# they are in the checkout -- never untracked ones, which in a tree built
+# in place include test binaries lintian would judge as source; from a
+# release tarball, the distribution itself.
 if git -C "$top_srcdir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	(cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |
+	(cd "$top_srcdir" && git ls-files -z --cached |
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 		tar --null -cf - -T -) | tar -xf - -C "$src"
 	# the revision it was built from, as make dist records it in a release
