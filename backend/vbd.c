@@ -743,16 +743,16 @@ leave_alone(struct bk_dev *dev, const char *why)
  * both consume it and both write the backing.  A ring in use (the
  * frontend Initialised or Connected) without our record is left alone
  * (dev->foreign; false).  Ours is taken over with the hotplug script
- * done and the frontend Initialised or Connected; a vbd whose frontend
- * is not using a ring goes on as before (probed, or its junk state
- * reported).
+ * done (or none: no hotplug-status) and the frontend Initialised or
+ * Connected; a vbd whose frontend is not using a ring goes on as before
+ * (probed, or its junk state reported).
  */
 static bool
 may_take_over(struct bk_dev *dev)
 {
 	unsigned int fe_quiet = XenbusStateUnknown;
 	unsigned long fe_state;
-	bool connected;
+	bool script_ok;
 	char *hp;
 	int r = served_here(dev);
 
@@ -773,10 +773,13 @@ may_take_over(struct bk_dev *dev)
 	}
 	if (r < 0)
 		return false;
+	/* the record proves the ring ours; a vbd made without a hotplug
+	 * script (no hotplug-status, as by hand) was served all the same,
+	 * and probing it again would write InitWait under a Connected guest */
 	hp = xbus_read(dev->d->xs, XBT_NULL, dev->be, "hotplug-status");
-	connected = hp && !strcmp(hp, "connected");
+	script_ok = !hp || !strcmp(hp, "connected");
 	free(hp);
-	return connected && fe_state_read(dev, &fe_state) == 0 &&
+	return script_ok && fe_state_read(dev, &fe_state) == 0 &&
 	       (fe_state == XenbusStateInitialised || fe_state == XenbusStateConnected);
 }
 

@@ -91,6 +91,8 @@ BACKEND_SH_TESTS = \
 	test-backend-restart-detach.sh \
 	test-backend-restart-memory.sh \
 	test-backend-readd.sh \
+	test-backend-dir-chmod.sh \
+	test-backend-takeover-no-hotplug.sh \
 	test-backend-fe-initwait-state.sh \
 	test-backend-takeover-junk-state.sh \
 	test-backend-restart-closing.sh \
