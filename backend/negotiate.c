@@ -185,18 +185,27 @@ out:
 /* Probe: what we offer.                                              */
 /* ---------------------------------------------------------------- */
 
-/* In transaction t: -ENOENT when our directory is gone (its state node):
- * a transaction that writes keys must not bring it back (xl-remove, a
- * domain destroyed meanwhile). */
-static int
-be_exists(struct xs_handle *xs, xs_transaction_t t, const char *be)
+int
+bk_negotiate_dir_ours(struct xs_handle *xs, xs_transaction_t t, const struct bk_dev *dev)
 {
-	char *state = xbus_read(xs, t, be, "state");
+	unsigned int st;
+	int r = xbus_read_uint(xs, t, dev->be, "state", XenbusStateUnknown, &st);
 
-	if (!state)
+	if (r == -ENOENT)
 		return -ENOENT;
-	free(state);
-	return 0;
+	if (r < 0)
+		return r == -EINVAL ? -EINVAL : 0;
+	return dev->state != -1 && st <= XenbusStateInitialising ? -ENOENT : 0;
+}
+
+/* In transaction t: -ENOENT when our directory is gone or made again
+ * (bk_negotiate_dir_ours): a transaction that writes keys must not bring
+ * it back (xl-remove, a domain destroyed meanwhile) nor write into a new
+ * vbd of the same name.  A state that is not a number is still ours. */
+static int
+be_exists(struct xs_handle *xs, xs_transaction_t t, const struct bk_dev *dev)
+{
+	return bk_negotiate_dir_ours(xs, t, dev) == -ENOENT ? -ENOENT : 0;
 }
 
 static int
@@ -206,7 +215,7 @@ probe_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	const struct bk_options *o = &dev->d->opt;
 	int r;
 
-	r = be_exists(xs, t, dev->be);
+	r = be_exists(xs, t, dev);
 	if (!r)
 		r = xbus_printf(xs, t, dev->be, "max-ring-page-order", "%u", o->max_ring_order);
 	if (!r)
@@ -416,7 +425,7 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	const char *be = dev->be;
 	int r;
 
-	r = be_exists(xs, t, be);
+	r = be_exists(xs, t, dev);
 	if (!r)
 		r = xbus_printf(xs, t, be, "feature-flush-cache", "%d", f->flush_cache);
 	if (!r)
@@ -468,11 +477,14 @@ resize_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
 	const struct resize_arg *a = arg;
 	const char *be = a->dev->be;
-	char *state = xbus_read(xs, t, be, "state");
-	int r;
+	char *state;
+	int r = be_exists(xs, t, a->dev);
 
-	if (!state)	/* removed meanwhile: never bring it back (be_exists) */
-		return -ENOENT;
+	if (r)		/* removed or made again meanwhile: never write there */
+		return r;
+	state = xbus_read(xs, t, be, "state");
+	if (!state)
+		return -errno;
 	r = xbus_printf(xs, t, be, "sectors", "%" PRIu64, a->sectors);
 	if (!r)
 		r = xbus_printf(xs, t, be, "state", "%s", state);

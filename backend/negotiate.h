@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <xenstore.h>
 
 #include "dev.h"
 
@@ -23,6 +24,18 @@ struct bk_fault {
 	char msg[256];
 };
 
+
+/*
+ * Is dev's backend directory still the vbd this object serves?  Read in
+ * transaction t (or XBT_NULL).  -ENOENT: its state node is gone
+ * (removed), or reads Unknown or Initialising although this object has
+ * a state of its own there (dev->state != -1): the toolstack made the
+ * vbd again, writing Initialising as it does into every new vbd, which
+ * blkbackd never writes.  -EINVAL: the state is not a number.  0: ours.
+ * Every transaction that writes the backend's keys asks first, so an
+ * object can never write into a vbd made again before it saw the event.
+ */
+int bk_negotiate_dir_ours(struct xs_handle *xs, xs_transaction_t t, const struct bk_dev *dev);
 
 /* Parse the backend's knobs into dev->cfg.  0, or -EINVAL with *f
  * naming the key (dev->cfg unchanged). */

@@ -109,16 +109,33 @@ bk_vbd_log_ok(struct bk_dev *dev)
 	return false;
 }
 
+struct state_arg {
+	const struct bk_dev *dev;
+	int state;
+};
+
+/* xbus_switch_state's transaction, asking bk_negotiate_dir_ours first */
+static int
+state_node(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct state_arg *a = arg;
+
+	if (bk_negotiate_dir_ours(xs, t, a->dev) == -ENOENT)
+		return -ENOENT;
+	return xbus_printf(xs, t, a->dev->be, "state", "%d", a->state);
+}
+
 void
 bk_vbd_set_state(struct bk_dev *dev, int state)
 {
+	struct state_arg a = { .dev = dev, .state = state };
 	int r;
 
 	if (dev->state == state || dev->gone || dev->foreign)
 		return;
-	r = xbus_switch_state(dev->d->xs, dev->be, state);
+	r = xbus_transact(dev->d->xs, state_node, &a);
 	if (r == -ENOENT) {
-		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s/state is gone: %s not written",
+		bk_dbg(BK_DBG_XENBUS, "vbd %s: %s/state is gone or made again: %s not written",
 		       dev->name, dev->be, xbus_state_name(state));
 		return;
 	}
@@ -133,7 +150,7 @@ bk_vbd_set_state(struct bk_dev *dev, int state)
 }
 
 struct error_arg {
-	const char *be;
+	const struct bk_dev *dev;
 	const char *msg;
 };
 
@@ -141,24 +158,32 @@ static int
 error_node(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
 	const struct error_arg *a = arg;
-	char *state = xbus_read(xs, t, a->be, "state");
 
-	if (!state)	/* removed: never bring the directory back */
+	/* removed or made again: never bring it back, never write there */
+	if (bk_negotiate_dir_ours(xs, t, a->dev) == -ENOENT)
 		return -ENOENT;
-	free(state);
-	return xbus_printf(xs, t, a->be, "error", "%s", a->msg);
+	return xbus_printf(xs, t, a->dev->be, "error", "%s", a->msg);
+}
+
+bool
+bk_vbd_dir_made_again(const struct bk_dev *dev)
+{
+	/* an object that has no state of its own there (never probed, or
+	 * left to another backend) is retired as before: nothing is lost,
+	 * and its directory is probed afresh */
+	return dev->state == -1 || bk_negotiate_dir_ours(dev->d->xs, XBT_NULL, dev) != 0;
 }
 
 /*
- * Write <backend>/error = msg, only while the backend directory exists
- * (its state node), in a transaction: as set_state, an error found
- * after xl-remove (a connect that fails because the domain is gone)
- * must not recreate the directory.
+ * Write <backend>/error = msg, only while the backend directory is ours
+ * (bk_negotiate_dir_ours), in a transaction: as set_state, an error
+ * found after xl-remove (a connect that fails because the domain is
+ * gone) must not recreate the directory.
  */
 void
 bk_vbd_write_error(struct bk_dev *dev, const char *msg)
 {
-	const struct error_arg a = { .be = dev->be, .msg = msg };
+	const struct error_arg a = { .dev = dev, .msg = msg };
 	int r;
 
 	if (dev->gone || dev->foreign)	/* another vbd's, another backend's */

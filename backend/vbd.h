@@ -32,6 +32,11 @@ struct bk_dev *bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id);
 void bk_vbd_free(struct bk_dev *dev, bool removed);
 /* Bring the vbd in line with what xenstore says now (idempotent). */
 void bk_vbd_update(struct bk_dev *dev);
+/* An event on the vbd's directory node itself (removed, made again, or
+ * only written or chmod'ed): true when the object is to be retired --
+ * the node is gone or made again (bk_negotiate_dir_ours), or the
+ * object never wrote a state there. */
+bool bk_vbd_dir_made_again(const struct bk_dev *dev);
 /* Re-read the vbd's vdev and params from xenstore into the labels
  * blkbackd-ctl shows (struct bk_dev). */
 void bk_vbd_read_labels(struct bk_dev *dev);

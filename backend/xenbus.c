@@ -317,28 +317,6 @@ key_is(const char *path, const char *key)
 	return pl > kl && path[pl - kl - 1] == '/' && !strcmp(path + pl - kl, key);
 }
 
-/*
- * An event on a vbd's directory node itself: xenstore fires it when the
- * node is removed or made, and also when it is only written or given new
- * permissions (xenstore-chmod on a running guest's vbd).  Linux's xenbus
- * (xenbus_dev_changed) forgets a device only when its node no longer
- * exists, and so does blkbackd: a chmod leaves a Connected vbd alone.
- * Events coalesce, so a node removed and made again before we look
- * passes that test; the toolstack makes a vbd with its backend state
- * Initialising, which blkbackd never writes, so a vbd blkbackd has
- * written a state to (or left to another backend) whose state reads
- * Initialising again was made again: the object served so far is gone.
- */
-static bool
-vbd_dir_made_again(struct bk_daemon *d, const struct bk_dev *dev)
-{
-	unsigned int st;
-
-	if (xbus_read_uint(d->xs, XBT_NULL, dev->be, "state", XenbusStateUnknown, &st) < 0)
-		return true;	/* removed (no state), or not a number: as removed */
-	return st <= XenbusStateInitialising && (dev->state != -1 || dev->foreign);
-}
-
 /* An event at or below vbd_root: which frontend, which vbd? */
 static void
 handle_vbd_event(struct bk_daemon *d, const char *path)
@@ -493,11 +471,15 @@ bk_xenbus_handle_watches(struct bk_daemon *d)
 			bool seen = false;
 
 			/* The directory node itself: removed, made again, or
-			 * only written or given new permissions.  Marked here,
-			 * as it comes, since a batch of more paths than are
-			 * kept is handled as a rescan that would not see it. */
+			 * only written or given new permissions (xenstore-chmod
+			 * on a running guest's vbd).  Linux's xenbus forgets a
+			 * device only when its node is gone; a node removed and
+			 * made again passes that test, but reads Initialising
+			 * again (bk_vbd_dir_made_again).  Marked here, as it
+			 * comes, since a batch of more paths than are kept is
+			 * handled as a rescan that would not see it. */
 			if (parse_vbd_path(d, path, &f, &id, false) == VP_DIR &&
-			    (dev = bk_xenbus_find(d, f, id)) != NULL && vbd_dir_made_again(d, dev))
+			    (dev = bk_xenbus_find(d, f, id)) != NULL && bk_vbd_dir_made_again(dev))
 				dev->gone = true;
 			for (i = 0; i < npaths && !seen; i++)
 				seen = !strcmp(paths[i], path);
