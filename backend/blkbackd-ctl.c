@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,6 +139,7 @@ static int
 ctl_connect(const char *path, bool quiet)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
 	int fd, e;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
@@ -146,6 +148,16 @@ ctl_connect(const char *path, bool quiet)
 		return -ENAMETOOLONG;
 	}
 	strcpy(sun.sun_path, path);
+	/* a path that exists and is no socket (a directory, a file) is
+	 * the command line's mistake, not a blkbackd that is down: connect
+	 * would say ECONNREFUSED and "is blkbackd running?" */
+	if (stat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		if (!quiet)
+			failure(EXIT_USAGE, "ENOTSOCK", "%s is a %s, not a socket (--socket "
+				"names blkbackd's control socket)", path,
+				S_ISDIR(st.st_mode) ? "directory" : "file");
+		return -ENOTSOCK;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		e = errno;
@@ -524,10 +536,12 @@ main(int argc, char **argv)
 			transport_sim = !strcmp(optarg, "sim");
 			break;
 		case O_JSON:
-			out = OUT_JSON;
-			break;
 		case O_PROM:
-			out = OUT_PROMETHEUS;
+			/* two output formats: neither silently wins */
+			if (out != OUT_TABLE && out != (c == O_JSON ? OUT_JSON : OUT_PROMETHEUS))
+				return failure(EXIT_USAGE, "EINVAL",
+					       "--json and --prometheus: one output format only");
+			out = c == O_JSON ? OUT_JSON : OUT_PROMETHEUS;
 			break;
 		case O_CLOSE:
 			close_all = true;
@@ -595,9 +609,12 @@ main(int argc, char **argv)
 	}
 	fd = ctl_connect(socket_path, !strcmp(cmd, "status"));
 	if (fd < 0) {
-		rc = fd == -ENAMETOOLONG ? EXIT_USAGE : EXIT_UNREACHABLE;
+		rc = fd == -ENAMETOOLONG || fd == -ENOTSOCK ? EXIT_USAGE : EXIT_UNREACHABLE;
 		if (!strcmp(cmd, "status") && fd == -ENAMETOOLONG) {
 			failure(EXIT_USAGE, "ENAMETOOLONG", "%s: path too long", socket_path);
+		} else if (!strcmp(cmd, "status") && fd == -ENOTSOCK) {
+			failure(EXIT_USAGE, "ENOTSOCK", "%s is not a socket (--socket names "
+				"blkbackd's control socket)", socket_path);
 		} else if (!strcmp(cmd, "status")) {
 			if (!state_dir)
 				state_dir = sdir = default_state_dir(transport_sim);

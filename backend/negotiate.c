@@ -125,7 +125,7 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 	params = xbus_read(dev->d->xs, XBT_NULL, dev->be, "params");
 	if (!params || !*params) {
 		fault(f, "params", "missing or empty (a file, a block device, "
-		      "or DRIVER:ARG with DRIVER file|memory|null)");
+		      "or DRIVER:ARG with DRIVER %s)", bk_store_param_drivers());
 		goto out;
 	}
 	rc = bk_params_parse(params, &c.params, &why);

@@ -415,6 +415,13 @@ parse_options(int argc, char **argv, struct run *r)
 		usage(stderr);
 		return -1;
 	}
+	/* set but empty is a mistake, not a socket: libxenstore would try
+	 * to connect to "" ("cannot connect to xenstore at : ...") */
+	if (getenv("XENSTORED_PATH") && !*getenv("XENSTORED_PATH")) {
+		log_error("XENSTORED_PATH is set but empty: unset it (the default "
+			  "xenstore), or set it to xenstored's socket");
+		return -1;
+	}
 	if (!transport_set && xenops_transport_default(&o->transport) < 0) {
 		log_error("no Xen here (/dev/xen/evtchn missing); use --transport=sim with a "
 			  "running xensim");

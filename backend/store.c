@@ -104,6 +104,32 @@ bk_store_lookup(const char *name)
 	return NULL;
 }
 
+/* bk_store_param_drivers()'s string, built once */
+static char param_drivers[128];
+static pthread_once_t param_drivers_once = PTHREAD_ONCE_INIT;
+
+static void
+param_drivers_build(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(drivers); i++)
+		if (!drivers[i]->wrapper && n < sizeof(param_drivers))
+			n += (size_t)snprintf(param_drivers + n, sizeof(param_drivers) - n,
+					      "%s%s", n ? "|" : "", drivers[i]->name);
+	for (i = 0; i < ARRAY_SIZE(known_modules); i++)
+		if (n < sizeof(param_drivers))
+			n += (size_t)snprintf(param_drivers + n, sizeof(param_drivers) - n,
+					      "|%s", known_modules[i].name);
+}
+
+const char *
+bk_store_param_drivers(void)
+{
+	pthread_once(&param_drivers_once, param_drivers_build);
+	return param_drivers;
+}
+
 static const char *
 module_package(const char *name)
 {
@@ -131,7 +157,8 @@ module_load(const char *name, struct bk_store_why *why)
 	if (access(path, F_OK) < 0) {
 		if (pkg)
 			snprintf(why->msg, sizeof(why->msg), "the \"%s\" storage driver is not "
-				 "installed (%.80s: package %s)", name, path, pkg);
+				 "installed (%.72s: package %s; from a build tree, "
+				 "BLKBACKD_STORE_DIR=backend/.libs)", name, path, pkg);
 		return NULL;	/* not a module either: the caller says "unknown" */
 	}
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

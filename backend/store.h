@@ -340,6 +340,13 @@ const struct bk_store_driver *bk_store_lookup(const char *name);
  * built for another BK_STORE_ABI.  Any thread.
  */
 const struct bk_store_driver *bk_store_find(const char *name, struct bk_store_why *why);
+/*
+ * The DRIVER names params may start with, "file|memory|null|disk2008|rbd|nbd":
+ * the built-in stores (not the wrappers, which options choose) and the
+ * modules this project builds, installed or not.  A static string, built
+ * once; any thread.
+ */
+const char *bk_store_param_drivers(void);
 
 /*
  * Open one layer: drv->open(cfg) with cfg->why pointed at why (cleared

@@ -86,6 +86,11 @@ void ft_print_info(FILE *f, const blkfront_t *bf, bool json);
  * trailing characters.  0 or -1. */
 int ft_parse_uint(const char *s, unsigned int *out);
 
+/* A vdev name as libxl reads it, to its xenstore device id: xvda..xvdp
+ * -> 51712 + 16 * n, xvdq..xvdzz -> (1 << 28) | (n << 8), or a number.
+ * 0 or -EINVAL. */
+int ft_vdev_to_devid(const char *vdev, unsigned int *devid);
+
 /* Size parsing: "4k", "1M", "64m", "2G", plain bytes.  0 or -EINVAL. */
 #define SIZE_ALLOWED "a size (bytes, or with k, M, G or s for sectors)"
 int ft_parse_size(const char *s, uint64_t *out);

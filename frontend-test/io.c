@@ -559,7 +559,11 @@ io_opt(void *ctx, int opt, const char *arg)
 			return ft_bad("a size above 0 (bytes, or with k/M/G/s)");
 		return 1;
 	case 's':
-		return ft_parse_size(arg, &o->job.size) ? ft_bad(SIZE_ALLOWED) : 1;
+		/* 0 would silently mean the default (the rest of the disk) */
+		if (ft_parse_size(arg, &o->job.size) || o->job.size == 0)
+			return ft_bad("a size above 0 (bytes, or with k/M/G/s; "
+				      "default: to the end of the disk)");
+		return 1;
 	case 'o':
 		return ft_parse_size(arg, &o->job.offset) ? ft_bad(SIZE_ALLOWED) : 1;
 	case 'q':
@@ -649,15 +653,30 @@ ft_cmd_io(int argc, char **argv)
 		ft_common_close(&c, bf);
 		return 2;
 	}
-	if (!o.job.size || o.job.size > disk - o.job.offset)
+	if (o.job.size > disk - o.job.offset) {
+		/* never clamped: a job over less than was asked for would
+		 * report numbers for another workload */
+		log_error("io: --size %" PRIu64 " is past the end of the disk: %" PRIu64
+			  " bytes from --offset %" PRIu64 " (the disk has %" PRIu64 ")",
+			  o.job.size, disk - o.job.offset, o.job.offset, disk);
+		ft_common_close(&c, bf);
+		return 2;
+	}
+	if (!o.job.size)
 		o.job.size = disk - o.job.offset;
 	if (o.job.size < o.job.bs) {
 		log_error("io: region smaller than one block");
 		ft_common_close(&c, bf);
 		return 2;
 	}
-	if (o.job.fua && !in->feature_flush)
-		log_info("io: --fua: the backend offers no flush: writes are plain (write-through)");
+	if (o.job.fua && !in->feature_flush) {
+		/* a write-through disk: every write is durable on completion
+		 * and there is nothing to send; the job is plain writes, and
+		 * its report must not say fua */
+		log_warning("io: --fua: the backend offers neither flush nor barrier (a "
+			    "write-through disk): plain writes, reported without fua");
+		o.job.fua = false;
+	}
 	if (o.bonnie) {
 		rc = run_bonnie(bf, &o.job, o.json);
 	} else {

@@ -71,6 +71,32 @@ const struct option ft_common_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * Linux/libxl disk naming for the common case: xvd[a-z] and
+ * xvd[a-z][a-z] -> (202 << 8) | (disk << 4) for disks 0..15, and the
+ * extended form (1 << 28) | (disk << 8) above (libxl_utils.c).
+ */
+int
+ft_vdev_to_devid(const char *vdev, unsigned int *devid)
+{
+	unsigned int disk;
+
+	if (vdev[0] >= '0' && vdev[0] <= '9')
+		return ft_parse_uint(vdev, devid) ? -EINVAL : 0;
+	if (strncmp(vdev, "xvd", 3) || !vdev[3])
+		return -EINVAL;
+	if (vdev[3] < 'a' || vdev[3] > 'z')
+		return -EINVAL;
+	disk = (unsigned int)(vdev[3] - 'a');
+	if (vdev[4]) {
+		if (vdev[4] < 'a' || vdev[4] > 'z' || vdev[5])
+			return -EINVAL;
+		disk = (disk + 1) * 26 + (unsigned int)(vdev[4] - 'a');
+	}
+	*devid = disk < 16 ? (202u << 8) | (disk << 4) : (1u << 28) | (disk << 8);
+	return 0;
+}
+
 int
 ft_parse_uint(const char *s, unsigned int *out)
 {
@@ -153,9 +179,9 @@ ft_common_opt(struct ft_common *c, int opt, const char *arg)
 			return ft_bad("a device id (a whole number, e.g. 51712)");
 		return 1;
 	case O_VDEV:
-		if (strncmp(arg, "xvd", 3) || arg[3] < 'a' || arg[3] > 'p' || arg[4])
-			return ft_bad("xvda .. xvdp");
-		c->bcfg.devid = (202u << 8) | ((unsigned int)(arg[3] - 'a') << 4);
+		/* the same names as xl-add's --vdev (libxl's) */
+		if (ft_vdev_to_devid(arg, &c->bcfg.devid))
+			return ft_bad("xvdX, xvdXY or a number");
 		return 1;
 	case O_RINGORDER:
 		if (ft_parse_uint(arg, &v) || v > BLKRING_MAX_PAGE_ORDER)

@@ -285,11 +285,11 @@ cmd_send(struct sc *s, int argc, char **argv)
 			void *pg;
 			unsigned int pi = i / BLKRING_SEGS_PER_INDIRECT_PAGE;
 
-			if (resolve_gref_page(s, cmd.igrefs[pi], &pg) < 0) {
-				r = sc_fail(s, "indirect page gref %u is not one of ours",
-					    cmd.igrefs[pi]);
-				goto out;
-			}
+			/* igref=RAW that is none of our pages (a gref the
+			 * backend must refuse to map, like seg=0xffffffff):
+			 * sent as it is, its segments written nowhere */
+			if (resolve_gref_page(s, cmd.igrefs[pi], &pg) < 0)
+				continue;
 			d = pg;
 			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].gref = cmd.segs[i].gref;
 			d[i % BLKRING_SEGS_PER_INDIRECT_PAGE].first_sect = cmd.segs[i].first_sect;

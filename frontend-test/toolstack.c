@@ -47,32 +47,6 @@ struct xl_args {
 	unsigned int timeout_ms;
 };
 
-/*
- * Linux/libxl disk naming for the common case: xvd[a-z] and
- * xvd[a-z][a-z] -> (202 << 8) | (disk << 4) for disks 0..15, and the
- * extended form (1 << 28) | (disk << 8) above (libxl_utils.c).
- */
-static int
-vdev_to_devid(const char *vdev, unsigned int *devid)
-{
-	unsigned int disk;
-
-	if (vdev[0] >= '0' && vdev[0] <= '9')
-		return ft_parse_uint(vdev, devid) ? -EINVAL : 0;
-	if (strncmp(vdev, "xvd", 3) || !vdev[3])
-		return -EINVAL;
-	if (vdev[3] < 'a' || vdev[3] > 'z')
-		return -EINVAL;
-	disk = (unsigned int)(vdev[3] - 'a');
-	if (vdev[4]) {
-		if (vdev[4] < 'a' || vdev[4] > 'z' || vdev[5])
-			return -EINVAL;
-		disk = (disk + 1) * 26 + (unsigned int)(vdev[4] - 'a');
-	}
-	*devid = disk < 16 ? (202u << 8) | (disk << 4) : (1u << 28) | (disk << 8);
-	return 0;
-}
-
 static void
 xl_usage(FILE *f, const char *cmd)
 {
@@ -142,7 +116,7 @@ parse_xl_args(int argc, char **argv, struct xl_args *a)
 			break;
 		case 'v':
 			a->vdev = optarg;
-			if (vdev_to_devid(optarg, &a->devid)) {
+			if (ft_vdev_to_devid(optarg, &a->devid)) {
 				log_error("--vdev %s: not xvdX, xvdXY or a number", optarg);
 				return -1;
 			}

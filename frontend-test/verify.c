@@ -531,9 +531,16 @@ verify_opt(void *ctx, int opt, const char *arg)
 
 	switch (opt) {
 	case 'b': return ft_parse_size(arg, &o->bs) ? ft_bad(SIZE_ALLOWED) : 1;
-	case 's': return ft_parse_size(arg, &o->size) ? ft_bad(SIZE_ALLOWED) : 1;
+	/* --size 0 and --count 0 would silently mean the defaults */
+	case 's':
+		if (ft_parse_size(arg, &o->size) || o->size == 0)
+			return ft_bad("a size above 0 (bytes, or with k/M/G/s; default 64M)");
+		return 1;
 	case 'o': return ft_parse_size(arg, &o->offset) ? ft_bad(SIZE_ALLOWED) : 1;
-	case 'c': return ft_parse_size(arg, &o->count) ? ft_bad("a whole number") : 1;
+	case 'c':
+		if (ft_parse_size(arg, &o->count) || o->count == 0)
+			return ft_bad("a whole number above 0 (default: twice the blocks)");
+		return 1;
 	case 'S': return ft_parse_size(arg, &o->seed) ? ft_bad("a whole number") : 1;
 	case 'q':
 		if (ft_parse_size(arg, &n) || n == 0 || n > 1024)

@@ -12,6 +12,8 @@
 # test-crash-campaign.sh  blkcrash run --quick end to end (ext4, >= 50
 #                      crash points): 0 violations with honest flushes,
 #                      >= 1 with blkbackd --unsafe-ignore-flush
+# test-crash-run-args.sh  blkcrash run refuses bad --size/--seed/--points
+#                      up front (exit 2, a message naming the option)
 check_PROGRAMS += test-crash-store mkcrashlog
 TESTS += \
 	test-crash-store \
@@ -21,6 +23,7 @@ TESTS += \
 	test-crash-campaign.sh \
 	test-crash-synopsis.sh \
 	test-crash-cut.sh \
+	test-crash-run-args.sh \
 	$(NULL)
 EXTRA_DIST += \
 	test-crash-replay.sh \
@@ -29,6 +32,7 @@ EXTRA_DIST += \
 	test-crash-campaign.sh \
 	test-crash-synopsis.sh \
 	test-crash-cut.sh \
+	test-crash-run-args.sh \
 	$(NULL)
 
 # The wrappers come with the dispatch they call the store below through

@@ -18,6 +18,7 @@ FRONT_TESTS = \
 	test-front-discard.sh \
 	test-readme.sh \
 	test-front-ringfull.sh \
+	test-front-cli-args.sh \
 	$(NULL)
 TESTS += $(FRONT_TESTS)
 EXTRA_DIST += front-lib.sh $(FRONT_TESTS)

@@ -24,7 +24,7 @@ expect_error() { # devid key-prefix
 }
 
 add_vbd $F 1 ""
-expect_error 1 "params: missing or empty"
+expect_error 1 "params: missing or empty (a file, a block device, or DRIVER:ARG with DRIVER file|memory|null|disk2008|rbd|nbd)"
 add_vbd $F 2 "bogus:/x"
 expect_error 2 "params: unknown storage driver"
 add_vbd $F 3 memory:1M mode=x

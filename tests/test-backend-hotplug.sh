@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # backend/block-blkbackd, the xl hotplug script: "add" checks params and
 # writes hotplug-status=connected; a missing backing gets
-# hotplug-status=error and a hotplug-error naming it.
+# hotplug-status=error and a hotplug-error naming it.  Every file-backed
+# prefix blkbackd takes (file:, disk2008:...) is checked as a path.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
@@ -41,4 +42,14 @@ B4=/local/domain/0/backend/vbd/7/51760
 xenstore-write $B4/params "nbd:nbd+unix:///disk?socket=/run/x.sock"
 XENBUS_PATH=$B4 "$script" add || fail "add failed on nbd:"
 xs_is $B4/hotplug-status connected
+
+# disk2008:PATH, like file:PATH, names a file on the host: it is checked
+B5=/local/domain/0/backend/vbd/7/51776
+xenstore-write $B5/params "disk2008:$img" $B5/mode w
+XENBUS_PATH=$B5 "$script" add || fail "add failed on disk2008:$img"
+xs_is $B5/hotplug-status connected
+B6=/local/domain/0/backend/vbd/7/51792
+xenstore-write $B6/params "disk2008:$BK_TMP/nosuch.img" $B6/mode w
+if XENBUS_PATH=$B6 "$script" add 2>/dev/null; then fail "add accepted a missing disk2008 file"; fi
+xs_is $B6/hotplug-error "params: $BK_TMP/nosuch.img does not exist"
 exit 0

@@ -34,6 +34,10 @@ grep -q "another blkbackd (pid $pid) already serves this xenstore" "$BK_TMP/seco
 rc=0; XENSTORED_PATH=$BK_TMP/nothing "${bk[@]}" 2>"$BK_TMP/noxs.err" || rc=$?
 [ $rc = 1 ] && grep -q "cannot connect to xenstore at $BK_TMP/nothing" "$BK_TMP/noxs.err" ||
 	fail "no xenstore: exit $rc, $(cat "$BK_TMP/noxs.err")"
+# XENSTORED_PATH set but empty: said so, not "cannot connect to xenstore at : "
+rc=0; XENSTORED_PATH= "${bk[@]}" 2>"$BK_TMP/emptyxs.err" || rc=$?
+[ $rc = 1 ] && grep -q "XENSTORED_PATH is set but empty" "$BK_TMP/emptyxs.err" ||
+	fail "empty XENSTORED_PATH: exit $rc, $(cat "$BK_TMP/emptyxs.err")"
 
 # ---- the log file: timestamps; SIGHUP reopens it and the trace ----
 guest_with_disk 4M

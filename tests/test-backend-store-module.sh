@@ -26,7 +26,7 @@ expect_error() { # devid text
 		fail "$be/error is \"$(xenstore-read "$be/error")\", expected \"$2\""
 }
 add_vbd $F 1 "rbd:rbd/img"
-expect_error 1 "params: the \"rbd\" storage driver is not installed ($mods/store-rbd.so: package blkbackd-rbd)"
+expect_error 1 "params: the \"rbd\" storage driver is not installed ($mods/store-rbd.so: package blkbackd-rbd; from a build tree, BLKBACKD_STORE_DIR=backend/.libs)"
 add_vbd $F 2 "zz:x"
 expect_error 2 "params: $mods/store-zz.so is not a blkbackd storage driver module for this blkbackd (module ABI -1, want 1)"
 add_vbd $F 3 "../zz:x"

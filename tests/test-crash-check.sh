@@ -173,4 +173,31 @@ W 12288 4096 68 fua' "$d/guest-torn"
 sed '/^W 2 /d' "$d/guest" > "$d/guest-gap"
 expect 2 gap-guest 'dev 1048576' "$d/guest-gap"
 grep -q "a lost line" "$d/gap-guest.out" || fail "gap-guest: message"
+# a crash log torn at its tail (the recorder stopped mid-append) is read
+# up to the tear, with a note; one damaged in the middle, with whole
+# records after the damage, is a corrupt log (exit 2), not lost writes
+# to blame on the backend
+honest='dev 1048576
+W 0 4096 65
+W 4096 4096 66
+F
+W 8192 4096 67
+W 12288 4096 68 fua'
+expect 0 torn-host "$honest
+W 16384 4096 69
+tear 100"
+grep -q "bytes of torn tail ignored" "$d/torn-host.out" || fail "torn-host: no note"
+printf '%s\n' "$honest" | mkcrashlog "$d/flipped.log"
+# one bit of the data of record #2 (header 64, #1 64+4096, #2's header 64)
+printf '\x43' | dd of="$d/flipped.log" bs=1 seek=$((64 + 64 + 4096 + 64 + 100)) \
+	conv=notrunc status=none
+rc=0; blkcrash check "$d/flipped.log" "$d/guest" > "$d/flipped.out" 2>&1 || rc=$?
+sed 's/^/flipped: /' "$d/flipped.out"
+[ "$rc" = 2 ] || fail "flipped: exit $rc, expected 2 (a corrupt log)"
+grep -q "corrupt log" "$d/flipped.out" || fail "flipped: not reported as a corrupt log"
+grep -q "VIOLATED\|LOST" "$d/flipped.out" && fail "flipped: the backend blamed"
+rc=0; blkcrash fsck --fs ext4 "$d/flipped.log" "$d/flipped.log" > "$d/flipped-fsck.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "corrupt log" "$d/flipped-fsck.out" || fail "flipped: fsck took it"
+blkcrash dump "$d/flipped.log" > "$d/flipped.dump" 2> "$d/flipped.err" || fail "flipped: dump"
+grep -q "corrupt log" "$d/flipped.err" || fail "flipped: dump gives no warning"
 echo OK

@@ -7,9 +7,32 @@
 # is on the backing store (blkcrash check), the record log accounts for
 # every byte of the backing (replay == backing), and a fresh backend
 # serves blocks that are whole (blkfront-test verify --check-only).
+# First, without a daemon: cut refuses a pid file naming a process that
+# is not a blkbackd, or none.
 . ./functions.sh
 PATH="$abs_top_builddir/harness/crash:$PATH"
 requires blkcrash --help
+
+# cut sends SIGUSR2 to a blkbackd only: a pid file naming any other
+# process (a stale one, reused by a new process) is refused, rc 2, and
+# that process lives on; one naming no process at all is refused too
+u=$(mktemp -d /tmp/crash-cut-pid.XXXXXX)
+cleanup_fn rm -rf "$u"
+sleep 300 &
+spid=$!
+cleanup_fn kill "$spid"
+echo "$spid" > "$u/other.pid"
+rc=0; blkcrash cut --pidfile "$u/other.pid" --timeout 2 > "$u/other.out" 2>&1 || rc=$?
+cat "$u/other.out"
+[ "$rc" = 2 ] || fail "cut on a sleep: exit $rc, expected 2"
+kill -0 "$spid" || fail "cut signalled a process that is not a blkbackd"
+grep -q 'not a blkbackd' "$u/other.out" || fail "cut on a sleep: no reason given"
+kill "$spid"; wait "$spid" || true
+rc=0; blkcrash cut --pidfile "$u/other.pid" --timeout 2 > "$u/gone.out" 2>&1 || rc=$?
+cat "$u/gone.out"
+[ "$rc" = 2 ] || fail "cut on a pid that is gone: exit $rc, expected 2"
+grep -q 'does not exist' "$u/gone.out" || fail "cut on a gone pid: no reason given"
+
 requires test -x "$abs_top_builddir/sim/xensim"
 if ! blkbackd --help 2>&1 | grep -q -- '--cache=volatile' ||
    ! blkfront-test verify --help 2>&1 | grep -q -- '--log'; then

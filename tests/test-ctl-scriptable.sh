@@ -29,6 +29,19 @@ d = json.load(open(sys.argv[1]))
 assert d == {"error": {"errno": "EINVAL", "exit": 2,
                        "message": 'bad command line for "frobnicate" (see --help)'}}, d
 EOP
+# two output formats: refused, neither silently wins
+rc=0; blkbackd-ctl --json --prometheus stats >/dev/null 2>"$BK_TMP/err" || rc=$?
+[ $rc = 2 ] && grep -qx 'blkbackd-ctl: --json and --prometheus: one output format only' "$BK_TMP/err" ||
+	fail "--json --prometheus: rc $rc, $(cat "$BK_TMP/err")"
+rc=0; blkbackd-ctl stats --prometheus --json >/dev/null 2>"$BK_TMP/err" || rc=$?
+[ $rc = 2 ] || fail "--prometheus --json: rc $rc, $(cat "$BK_TMP/err")"
+# --socket naming a directory: the command line's mistake (2), not
+# "Connection refused (is blkbackd running?)" (3)
+for c in list status; do
+	rc=0; blkbackd-ctl --socket="$BK_TMP" $c >/dev/null 2>"$BK_TMP/err" || rc=$?
+	[ $rc = 2 ] && grep -q "$BK_TMP is .*not a socket" "$BK_TMP/err" ||
+		fail "--socket=DIR $c: rc $rc, $(cat "$BK_TMP/err")"
+done
 # an option before --json: its error is JSON too
 rc=0; blkbackd-ctl --bogus --json list >"$BK_TMP/out" 2>/dev/null || rc=$?
 [ $rc = 2 ] && python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["error"]["exit"] == 2' "$BK_TMP/out" ||

@@ -3,7 +3,8 @@
 # Bad input to blkbench -> exit 1, a clear message naming the bad thing,
 # and nothing left mounted or attached: an unknown workload, where, wce,
 # config key; a missing tool; a mount option the kernel refuses; XFS
-# nobarrier on a kernel without it.
+# nobarrier on a kernel without it; gen-tree --scale out of range; parse
+# of a binary or empty file; a backing file too large to make.
 . ./functions.sh
 . "$top_srcdir/tests/harness-common.sh"
 requires python3 --version
@@ -57,6 +58,24 @@ grep -q Traceback "$tmp/err" && fail "parse of a missing file: a traceback"
 printf 'where = raw\n\xff\n' > "$tmp/bin.conf"
 expect_error "--config $tmp/bin.conf: not UTF-8 text (byte 12)" run "${common[@]}" --config "$tmp/bin.conf"
 grep -q Traceback "$tmp/err" && fail "a config file not UTF-8: a traceback"
+# gen-tree's --scale is checked as run's is (it wrote a 1-file tree for 0
+# or -3, ran until killed for 1e9, gave a traceback for nan)
+for s in 0 -3 1e9 nan inf; do
+	expect_error "--scale $s: must be in (0, 10]" gen-tree --scale "$s" "$tmp/tree.tar"
+	[ ! -e "$tmp/tree.tar" ] || fail "gen-tree --scale $s wrote a tree"
+done
+expect_error "--scale x: not a number" gen-tree --scale x "$tmp/tree.tar"
+# parse of a file that is not text, or empty: an error, not a traceback
+# or an empty success
+{ printf '\377\376'; head -c 254 /dev/urandom; } > "$tmp/binary"	# 0xff: never UTF-8
+for k in bonnie fsmark fsync time; do
+	expect_error "$tmp/binary: not text (byte 0 is 0xff)" parse "$k" "$tmp/binary"
+	grep -q Traceback "$tmp/err" && fail "parse $k of a binary file: a traceback"
+done
+: > "$tmp/empty"
+for k in bonnie fsmark fsync time; do
+	expect_error "$tmp/empty: empty: no $k output in it" parse "$k" "$tmp/empty"
+done
 printf 'where = raw\nbarriers = 1\n' > "$tmp/bad.conf"
 expect_error "$tmp/bad.conf:2: unknown key 'barriers'" run "${common[@]}" --config "$tmp/bad.conf"
 # XFS has no nobarrier since Linux 4.19: refused before anything starts.
@@ -80,6 +99,14 @@ PATH=$tmp/bin "$(command -v blkbench)" run "${common[@]}" --where raw --wce 1 --
 [ "$rc" = 1 ] && grep -qF "missing tool: bonnie++ (apt-get install bonnie++)" "$tmp/err" ||
 	{ cat "$tmp/err"; fail "missing bonnie++: rc $rc"; }
 assert_clean "$tmp"
+
+# A backing file larger than any file can be: said before the first run,
+# naming what sized it, not a bare "File too large" from inside it.
+expect_error "a backing file of 20000000000334 MiB cannot be made in $tmp/blkbench." \
+	run "${common[@]}" --where raw --wce 1 --barrier 1 --fs ext4 --workload bonnie \
+	--size 9999999999999
+grep -qF "(its size: what the workloads need with --size 9999999999999" "$tmp/err" ||
+	fail "the backing's size not explained: $(cat "$tmp/err")"
 
 # A mount option the kernel refuses: the error names it; the loop device
 # and the backing file are gone.

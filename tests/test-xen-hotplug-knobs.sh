@@ -99,4 +99,30 @@ refused_from_file() { # DEVID LINE HOTPLUG-ERROR
 refused_from_file 51760 "cache=none" "cache=none is neither writeback nor writethrough"
 refused_from_file 51776 "cache=writeback fua=yes" '"fua=yes" is not flush-mode=MODE, cache=MODE or io-engine=ENGINE'
 refused_from_file 51808 "cache=writeback io-engine=uring" "io-engine=uring is not one of auto, libaio, io_uring"
+# an empty value is a bad value, not an absent key
+refused_from_file 51824 "flush-mode= cache=writethrough" "flush-mode= is not one of auto, flush, barrier, both, none"
+refused_from_file 51840 "cache=" "cache= is neither writeback nor writethrough"
+
+# a pattern is matched against params and, for a path with a driver
+# prefix (file:, phy:, disk2008:...), against the path without it
+printf '%s cache=writethrough\n' "$BK_TMP/*.img" > "$BLKBACKD_DISKS"
+for p in "file:$img" "phy:$img" "disk2008:$img"; do
+	b=/local/domain/0/backend/vbd/9/51712
+	xenstore-rm $b 2>/dev/null || true
+	xenstore-write $b/params "$p" $b/mode w
+	XENBUS_PATH=$b "$script" add || fail "add refused params=$p"
+	xs_is $b/cache writethrough
+done
+# and a pattern with the prefix still matches as before
+printf 'file:%s cache=writethrough\n' "$img" > "$BLKBACKD_DISKS"
+b=/local/domain/0/backend/vbd/9/51728
+xenstore-write $b/params "file:$img" $b/mode w
+XENBUS_PATH=$b "$script" add || fail "add refused params=file:$img"
+xs_is $b/cache writethrough
+# memory: is no path: a path pattern does not match it
+printf '%s cache=writethrough\n' '/*' > "$BLKBACKD_DISKS"
+b=/local/domain/0/backend/vbd/9/51744
+xenstore-write $b/params memory:64M
+XENBUS_PATH=$b "$script" add || fail "add refused memory:64M"
+xenstore-exists $b/cache && fail "a path pattern matched memory:64M"
 exit 0

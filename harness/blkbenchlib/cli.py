@@ -162,6 +162,17 @@ def _add_run_options(p):
     a("--workdir", help="where backing files and mountpoints live (default $TMPDIR or /var/tmp)")
 
 
+def _parse_scale(v):
+    """--scale of the tar tree (run and gen-tree alike): a number in (0, 10]."""
+    try:
+        scale = float(v)
+    except ValueError:
+        raise BenchError("--scale %s: not a number" % v) from None
+    if not 0 < scale <= 10:  # also refuses nan and inf
+        raise BenchError("--scale %s: must be in (0, 10]" % v)
+    return scale
+
+
 def _resolve_options(ns, defaults):
     """defaults < --config < command line -> an object with attributes."""
     values = dict(defaults)
@@ -203,12 +214,7 @@ def _resolve_options(ns, defaults):
                 raise BenchError("--prefill %s: sparse or zero" % v)
             o.prefill = v
         elif key == "scale":
-            try:
-                o.scale = float(v)
-            except ValueError:
-                raise BenchError("--scale %s: not a number" % v) from None
-            if not 0 < o.scale <= 10:
-                raise BenchError("--scale %s: must be in (0, 10]" % v)
+            o.scale = _parse_scale(v)
         else:
             setattr(o, attr, v)
     for flag in ("bonnie_fsync", "bonnie_perchar", "warmup"):
@@ -392,6 +398,36 @@ class Bench:
         self.cgroup_kind = detect_memory_cgroup()
 
     # -- one run of one cell ---------------------------------------------------
+    def _check_backing_room(self, where):
+        """Can a backing file of disk_mib MiB be made in where?  Said
+        before the first run, naming the options that sized it, rather
+        than a bare "File too large" from inside a run: a file larger
+        than the file system allows (EFBIG: ext4's 16 TiB) or than any
+        file can be (2^63 bytes), or, with --prefill zero (every block
+        written), more than it has free."""
+        mib = self.disk_mib
+        why = "set by --disk %d" % self.o.disk if self.o.disk else \
+            "what the workloads need with --size %d, --scale %g; --disk sets it" % (
+                self.o.size or 2 * self.o.mem, self.o.scale)
+        probe = os.path.join(where, "backing-size-probe")
+        try:
+            with open(probe, "wb") as f:
+                f.truncate(mib << 20)
+        except (OSError, OverflowError) as e:
+            raise BenchError("a backing file of %d MiB cannot be made in %s: %s (its size: %s)"
+                             % (mib, where, getattr(e, "strerror", None) or
+                                "larger than any file can be", why)) from None
+        finally:
+            try:
+                os.unlink(probe)
+            except OSError:
+                pass
+        st = os.statvfs(where)
+        free = st.f_bavail * st.f_frsize >> 20
+        if self.o.prefill == "zero" and mib > free:
+            raise BenchError("--prefill zero: a backing file of %d MiB is more than the "
+                             "%d MiB free in %s (its size: %s)" % (mib, free, where, why))
+
     def run_one(self, k, cell, r, outdir, workdir):
         tag = "%d-%d" % (k, r)
         rundir = os.path.join(outdir, "raw", "%s-run%d" % (cell.name, r))
@@ -518,6 +554,7 @@ class Bench:
             self.shm_dir = tempfile.mkdtemp(prefix="blkbench.", dir=SHM)
         info("%d cells x %d runs, results in %s" % (len(self.cells), self.o.runs, outdir))
         try:
+            self._check_backing_room(self.shm_dir or workdir)
             if self.platform is not None:
                 self.platform.run_all(outdir, workdir, self._add_row)
                 return
@@ -711,8 +748,15 @@ def cmd_demo(ns, paths, argv):
 
 def cmd_parse(ns):
     """Print what the parsers make of a recorded output (for tests)."""
-    with open(ns.file) as f:
-        text = f.read()
+    with open(ns.file, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise parsers.ParseError("%s: not text (byte %d is 0x%02x): not a recorded %s "
+                                 "output" % (ns.file, e.start, data[e.start], ns.kind)) from None
+    if not text.strip():
+        raise parsers.ParseError("%s: empty: no %s output in it" % (ns.file, ns.kind))
     if ns.kind == "bonnie":
         for rec in parsers.parse_bonnie_csv(text):
             m = parsers.bonnie_metrics(rec)
@@ -825,7 +869,8 @@ def main(argv, paths):
     p_ceil.add_argument("--disk", type=int, default=640, help="each backing, MiB (default 640)")
     p_ceil.add_argument("--workdir", help="where the backings go (default $TMPDIR or /var/tmp)")
     p_tree = sub.add_parser("gen-tree", help="write the tar/rm workload's tree as a tar")
-    p_tree.add_argument("--scale", type=float, default=1.0)
+    p_tree.add_argument("--scale", default="1.0",
+                        help="1.0 = 28 000 files, 300 MB; in (0, 10] (default 1.0)")
     p_tree.add_argument("file")
     ns = ap.parse_args(argv[1:])
     if not ns.cmd:
@@ -849,7 +894,7 @@ def main(argv, paths):
             print("\n".join(lines))
             return 0
         if ns.cmd == "gen-tree":
-            f, d, b = generate_tree_tar(ns.file, ns.scale)
+            f, d, b = generate_tree_tar(ns.file, _parse_scale(ns.scale))
             print("%d files %d dirs %d bytes" % (f, d, b))
             return 0
     except BenchError as e:

@@ -64,6 +64,12 @@ struct cl_log {
 	uint64_t nflush;		/* successful FLUSH records */
 	uint64_t valid_bytes;		/* header + every valid record */
 	uint64_t ignored_bytes;		/* torn or garbage tail */
+	/* crash log only: reading stopped at damage (at valid_bytes) that
+	 * whole valid records follow: corrupt in the middle, not torn.
+	 * corrupt_seq is the seq of the first such record (0: none, the
+	 * ignored bytes are a torn tail), corrupt_next_off its offset. */
+	uint64_t corrupt_seq;
+	uint64_t corrupt_next_off;
 	enum cl_format format;		/* CRASHLOG or DMLOG, never AUTO */
 	/* dm-log-writes only (0 for a crash log): */
 	uint32_t block_size;		/* the super's sectorsize, bytes */
@@ -77,8 +83,10 @@ struct cl_log {
  * Map and validate the log at path.  Reading stops at the first record
  * that is short, has a bad magic/CRC/data hash or a seq out of order: it
  * and what follows are counted in ignored_bytes (a torn tail), never an
- * error.  -EINVAL if the file header itself is bad.  Caller frees with
- * cl_log_close().
+ * error.  If a whole valid record with a later seq follows that damage,
+ * the log is corrupt in the middle: corrupt_seq says so (the callers that
+ * judge the backend by the log refuse it).  -EINVAL if the file header
+ * itself is bad.  Caller frees with cl_log_close().
  */
 int cl_log_open(const char *path, struct cl_log **out);
 /*

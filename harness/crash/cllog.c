@@ -97,6 +97,51 @@ cl_sniff(const unsigned char *p, size_t len)
 	return CL_FMT_AUTO;
 }
 
+/*
+ * After reading stopped at off (a record that is short, damaged or out of
+ * seq): is there a whole, valid record further on whose seq comes after
+ * the last one read?  A log torn by a cut or a crash while appending ends
+ * at its damage; one with intact records past the damage was corrupted
+ * in the middle (bit flips, a bad copy), and what follows the damage is
+ * not a tail to ignore.  A record counts only with its header checksum,
+ * a seq above n and, for a WRITE, its data hash: data that merely contains
+ * the magic does not.  Sets log->corrupt_* and returns true if found.
+ */
+static bool
+cl_find_later_record(struct cl_log *log, const unsigned char *p, size_t len,
+		     size_t off)
+{
+	static const unsigned char magic[4] = {
+		CRASHLOG_REC_MAGIC & 0xff, (CRASHLOG_REC_MAGIC >> 8) & 0xff,
+		(CRASHLOG_REC_MAGIC >> 16) & 0xff, CRASHLOG_REC_MAGIC >> 24,
+	};
+	size_t q = off + 1;
+
+	while (q + CRASHLOG_REC_SIZE <= len) {
+		const unsigned char *m = memmem(p + q, len - q, magic, sizeof(magic));
+		struct crashlog_rec rec;
+		uint64_t dlen;
+
+		if (!m)
+			break;
+		q = (size_t)(m - p);
+		if (q + CRASHLOG_REC_SIZE > len)
+			break;
+		if (crashlog_decode_rec(p + q, &rec) == 0 && rec.seq > log->n) {
+			dlen = crashlog_data_len(&rec);
+			if (dlen <= len - q - CRASHLOG_REC_SIZE &&
+			    (!dlen || crashlog_hash(p + q + CRASHLOG_REC_SIZE, dlen) ==
+			     rec.hash)) {
+				log->corrupt_seq = rec.seq;
+				log->corrupt_next_off = q;
+				return true;
+			}
+		}
+		q++;
+	}
+	return false;
+}
+
 int
 cl_log_open(const char *path, struct cl_log **out)
 {
@@ -207,6 +252,8 @@ cl_log_open_fmt(const char *path, enum cl_format fmt, struct cl_log **out)
 	}
 	log->valid_bytes = off;
 	log->ignored_bytes = log->map_len - off;
+	if (log->ignored_bytes)
+		cl_find_later_record(log, p, log->map_len, off);
 	cl_finish(log);
 	*out = log;
 	return 0;

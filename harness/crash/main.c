@@ -108,6 +108,31 @@ parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
+/*
+ * A crash log with whole records past damage in its middle (blkcrash.h
+ * corrupt_seq): say so.  check and fsck judge the backend by the log, so
+ * for them it is an error (exit 2: the log, not the backend, is at
+ * fault); dump and replay go on with the records before the damage.
+ */
+static bool
+log_corrupt(const struct cl_log *log, const char *path, bool fatal)
+{
+	if (!log->corrupt_seq)
+		return false;
+	if (fatal)
+		log_error("%s: corrupt log: the record after #%zu (at byte %" PRIu64
+			  ") is damaged, yet valid records (#%" PRIu64 " at byte %"
+			  PRIu64 ") follow it: not a torn tail; %" PRIu64
+			  " bytes unread", path, log->n, log->valid_bytes,
+			  log->corrupt_seq, log->corrupt_next_off, log->ignored_bytes);
+	else
+		log_warning("%s: corrupt log: records from #%zu on (byte %" PRIu64
+			 ") are skipped, although valid records (#%" PRIu64
+			 ") follow the damage", path, log->n + 1, log->valid_bytes,
+			 log->corrupt_seq);
+	return true;
+}
+
 /* ---- dump ---- */
 
 static int
@@ -122,6 +147,7 @@ cmd_dump(int argc, char **argv, const struct opts *o)
 	}
 	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
+	log_corrupt(log, argv[0], false);
 	if (log->format == CL_FMT_DMLOG)
 		printf("# dm-log-writes log %s: version %u, block %u bytes, %" PRIu64
 		       " of %" PRIu64 " entries read, writes reach %" PRIu64 " bytes\n",
@@ -218,6 +244,7 @@ cmd_replay(int argc, char **argv, const struct opts *o)
 	}
 	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
+	log_corrupt(log, argv[0], false);
 	p.upto = o->have_upto ? o->upto : log->n;
 	if (o->have_flush) {
 		p.upto = flush_seq(log, o->flush_k);
@@ -283,7 +310,7 @@ cmd_check(int argc, char **argv, const struct opts *o)
 	}
 	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
-	if (gl_log_open(argv[1], &gl) < 0) {
+	if (log_corrupt(log, argv[0], true) || gl_log_open(argv[1], &gl) < 0) {
 		cl_log_close(log);
 		return 2;
 	}
@@ -464,6 +491,10 @@ cmd_fsck(int argc, char **argv, const struct opts *o)
 	}
 	if (cl_log_open_fmt(argv[0], o->format, &log) < 0)
 		return 2;
+	if (log_corrupt(log, argv[0], true)) {
+		cl_log_close(log);
+		return 2;
+	}
 	if (own_work) {
 		if (!mkdtemp(tmpl)) {
 			log_error("mkdtemp %s: %m", tmpl);
@@ -584,12 +615,85 @@ out:
 
 /* ---- cut ---- */
 
+/* name is "blkbackd", or libtool's uninstalled "lt-blkbackd" */
+static bool
+is_blkbackd_name(const char *name)
+{
+	if (!strncmp(name, "lt-", 3))
+		name += 3;
+	return !strcmp(name, "blkbackd");
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * Is pid a blkbackd?  SIGUSR2 is a power cut only to blkbackd
+ * --cache=volatile; to most other programs it is fatal, so a stale or
+ * wrong pid file must not make cut kill an unrelated process and call
+ * it a power cut.  Its name (/proc/PID/comm: blkbackd keeps it across an
+ * upgrade) or its executable says so; under valgrind (the tests' make
+ * check-valgrind) the executable is valgrind's and blkbackd is one of
+ * its arguments.  0 yes, -ESRCH gone, -EPERM not a blkbackd (what names
+ * it, wlen bytes).
+ */
+static int
+check_blkbackd(long pid, char *what, size_t wlen)
+{
+	char path[64], buf[PATH_MAX], comm[64] = "";
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+	if (is_blkbackd_name(comm))
+		return 0;
+	snprintf(what, wlen, "\"%s\"", comm);
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -EPERM;	/* not ours to read (another user): comm decides */
+	buf[n] = '\0';
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+		buf[n - 10] = '\0';
+	snprintf(what, wlen, "\"%s\" (%s)", comm, buf);
+	if (is_blkbackd_name(base_name(buf)))
+		return 0;
+	if (strstr(buf, "valgrind")) {
+		size_t i, len;
+
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		f = fopen(path, "re");
+		if (!f)
+			return -EPERM;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		for (i = 0; i < len; i += strlen(buf + i) + 1)
+			if (is_blkbackd_name(base_name(buf + i)))
+				return 0;
+	}
+	return -EPERM;
+}
+
 static int
 cmd_cut(int argc, char **argv, const struct opts *o)
 {
 	FILE *f;
 	long pid;
+	char what[PATH_MAX + 80];
 	unsigned int i, limit = (o->timeout ? o->timeout : 30) * 10;
+	int r;
 
 	if (argc != 0 || !o->pidfile) {
 		log_error("cut needs --pidfile FILE");
@@ -603,6 +707,20 @@ cmd_cut(int argc, char **argv, const struct opts *o)
 		return 2;
 	}
 	fclose(f);
+	r = check_blkbackd(pid, what, sizeof(what));
+	if (r == -ESRCH) {
+		log_error("%s: process %ld does not exist (a stale pid file?)",
+			  o->pidfile, pid);
+		return 2;
+	}
+	if (r < 0) {
+		if (r == -EPERM)
+			log_error("%s: process %ld is %s, not a blkbackd: no power cut "
+				  "sent", o->pidfile, pid, what);
+		else
+			log_error("/proc/%ld: %s", pid, strerror(-r));
+		return 2;
+	}
 	if (kill((pid_t)pid, SIGUSR2) < 0) {
 		log_error("kill -USR2 %ld: %m", pid);
 		return 2;
