@@ -13,6 +13,7 @@ FIX_TESTS = \
 	test-fix-front-messages.sh \
 	test-fix-bad-names.sh \
 	test-fix-online-zero.sh \
+	test-fix-records-failed-connect.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
