@@ -14,6 +14,7 @@ FIX_TESTS = \
 	test-fix-bad-names.sh \
 	test-fix-online-zero.sh \
 	test-fix-records-failed-connect.sh \
+	test-fix-failed-reconnect.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
