@@ -15,6 +15,7 @@ FIX_TESTS = \
 	test-fix-online-zero.sh \
 	test-fix-records-failed-connect.sh \
 	test-fix-failed-reconnect.sh \
+	test-fix-failed-nbd-restart.sh \
 	test-fix-upgrade-not-blkbackd.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
