@@ -561,7 +561,8 @@ bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 	v = xbus_read(d->xs, XBT_NULL, dev->be, BK_FAILED_NODE);
 	if (v) {
 		dev->failed = true;
-		snprintf(dev->failed_why, sizeof(dev->failed_why), "%s", v);
+		/* ours, but a log line and the error node take nothing raw */
+		xbus_printable(dev->failed_why, sizeof(dev->failed_why), v);
 		free(v);
 		log_info("vbd %s: failed under an earlier blkbackd (%s/%s: %s): every request "
 			 "fails until the toolstack detaches it", dev->name, dev->be,
