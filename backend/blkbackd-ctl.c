@@ -10,10 +10,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -474,6 +476,43 @@ default_socket(int transport_sim, char *buf, size_t len)
 	return rc;
 }
 
+/* The pid of the process that listens on fd's other end (the daemon;
+ * an upgrade keeps it), 0 when it cannot be told (another pid
+ * namespace). */
+static pid_t
+peer_pid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof(cr))
+		return 0;
+	return cr.pid > 0 ? cr.pid : 0;
+}
+
+/* Has process pid ended (gone, or a zombie its parent has not reaped)? */
+static bool
+pid_ended(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		/* no /proc: ask the kernel (EPERM: it is there, not ours) */
+		return errno == ENOENT || (kill(pid, 0) < 0 && errno == ESRCH);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "PID (COMM) STATE ...": COMM may hold ')' and blanks */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 /* Wait until fd sees EOF (the daemon exited or exec'ed). */
 static bool
 wait_eof(int fd, int timeout_s)
@@ -512,6 +551,7 @@ main(int argc, char **argv)
 	const char *socket_path = NULL, *state_dir = NULL, *cmd;
 	char *sdir = NULL;
 	unsigned int stalled = 0;
+	pid_t daemon_pid = 0;
 	int out = OUT_TABLE, transport_sim = -1, timeout_s = 120, c, fd, rc = EXIT_REFUSED;
 	char *tend;
 	long lt;
@@ -623,6 +663,7 @@ main(int argc, char **argv)
 		}
 		goto out_down;
 	}
+	daemon_pid = peer_pid(fd);
 	rc = send_line(fd, req);
 	if (!rc)
 		rc = ctl_read_reply(fd, &reply, 10000);
@@ -685,11 +726,24 @@ main(int argc, char **argv)
 		} else if (!strcmp(cmd, "upgrade")) {
 			time_t end = time(NULL) + timeout_s;
 			int nfd = -1;
+			bool died = false;
 
-			/* the new program listens once its setup is done */
-			while (time(NULL) < end && (nfd = ctl_connect(socket_path, true)) < 0)
+			/* the new program listens once its setup is done; a
+			 * daemon that died instead (its exec failed, or the new
+			 * program exited) is said at once, not after the wait */
+			while (time(NULL) < end && (nfd = ctl_connect(socket_path, true)) < 0) {
+				if (daemon_pid && pid_ended(daemon_pid)) {
+					died = true;
+					break;
+				}
 				usleep(50000);
-			if (nfd < 0) {
+			}
+			if (died) {
+				rc = failure(EXIT_UNREACHABLE, "ESRCH", "blkbackd (pid %ld) exited "
+					     "during the upgrade, and nothing serves %s (see its "
+					     "log): its guests' disks are stalled until a blkbackd "
+					     "is started", (long)daemon_pid, socket_path);
+			} else if (nfd < 0) {
 				rc = failure(EXIT_TIMEOUT, "ETIMEDOUT", "the upgraded blkbackd does not "
 					     "answer on %s within %d s", socket_path, timeout_s);
 			} else {

@@ -15,6 +15,9 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 #include <sys/timerfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <xenstore.h>
@@ -268,6 +272,134 @@ upgrade_refusal(const char *path, char *buf, size_t len)
 	if (!(n == 4 && !memcmp(magic, "\177ELF", 4)) && !(n >= 2 && !memcmp(magic, "#!", 2)))
 		return "not a program (neither ELF nor #!)";
 	return NULL;
+}
+
+/* How long "PATH --version" may take (an ASan build starts in ~0.1 s). */
+#define UPGRADE_PROBE_MS	10000
+/* What blkbackd --version prints first (options.c). */
+#define UPGRADE_BANNER		"blkbackd "
+
+extern char **environ;
+
+/*
+ * Is PATH a blkbackd?  Every device is drained before the exec, and a
+ * program that is not one ends the daemon with its guests' disks
+ * stalled (/bin/false "upgrades" fine as far as exec can tell).  So run
+ * "PATH --version" first, its stdin and stderr /dev/null, no signal
+ * blocked or ignored (ours are, for the signalfd), and want blkbackd's
+ * own banner ("blkbackd VERSION (git REV)": any version, as an upgrade
+ * goes to another) and exit status 0 within UPGRADE_PROBE_MS; else it is
+ * killed.  Runs on the control thread, which waits for it: the
+ * admin's request, once.  NULL when it is; else why not, in buf.
+ */
+static const char *
+upgrade_not_blkbackd(const char *path, char *buf, size_t len)
+{
+	char *const argv[] = { (char *)path, (char *)"--version", NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	char out[128], shown[65];
+	size_t got = 0;
+	int pfd[2], st = 0, r, ms;
+	struct timespec t0, t;
+	bool timed_out = false;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		snprintf(buf, len, "cannot run it with --version: pipe: %s", strerror(errno));
+		return buf;
+	}
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawn(&pid, path, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(pfd[1]);
+	if (r) {
+		close(pfd[0]);
+		snprintf(buf, len, "cannot run it with --version: %s", strerror(r));
+		return buf;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		char scratch[512];
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = UPGRADE_PROBE_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+					      (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (ms <= 0) {
+			timed_out = true;
+			break;
+		}
+		r = poll(&p, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			timed_out = r == 0;
+			break;
+		}
+		/* the first bytes kept, the rest read and dropped */
+		if (got < sizeof(out) - 1)
+			n = read(pfd[0], out + got, sizeof(out) - 1 - got);
+		else
+			n = read(pfd[0], scratch, sizeof(scratch));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* EOF: it closed its stdout (exited) */
+		if (got < sizeof(out) - 1)
+			got += (size_t)n;
+	}
+	close(pfd[0]);
+	out[got] = '\0';
+	if (timed_out)
+		kill(pid, SIGKILL);
+	/* after EOF: a program that closes its stdout and lives on is
+	 * waited for no longer than the rest of the time */
+	for (;;) {
+		r = waitpid(pid, &st, timed_out ? 0 : WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000 +
+			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= UPGRADE_PROBE_MS) {
+				timed_out = true;
+				kill(pid, SIGKILL);
+				continue;
+			}
+			usleep(10000);
+		}
+	}
+	out[strcspn(out, "\n")] = '\0';
+	xbus_printable(shown, sizeof(shown), out);
+	if (timed_out)
+		snprintf(buf, len, "not a blkbackd (its --version did not finish within %d s)",
+			 UPGRADE_PROBE_MS / 1000);
+	else if (r != pid)
+		snprintf(buf, len, "cannot tell whether it is a blkbackd (its --version: "
+			 "waitpid: %s)", strerror(errno));
+	else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+		 strncmp(out, UPGRADE_BANNER, strlen(UPGRADE_BANNER)))
+		snprintf(buf, len, "not a blkbackd (its --version %s %d and printed "
+			 "\"%s\"%s, not \"" UPGRADE_BANNER "VERSION ...\")",
+			 WIFEXITED(st) ? "exited with status" : "was killed by signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), shown,
+			 strlen(out) > 64 ? "..." : "");
+	else
+		return NULL;
+	return buf;
 }
 
 const char *
@@ -575,9 +707,11 @@ dispatch(struct bk_ctl *c, char *line, struct reply *rp)
 			fail(rp, -EINVAL, "upgrade: \"%.200s\" is not an absolute path", path);
 			return BK_CTL_NONE;
 		}
-		char err[128];
+		char err[512];
 		const char *why = upgrade_refusal(path, err, sizeof(err));
 
+		if (!why)
+			why = upgrade_not_blkbackd(path, err, sizeof(err));
 		if (why) {
 			fail(rp, -EINVAL, "upgrade: %.200s: %s", path, why);
 			return BK_CTL_NONE;

@@ -133,7 +133,13 @@ struct bk_dev {
 	 * drained (xenbus.c) */
 	bool gone;
 	bool backing_wait;		/* its backing is still another vbd's, draining */
-	bool failed;			/* a flush failed (C15): logged, error node */
+	/* a flush failed (C15), or a RAM disk's data died with the blkbackd
+	 * that served it: every request fails, and a reconnect is refused,
+	 * until the toolstack detaches the vbd (its directory goes).  Kept
+	 * in <backend>/blkbackd-failed too, for a blkbackd started later
+	 * (bk_vbd_mark_failed) */
+	bool failed;
+	char failed_why[200];		/* why, with when: "" while !failed */
 	bool persistent;		/* this connection uses persistent grants */
 	bool keep_state;		/* disconnect for a successor: keep the records */
 	bool size_lost;			/* the backing's size cannot be read: reported */

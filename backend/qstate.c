@@ -118,8 +118,10 @@ bk_qstate_create(const char *path, const struct bk_qstate_id *id, uint32_t req_c
 	if (fd < 0 || ftruncate(fd, (off_t)file_len(id->ring_size)) < 0) {
 		err = errno;
 		log_error("recovery record %s: %m", path);
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
+			unlink(path);	/* not left half made */
+		}
 		errno = err;
 		return NULL;
 	}
@@ -128,6 +130,7 @@ bk_qstate_create(const char *path, const struct bk_qstate_id *id, uint32_t req_c
 		err = errno;
 		log_error("recovery record %s: mmap: %m", path);
 		close(fd);
+		unlink(path);
 		errno = err;
 		return NULL;
 	}

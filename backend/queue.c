@@ -334,7 +334,11 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 	       q->idx, rc->nr_pages, size, q->port);
 	return q;
 fail:
-	bk_dataplane_destroy(q, true);
+	/* the vbd will not be Connected by us: no recovery record may say
+	 * it is (blkbackd-ctl status would call it stalled once we are
+	 * down); a predecessor's, when recovering, goes too, as the
+	 * records of the queues made before this one do (disconnect) */
+	bk_dataplane_destroy(q, false);
 	errno = err ? err : EIO;
 	return NULL;
 }

@@ -30,6 +30,13 @@ int bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
 /* vbd.c.  Write <backend>/error = msg, only while the backend directory
  * exists (never recreating it); logged when it fails. */
 void bk_vbd_write_error(struct bk_dev *dev, const char *msg);
+/* vbd.c.  The vbd failed (dev->failed; why: what happened, and when,
+ * for the error node of every refused reconnect).  Once: the first why
+ * stays.  Also written to <backend>/BK_FAILED_NODE, so that a blkbackd
+ * started later finds it (bk_vbd_new); that node dies with the backend
+ * directory, i.e. when the toolstack detaches the vbd. */
+#define BK_FAILED_NODE "blkbackd-failed"
+void bk_vbd_mark_failed(struct bk_dev *dev, const char *why);
 /* vbd.c.  Have all (all: true) or any (false) of the vbd's queue
  * threads finished? */
 bool bk_vbd_queues_stopped(const struct bk_dev *dev, bool all);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "negotiate.h"
@@ -107,9 +108,23 @@ bk_vbd_reports(struct bk_dev *dev)
 		} else if (rep.events & BK_REPORT_FAILED) {
 			/* C15: loud, once; the error node says it for the
 			 * toolstack (the queues answer ERROR from now on) */
-			if (!dev->failed)
+			if (!dev->failed) {
+				char why[200], when[32];
+				const char *cut = strstr(rep.msg, "; device failed");
+				time_t now = time(NULL);
+				struct tm tm;
+
 				log_error("vbd %s: %s", dev->name, rep.msg);
-			dev->failed = true;
+				strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC",
+					 gmtime_r(&now, &tm));
+				/* what the refused reconnects say (refuse_failed) */
+				snprintf(why, sizeof(why), "the backing failed a flush at %s "
+					 "(%.*s); data written since its last good flush may "
+					 "be lost", when,
+					 (int)(cut ? (size_t)(cut - rep.msg) : strlen(rep.msg)),
+					 rep.msg);
+				bk_vbd_mark_failed(dev, why);
+			}
 			snprintf(node, sizeof(node), "failed: %s", rep.msg);
 			bk_vbd_write_error(dev, node);
 		}

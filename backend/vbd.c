@@ -21,7 +21,9 @@
  *             disconnect, then as below
  *   frontend Initialising (1) while we are Closed, or Closing not after
  *             an error: InitWait (reconnect); Initialised/Connected
- *             there: connect at once
+ *             there: connect at once; but a failed vbd (a failed flush)
+ *             is not connected again: Closed and its error node, until
+ *             the toolstack detaches it (refuse_failed)
  * (DESIGN-NOTES.md has the whole table against Linux blkback's.)
  *   toolstack: online=0, or our state node set to Closing (5) by
  *             someone else (libxl writes both): Closing (5) at once;
@@ -151,6 +153,7 @@ bk_vbd_set_state(struct bk_dev *dev, int state)
 
 struct error_arg {
 	const struct bk_dev *dev;
+	const char *key;	/* "error", BK_FAILED_NODE */
 	const char *msg;
 };
 
@@ -162,7 +165,7 @@ error_node(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	/* removed or made again: never bring it back, never write there */
 	if (bk_negotiate_dir_ours(xs, t, a->dev) == -ENOENT)
 		return -ENOENT;
-	return xbus_printf(xs, t, a->dev->be, "error", "%s", a->msg);
+	return xbus_printf(xs, t, a->dev->be, a->key, "%s", a->msg);
 }
 
 bool
@@ -183,7 +186,7 @@ bk_vbd_dir_made_again(const struct bk_dev *dev)
 void
 bk_vbd_write_error(struct bk_dev *dev, const char *msg)
 {
-	const struct error_arg a = { .dev = dev, .msg = msg };
+	const struct error_arg a = { .dev = dev, .key = "error", .msg = msg };
 	int r;
 
 	if (dev->gone || dev->foreign)	/* another vbd's, another backend's */
@@ -212,6 +215,58 @@ bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	bk_vbd_write_error(dev, node);
 	dev->fatal = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);
+}
+
+/* (vbd-int.h) */
+void
+bk_vbd_mark_failed(struct bk_dev *dev, const char *why)
+{
+	const struct error_arg a = { .dev = dev, .key = BK_FAILED_NODE, .msg = why };
+	int r;
+
+	if (dev->failed && dev->failed_why[0])
+		return;
+	dev->failed = true;
+	snprintf(dev->failed_why, sizeof(dev->failed_why), "%s", why);
+	if (dev->gone || dev->foreign)
+		return;
+	r = xbus_transact(dev->d->xs, error_node, (void *)&a);
+	if (r < 0 && r != -ENOENT)
+		log_error("vbd %s: write %s/%s: %s (a blkbackd started later will not know "
+			  "that the vbd failed)", dev->name, dev->be, BK_FAILED_NODE, strerror(-r));
+}
+
+/*
+ * A failed vbd (bk_vbd_mark_failed) is not connected again: a guest
+ * that reconnects (a reboot, kexec, its driver reloaded) would find a
+ * disk answering ERROR to everything behind a Connected that says
+ * nothing, or, worse, a disk it trusts that may have lost writes it was
+ * told were done.  Refused, naming why in the error node, until the
+ * toolstack detaches the vbd, and the vbd stays (or goes) Closed: not
+ * Closing as for other errors, since nothing is left to close, and a
+ * frontend that sees our Closed while it starts closes its side too
+ * (Linux blkfront's backend_changed), so neither end moves again until
+ * the guest tries anew.  Linux blkback keeps no such state
+ * (DESIGN-NOTES.md).  Called disconnected.  True when refused.
+ */
+static bool
+refuse_failed(struct bk_dev *dev)
+{
+	char node[320];
+
+	if (!dev->failed)
+		return false;
+	snprintf(node, sizeof(node), "failed: %s; not connected again: detach and reattach "
+		 "the disk to clear", dev->failed_why[0] ? dev->failed_why : "the vbd failed");
+	/* said once: our own write's watch event comes back here while the
+	 * frontend is still Initialising, and a guest may try again and again */
+	if (strcmp(dev->error, node)) {
+		log_error("vbd %s: %s", dev->name, node);
+		bk_vbd_write_error(dev, node);
+	}
+	dev->fatal = true;
+	bk_vbd_set_state(dev, XenbusStateClosed);
+	return true;
 }
 
 /* ---------------------------------------------------------------- */
@@ -370,6 +425,8 @@ connect(struct bk_dev *dev, bool takeover)
 	 * script, like Linux's physical-device): read them again now. */
 	if (read_config(dev) < 0)
 		return;
+	if (!takeover && refuse_failed(dev))
+		return;
 	/* A RAM disk found Connected lost its data with the blkbackd that
 	 * served it.  Serve the rings all the same, so that no request the
 	 * guest made hangs, but fail every one (as after a failed flush),
@@ -377,8 +434,14 @@ connect(struct bk_dev *dev, bool takeover)
 	 * for the old one.  (Closing it at exit instead would not do: a
 	 * guest that has the disk open stays Connected through our Closed,
 	 * and the next blkbackd would connect it to an empty disk.) */
-	if (takeover && bk_vbd_process_lifetime(dev))
-		dev->failed = true;
+	if (takeover && bk_vbd_process_lifetime(dev)) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%s:%s: the data of this RAM disk died with the "
+			 "blkbackd that served it", dev->cfg.params.driver->name,
+			 dev->cfg.params.arg);
+		bk_vbd_mark_failed(dev, why);
+	}
 	nq = bk_negotiate_rings(dev, rings, &fault);
 	if (nq < 0) {
 		bk_vbd_fatal(dev, fault.key, "%s", fault.msg);
@@ -452,7 +515,7 @@ connect(struct bk_dev *dev, bool takeover)
 		dev->state = XenbusStateConnected;
 		log_info("vbd %s: taken over, Connected as it was (%s, %d queue%s, persistent=%d)",
 			 dev->name, dev->cfg.params.arg, nq, nq == 1 ? "" : "s", dev->persistent);
-		if (dev->failed)
+		if (bk_vbd_process_lifetime(dev))
 			bk_vbd_fatal(dev, "params", "%s:%s: the data of this RAM disk died with "
 				     "the blkbackd that served it; every request fails",
 				     dev->cfg.params.driver->name, dev->cfg.params.arg);
@@ -504,6 +567,7 @@ struct bk_dev *
 bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 {
 	struct bk_dev *dev = calloc(1, sizeof(*dev));
+	char *v;
 
 	if (!dev) {
 		log_error("vbd %u/%u: out of memory", f, id);
@@ -518,6 +582,17 @@ bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 	snprintf(dev->be, sizeof(dev->be), "%s/%u/%u", d->vbd_root, f, id);
 	snprintf(dev->guest_path, sizeof(dev->guest_path), "/local/domain/%u/name", f);
 	bk_vbd_read_labels(dev);
+	/* failed under a blkbackd before us (bk_vbd_mark_failed) */
+	v = xbus_read(d->xs, XBT_NULL, dev->be, BK_FAILED_NODE);
+	if (v) {
+		dev->failed = true;
+		/* ours, but a log line and the error node take nothing raw */
+		xbus_printable(dev->failed_why, sizeof(dev->failed_why), v);
+		free(v);
+		log_info("vbd %s: failed under an earlier blkbackd (%s/%s: %s): every request "
+			 "fails until the toolstack detaches it", dev->name, dev->be,
+			 BK_FAILED_NODE, dev->failed_why);
+	}
 	bk_dbg(BK_DBG_XENBUS, "vbd %s: new device at %s", dev->name, dev->be);
 	return dev;
 }
@@ -567,6 +642,8 @@ probe(struct bk_dev *dev)
 	int r;
 
 	dev->fatal = false;
+	if (refuse_failed(dev))
+		goto failed;
 	if (read_config(dev) < 0)
 		goto failed;
 	r = store_open(dev, true);

@@ -13,6 +13,10 @@ FIX_TESTS = \
 	test-fix-front-messages.sh \
 	test-fix-bad-names.sh \
 	test-fix-online-zero.sh \
+	test-fix-records-failed-connect.sh \
+	test-fix-failed-reconnect.sh \
+	test-fix-failed-nbd-restart.sh \
+	test-fix-upgrade-not-blkbackd.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
