@@ -390,6 +390,8 @@ class Pass:
                     setst(p, ts, runnable=True)
                     if cyc is not None and "wake" not in cyc and "submit" not in cyc:
                         cyc["wake"], cyc["wpid"] = ts, p
+                        t = re.search(r"target_cpu=(\d+)", rest)
+                        cyc["cross"] = bool(t) and int(t.group(1)) != cpu
             elif name == "irq_handler_entry":
                 m = re.search(r"irq=(\d+) name=(\S+)", rest)
                 irq_open[cpu] = ts
@@ -545,6 +547,11 @@ def report(traces, lines, out):
                                  fmt(sum(v) / len(v) if v else None), len(v))
     for name, a, b, what in SEGMENTS:
         P("%-16s %-35s" % (name, what[:35]) + "".join(cols(seg_values(by[l], a, b)) for l in labels) + "\n")
+        if name == "wake -> run":
+            for cross, what in ((False, "target vCPU = the handler's"), (True, "target = the other vCPU")):
+                P("%-16s %-35s" % ("  wake -> run", what) + "".join(cols(
+                    [c["run"] - c["wake"] for p in by[l] for c in p.cycles
+                     if "run" in c and "wake" in c and c.get("cross") == cross]) for l in labels) + "\n")
     P("%-16s %-35s" % ("notify -> irq", "outside dom0's backend: Xen, guest") +
       "".join(cols([x for p in by[l] for x in p.outside]) for l in labels) + "\n")
     row = "%-16s %-35s" % ("cycle", "traced window / requests")
