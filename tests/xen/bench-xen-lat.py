@@ -538,6 +538,16 @@ def report(traces, lines, out):
     for p in passes:
         P("pass %-22s %6.2f s traced, %5d requests (%d timed, %d without an interrupt), overrun %s, dropped %s, backend irqs %d\n" %
           (p.id, p.window / 1e6, p.requests, len(p.cycles), p.polled, p.meta.get("overrun"), p.meta.get("dropped"), p.nback_irq))
+    # the clock across vCPUs: a wake-up on one vCPU and the switch-in it
+    # causes on the other are stamped by different vCPUs; a skew between
+    # them would show as switch-ins missing after their wake-ups (the
+    # stream is merged by time stamp) or as cross-vCPU waits near zero
+    for l in labels:
+        woke = [c for p in by[l] for c in p.cycles if "wake" in c]
+        cross = [c["run"] - c["wake"] for c in woke if c.get("cross") and "run" in c]
+        P("clock check, %s: %d wake-ups, %d without their switch-in; woken across vCPUs: %d, "
+          "wake -> run min %s us\n" % (l, len(woke), sum(1 for c in woke if "run" not in c),
+                                        len(cross), fmt(min(cross) if cross else None, 1).strip()))
     P("\nSegments (us; every timed request of every pass)     %s\n" %
       "".join("%-22s" % ("  " + l) for l in labels))
     P("%-52s%s\n" % ("", "".join("%7s%7s%7s%6s" % ("p50", "p90", "mean", "n") for _ in labels)))
