@@ -536,8 +536,13 @@ def report(traces, lines, out):
     for e in sorted(set(engine)):
         P("%s\n" % e)
     for p in passes:
-        P("pass %-22s %6.2f s traced, %5d requests (%d timed, %d without an interrupt), overrun %s, dropped %s, backend irqs %d\n" %
-          (p.id, p.window / 1e6, p.requests, len(p.cycles), p.polled, p.meta.get("overrun"), p.meta.get("dropped"), p.nback_irq))
+        g = guest.get(p.id, {})
+        try:
+            rate = "%.0f" % (float(g.get("read_iops")) * p.window / 1e6)
+        except (TypeError, ValueError):
+            rate = "-"
+        P("pass %-22s %5.2f s traced, %5d requests (fio's IOPS x window: %s; %d timed, %d without an interrupt), overrun %s, dropped %s\n" %
+          (p.id, p.window / 1e6, p.requests, rate, len(p.cycles), p.polled, p.meta.get("overrun"), p.meta.get("dropped")))
     # the clock across vCPUs: a wake-up on one vCPU and the switch-in it
     # causes on the other are stamped by different vCPUs; a skew between
     # them would show as switch-ins missing after their wake-ups (the

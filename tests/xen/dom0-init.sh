@@ -1005,20 +1005,24 @@ bx_ticks() {
 # written on its console input through the pty xenconsoled keeps for it
 # (BX_TTY, as xl console would type it), and its answer from the relay
 # (fd 3: the FIFO, read end); dom0's CPU time from just before the command
-# to the answer.  Nothing polls meanwhile: dom0 stays as idle as it can.
+# to the answer.  Every BX_POLL (default 5) s without an answer it checks
+# that the guest still exists (xl domid).  Nothing polls meanwhile: dom0 stays as idle as it can.
 bx_cmd() {
 	local id=$1 secs=$2 c0 c1 t0 t1 l w=0 pids p0="0 0" p1="0 0"
 	shift 2
-	[ "$1" != run ] || { pids=$(bx_pids $BX_CUR); p0=$(bx_ticks $pids); }
+	# (BX_PIDS: the backend's tasks, known already: bx_pids reads every
+	# /proc/PID/comm, seconds in a PV dom0 under TCG, and a traced pass
+	# (bx_lat) times its window from the moment it calls bx_cmd)
+	[ "$1" != run ] || { pids=${BX_PIDS:-$(bx_pids $BX_CUR)}; p0=$(bx_ticks $pids); }
 	c0=$(cpu_now)
 	t0=$(now)
 	printf '%s\n' "$1 $id $2 ${3:-}" > "$BX_TTY" || return 1
 	while :; do
-		if read -r -t 5 l <&3; then
+		if read -r -t ${BX_POLL:-5} l <&3; then
 			case $l in *"@@U BX-DONE $id "*) break ;; esac
 			continue	# an earlier command's answer
 		fi
-		w=$((w + 5))
+		w=$((w + ${BX_POLL:-5}))
 		[ $w -lt "$secs" ] || { say "no answer to $1 $id in $secs s"; return 1; }
 		xl domid $BX_DOM >/dev/null 2>&1 || { say "guest $BX_DOM is gone"; return 1; }
 	done
@@ -1296,13 +1300,16 @@ bx_xentrace_dump() { # ID
 # bx_lat TABLE DOMID LABEL N: one traced pass; the guest's numbers as the
 # run's "@@R TABLE:lat:LABEL:N"
 bx_lat() {
-	local id=$1:lat:$3:$4 cp rc secs
+	local id=$1:lat:$3:$4 cp rc secs pids
 	secs=$(arg xt.bx_trace_secs)
 	BX_CUR=$3
 	bx_attach $1:lat$4 $3 $2 || return 1
 	bx_trace_setup $id $3 || { bx_detach $1:lat$4 $3 $2; return 1; }
 	echo "@@FM $id domid=$2"
-	bx_cmd $id 600 run $(bx_vdev $3) rr1t &
+	pids=$(bx_pids $3)
+	# (BX_POLL: no "xl domid" while it waits, an exec that costs dom0
+	# ~0.2 s of CPU here and would land in the window)
+	BX_POLL=30 BX_PIDS=$pids bx_cmd $id 600 run $(bx_vdev $3) rr1t &
 	cp=$!
 	sleep $(($(arg xt.bx_ramp) + 1))
 	# xentrace first (its start, an exec in a PV dom0, is expensive),
