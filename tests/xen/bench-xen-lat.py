@@ -543,6 +543,10 @@ def report(traces, lines, out):
             rate = "-"
         P("pass %-22s %5.2f s traced, %5d requests (fio's IOPS x window: %s; %d timed, %d without an interrupt), overrun %s, dropped %s\n" %
           (p.id, p.window / 1e6, p.requests, rate, len(p.cycles), p.polled, p.meta.get("overrun"), p.meta.get("dropped")))
+        if p.label == "blkbackd" and p.requests:
+            P("     blkbackd's system calls per request: %s\n" % ", ".join(
+                "%s %.2f" % (k, v / p.requests) for k, v in sorted(p.sys_count.items(), key=lambda kv: -kv[1])
+                if v / p.requests >= 0.01))
     # the clock across vCPUs: a wake-up on one vCPU and the switch-in it
     # causes on the other are stamped by different vCPUs; a skew between
     # them would show as switch-ins missing after their wake-ups (the
