@@ -3,8 +3,10 @@
 """bench-xen-lat.py: where the time goes per request, blkbackd vs kernel
 xen-blkback, from the ftrace'd QD1 passes of make bench-xen BX_TRACE=N.
 
-  bench-xen-lat.py [--extract DIR] CONSOLE      read bench-xen's console
-  bench-xen-lat.py DIR                          read an extracted DIR
+  bench-xen-lat.py [--extract DIR] [--skip ID]... CONSOLE   bench-xen's console
+  bench-xen-lat.py [--skip ID]... DIR                        an extracted DIR
+(--skip ID: leave a pass out, e.g. one a dom0 hiccup disturbed; said
+in the output)
 
 The console (tests/xen/bench-xen-console.txt) carries, per traced pass
 ID = block:lat:LABEL:N (dom0-init.sh bx_lat):
@@ -757,9 +759,13 @@ def report(traces, lines, out):
 
 def main():
     args = sys.argv[1:]
-    extract = None
-    if len(args) >= 2 and args[0] == "--extract":
-        extract, args = args[1], args[2:]
+    extract, skip = None, []
+    while len(args) >= 2 and args[0] in ("--extract", "--skip"):
+        if args[0] == "--extract":
+            extract = args[1]
+        else:
+            skip.append(args[1])
+        args = args[2:]
     if len(args) != 1:
         sys.exit(__doc__)
     if os.path.isdir(args[0]):
@@ -775,6 +781,12 @@ def main():
                 f = tid.replace(":", "-") + ".trace.gz"
             open(os.path.join(extract, f), "wb").write(raw)
         open(os.path.join(extract, "meta.txt"), "w").write("\n".join(lines) + "\n")
+    for tid in skip:
+        if tid not in traces:
+            sys.exit("bench-xen-lat: --skip %s: no such pass" % tid)
+        print("left out (--skip): %s" % tid)
+        traces.pop(tid)
+        traces.pop("xen " + tid, None)
     report(traces, lines, sys.stdout)
 
 
