@@ -183,8 +183,12 @@ rc=$?
 # the traced passes (BX_TRACE): the raw traces and their breakdown
 if [ "$BX_TRACE" -gt 0 ]; then
 	rm -rf "$XDIR/lat"
-	python3 "$srcdir/bench-xen-lat.py" --extract "$XDIR/lat" "$SERIAL" > "$XDIR/bench-xen-lat.txt" &&
-		cat "$XDIR/bench-xen-lat.txt" || { echo "bench-xen: the trace breakdown failed" >&2; rc=1; }
+	if python3 "$srcdir/bench-xen-lat.py" --extract "$XDIR/lat" "$SERIAL" > "$XDIR/bench-xen-lat.txt"; then
+		cat "$XDIR/bench-xen-lat.txt"
+	else
+		echo "bench-xen: the trace breakdown failed" >&2
+		rc=1
+	fi
 fi
 [ $boot_ok = 1 ] || rc=1
 [ $rc = 0 ] && echo "bench-xen: done in $(($(date +%s) - t_start)) s" || echo "bench-xen: FAILED (see above; console $SERIAL)"

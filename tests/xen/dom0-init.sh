@@ -1208,7 +1208,7 @@ bx_tr() { # FILE VALUE: write VALUE to the tracefs file, or say why not
 	echo "$2" > $TR/$1 2>/dev/null || { say "ftrace: cannot write '$2' to $1"; return 1; }
 }
 bx_trace_setup() { # ID LABEL: arm (not start) the trace of one pass
-	local f e n=0 ok= pids= t filt=
+	local f e n=0 ok='' pids='' t filt=''
 	[ -d $TR/events ] || mount -t tracefs nodev $TR || { say "no tracefs"; return 1; }
 	bx_tr tracing_on 0
 	bx_tr current_tracer nop
