@@ -15,6 +15,7 @@ XEN_TEST_FILES = \
 	xen/run-in-domu.sh \
 	xen/bench-xen.sh \
 	xen/bench-xen-report.py \
+	xen/bench-xen-lat.py \
 	xen/xt-holes.c \
 	xen/hostile/C01.script \
 	xen/hostile/C02.script \
@@ -52,18 +53,20 @@ check-xen:
 # order for ROUNDS rounds (default 5); the tables of medians are printed
 # and written to tests/xen/bench-xen.txt, every number to
 # tests/xen/bench-xen.json (tests/xen/README, BENCHMARKS.md).  Fails when
-# it cannot run.
+# it cannot run.  BX_TRACE=N adds N pairs of ftrace'd QD1 passes and the
+# per-request breakdown (tests/xen/bench-xen-lat.py, xen/bench-xen-lat.txt).
 bench-xen:
 	cd $(top_builddir) && $(MAKE) $(AM_MAKEFLAGS) all
 	$(MKDIR_P) xen
 	$(deb_or_default); srcdir=$(abs_srcdir)/xen XDIR=$(abs_builddir)/xen \
 	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) CC="$(CC)" \
 	BLKBACKD_DEB="$$deb" ROUNDS="$(ROUNDS)" BX_MIB="$(BX_MIB)" BX_FIO="$(BX_FIO)" BX_RAMP="$(BX_RAMP)" BX_BLKFRONT="$(BX_BLKFRONT)" BX_WL="$(BX_WL)" BX_TABLES="$(BX_TABLES)" BX_STRACE="$(BX_STRACE)" \
+	BX_TRACE="$(BX_TRACE)" BX_TRACE_SECS="$(BX_TRACE_SECS)" \
 		$(SHELL) $(srcdir)/xen/bench-xen.sh
 
 clean-local: clean-xen
 clean-xen:
 	rm -rf xen/build xen/*.trs xen/*.log xen/bench.txt xen/blkbench xen/bench-xen.txt xen/bench-xen.json \
-		xen/bench-xen-console.txt
+		xen/bench-xen-console.txt xen/bench-xen-lat.txt xen/lat
 
 .PHONY: check-xen bench-xen clean-xen

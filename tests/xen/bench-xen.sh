@@ -31,6 +31,12 @@
 # BX_STRACE (default "rr1 rr32"; "-" for none): workloads run once more on
 # blkbackd after the block table's rounds, untimed, under strace -f -c,
 # for its system calls per request;
+# BX_TRACE (default 0): N > 0 adds, after the block table's rounds, N
+# pairs of passes of rr1 (fio randread 4 KiB QD1), one on blkbackd and
+# one on kernel xen-blkback, each traced by dom0's ftrace for
+# BX_TRACE_SECS (default 2) seconds of fio's steady state; the raw
+# traces go to XDIR/lat/ and tests/xen/bench-xen-lat.py's per-request
+# breakdown to XDIR/bench-xen-lat.txt (needs BX_FIO >= BX_TRACE_SECS + 3);
 # TIMEOUT (QEMU; default twice the expected duration printed at the start,
 # plus 600 s).
 # Each disk is 256 MiB (three RAM disks or three tmpfs files, written in
@@ -52,6 +58,8 @@ BX_FIO=${BX_FIO:-10}
 BX_RAMP=${BX_RAMP:-2}
 BX_BLKFRONT=${BX_BLKFRONT:-}
 BX_WL=${BX_WL:-ddw ddr rr1 rr32 rw1 rw32 fsync bonnie}
+BX_TRACE=${BX_TRACE:-0}
+BX_TRACE_SECS=${BX_TRACE_SECS:-2}
 for w in $BX_WL $BX_STRACE; do
 	case $w in ddw | ddr | rr1 | rr32 | rw1 | rw32 | fsync | bonnie) ;;
 	*) echo "bench-xen: BX_WL/BX_STRACE: unknown workload $w (ddw ddr rr1 rr32 rw1 rw32 fsync bonnie)" >&2; exit 1 ;;
@@ -66,6 +74,12 @@ for t in $BX_TABLES; do
 	esac
 done
 [ $ntables -gt 0 ] || die "BX_TABLES is empty"
+case $BX_TRACE in '' | *[!0-9]*) die "BX_TRACE=$BX_TRACE: want a number (pairs of traced passes)" ;; esac
+case $BX_TRACE_SECS in '' | *[!0-9]* | 0) die "BX_TRACE_SECS=$BX_TRACE_SECS: want a number >= 1" ;; esac
+if [ "$BX_TRACE" -gt 0 ]; then
+	case " $BX_TABLES " in *" block "*) ;; *) die "BX_TRACE needs the block table (BX_TABLES)" ;; esac
+	[ "$BX_FIO" -ge $((BX_TRACE_SECS + 3)) ] || die "BX_TRACE: BX_FIO=$BX_FIO must be >= BX_TRACE_SECS + 3 = $((BX_TRACE_SECS + 3))"
+fi
 # The expected duration, from the runs in BENCHMARKS.md (2 idle cores):
 # per backend and round 8 s of hot-plugging, ~3 s per dd, fio's ramp and
 # runtime plus ~3 s, ~45 s for bonnie++; per table ~60 s for the guest and
@@ -80,6 +94,8 @@ for w in $BX_WL; do
 done
 expect=$((90 + ntables * (60 + ROUNDS * 3 * per_turn)))
 case " $BX_TABLES " in *" block "*) [ -z "$BX_STRACE" ] || expect=$((expect + 10 + $(echo $BX_STRACE | wc -w) * 60)) ;; esac
+# (a traced pass: hot-plugging, fio, ~40 s for its trace on the console)
+expect=$((expect + BX_TRACE * 2 * (50 + BX_FIO + BX_RAMP)))
 export TIMEOUT=${TIMEOUT:-$((600 + 2 * expect))}
 export DOM0_MEM=${DOM0_MEM:-1536M}	# (boot.sh reads it)
 
@@ -124,6 +140,7 @@ echo "bench-xen: booting Xen under QEMU/TCG (timeout $TIMEOUT s), console in $SE
 t0=$(date +%s)
 DOM0_CPIO=$B/dom0-bench.cpio bash "$srcdir/boot.sh" "$SERIAL" \
 	xt.phases=bench xt.rounds="$ROUNDS" xt.bx_tables="$(echo $BX_TABLES | tr ' ' ,)" xt.bx_strace="$(echo ${BX_STRACE:--} | tr ' ' ,)" xt.bx_mib="$BX_MIB" xt.bx_fio="$BX_FIO" xt.bx_ramp="$BX_RAMP" \
+	xt.bx_trace="$BX_TRACE" xt.bx_trace_secs="$BX_TRACE_SECS" \
 	${BX_BLKFRONT:+xt.bx_blkfront=$BX_BLKFRONT} xt.bx_wl="$(echo $BX_WL | tr ' ' ,)"
 rc=$?
 boot_secs=$(($(date +%s) - t0))
@@ -153,7 +170,7 @@ python3 "$srcdir/bench-xen-report.py" "$SERIAL" "$XDIR/bench-xen.txt" "$XDIR/ben
 	--meta "strace_workloads=$BX_STRACE" \
 	--meta "dom0_mem=$DOM0_MEM" \
 	--meta "expected_s=$expect" \
-	--meta "command=make bench-xen ROUNDS=$ROUNDS BX_TABLES=\"$BX_TABLES\" BX_MIB=$BX_MIB BX_FIO=$BX_FIO BX_RAMP=$BX_RAMP${BX_BLKFRONT:+ BX_BLKFRONT=$BX_BLKFRONT} BX_WL=\"$BX_WL\"" \
+	--meta "command=make bench-xen ROUNDS=$ROUNDS BX_TABLES=\"$BX_TABLES\" BX_MIB=$BX_MIB BX_FIO=$BX_FIO BX_RAMP=$BX_RAMP${BX_BLKFRONT:+ BX_BLKFRONT=$BX_BLKFRONT} BX_WL=\"$BX_WL\"$([ "$BX_TRACE" = 0 ] || echo " BX_TRACE=$BX_TRACE BX_TRACE_SECS=$BX_TRACE_SECS")" \
 	--meta "workloads=$BX_WL" \
 	--meta "guest_blkfront=${BX_BLKFRONT:-(defaults)}" \
 	--meta "rounds=$ROUNDS" --meta "bx_mib=$BX_MIB" --meta "fio_runtime_s=$BX_FIO" --meta "fio_ramp_s=$BX_RAMP" \
@@ -163,6 +180,16 @@ python3 "$srcdir/bench-xen-report.py" "$SERIAL" "$XDIR/bench-xen.txt" "$XDIR/ben
 	--meta "host_load_start=$load_start" \
 	--meta "host_load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
 rc=$?
+# the traced passes (BX_TRACE): the raw traces and their breakdown
+if [ "$BX_TRACE" -gt 0 ]; then
+	rm -rf "$XDIR/lat"
+	if python3 "$srcdir/bench-xen-lat.py" --extract "$XDIR/lat" "$SERIAL" > "$XDIR/bench-xen-lat.txt"; then
+		cat "$XDIR/bench-xen-lat.txt"
+	else
+		echo "bench-xen: the trace breakdown failed" >&2
+		rc=1
+	fi
+fi
 [ $boot_ok = 1 ] || rc=1
 [ $rc = 0 ] && echo "bench-xen: done in $(($(date +%s) - t_start)) s" || echo "bench-xen: FAILED (see above; console $SERIAL)"
 exit $rc

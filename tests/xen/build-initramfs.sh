@@ -174,6 +174,8 @@ copy_bin "$R" $XB/xl $XB/xenstored $XB/xenconsoled $XB/xen-init-dom0 $XB/libxl-s
 copy_gnu "$R" /usr/bin/md5sum /bin/dd /usr/bin/stat $BENCH_GNU
 # make bench-xen's system-call pass (strace -f -c on blkbackd), if installed
 [ ! -x /usr/bin/strace ] || copy_bin "$R" /usr/bin/strace
+# make bench-xen BX_TRACE: Xen's own trace of the hypercalls (xentrace)
+[ ! -x $XB/xentrace ] || copy_bin "$R" $XB/xentrace
 cp /etc/mke2fs.conf "$R/etc/"
 # filesystems are loaded only for blkbench's dom0 rows (phase jobs)
 copy_mods "$R" modules-fs.list $BENCH_MODS

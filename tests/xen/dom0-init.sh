@@ -1005,20 +1005,24 @@ bx_ticks() {
 # written on its console input through the pty xenconsoled keeps for it
 # (BX_TTY, as xl console would type it), and its answer from the relay
 # (fd 3: the FIFO, read end); dom0's CPU time from just before the command
-# to the answer.  Nothing polls meanwhile: dom0 stays as idle as it can.
+# to the answer.  Every BX_POLL (default 5) s without an answer it checks
+# that the guest still exists (xl domid).  Nothing polls meanwhile: dom0 stays as idle as it can.
 bx_cmd() {
 	local id=$1 secs=$2 c0 c1 t0 t1 l w=0 pids p0="0 0" p1="0 0"
 	shift 2
-	[ "$1" != run ] || { pids=$(bx_pids $BX_CUR); p0=$(bx_ticks $pids); }
+	# (BX_PIDS: the backend's tasks, known already: bx_pids reads every
+	# /proc/PID/comm, seconds in a PV dom0 under TCG, and a traced pass
+	# (bx_lat) times its window from the moment it calls bx_cmd)
+	[ "$1" != run ] || { pids=${BX_PIDS:-$(bx_pids $BX_CUR)}; p0=$(bx_ticks $pids); }
 	c0=$(cpu_now)
 	t0=$(now)
 	printf '%s\n' "$1 $id $2 ${3:-}" > "$BX_TTY" || return 1
 	while :; do
-		if read -r -t 5 l <&3; then
+		if read -r -t ${BX_POLL:-5} l <&3; then
 			case $l in *"@@U BX-DONE $id "*) break ;; esac
 			continue	# an earlier command's answer
 		fi
-		w=$((w + 5))
+		w=$((w + ${BX_POLL:-5}))
 		[ $w -lt "$secs" ] || { say "no answer to $1 $id in $secs s"; return 1; }
 		xl domid $BX_DOM >/dev/null 2>&1 || { say "guest $BX_DOM is gone"; return 1; }
 	done
@@ -1169,6 +1173,160 @@ bx_strace() {
 	sed "s/^/@@SC $id /" /tmp/bx-strace.txt
 	[ $rc = 0 ] && [ -s /tmp/bx-strace.txt ]
 }
+# ---- make bench-xen BX_TRACE=N: where the time goes, per request ----
+# (issue #28 item 2) After the block table's rounds, N pairs of passes of
+# the guest's rr1t (fio randread 4 KiB QD1, rr1 with p90 as well), one on
+# blkbackd (/dev/ram0, script=block-blkbackd) and one on kernel
+# xen-blkback (phy:/dev/ram1), the pair's order alternating; each pass is
+# traced by dom0's ftrace for BX_TRACE_SECS (default 2) seconds of
+# fio's steady state (from 1.5 s after its ramp).  Events: the interrupt handlers
+# (the event channels' upcalls: "blkif-backend" for xen-blkback,
+# "evtchn:blkbackd" for /dev/xen/evtchn), the scheduler's
+# waking/wakeup/switch, the backend's system calls (raw_syscalls, for
+# blkbackd's threads only), the bios queued on the RAM disk, Xen's
+# multicalls (xen_mc_entry: one hypercall each batch, op = hypercall),
+# the page faults, the PV MMU's hooks (xen/*: the page-table updates and
+# TLB flushes that become hypercalls in a PV dom0),
+# and the function tracer on the few kernel functions a request passes
+# that end in a hypercall or mark a step (BX_TRACE_FUNCS; those the
+# kernel cannot trace are skipped, and said).  trace_clock "mono"
+# (ktime_get_mono_fast_ns: the one clocksource every vCPU reads, so an
+# interrupt on one vCPU and the thread it wakes on the other are on one
+# time line; printed to the microsecond).  The raw trace goes to the
+# console as "@@FT ID BASE64" lines (gzip; tests/xen/bench-xen-lat.py
+# reads them back, with "@@FM ID KEY=VALUE" lines that say what was
+# traced), its md5 as "@@FE ID MD5 LINES": a console that dropped a
+# character is seen, not trusted.
+TR=/sys/kernel/tracing
+BX_TRACE_FUNCS="brd_submit_bio bio_endio notify_remote_via_irq notify_remote_via_evtchn
+	gnttab_map_refs gnttab_unmap_refs gnttab_batch_copy gnttab_batch_map
+	evtchn_ioctl evtchn_write evtchn_interrupt gntdev_ioctl gntdev_mmap
+	xen_blkif_be_int xen_irq_lateeoi privcmd_ioctl
+	io_issue_sqe io_submit_sqes io_req_task_complete io_cqring_wait
+	aio_read aio_complete_rw"
+bx_tr() { # FILE VALUE: write VALUE to the tracefs file, or say why not
+	echo "$2" > $TR/$1 2>/dev/null || { say "ftrace: cannot write '$2' to $1"; return 1; }
+}
+bx_trace_setup() { # ID LABEL: arm (not start) the trace of one pass
+	local f e n=0 ok='' pids='' t filt=''
+	[ -d $TR/events ] || mount -t tracefs nodev $TR || { say "no tracefs"; return 1; }
+	bx_tr tracing_on 0
+	bx_tr current_tracer nop
+	bx_tr trace_clock mono || return 1
+	bx_tr buffer_size_kb 16384 || bx_tr buffer_size_kb 4096 || return 1
+	bx_tr set_event ""
+	: > $TR/trace
+	for e in irq/irq_handler_entry irq/irq_handler_exit sched/sched_waking sched/sched_wakeup \
+		sched/sched_switch block/block_bio_queue xen exceptions/page_fault_user \
+		exceptions/page_fault_kernel; do
+		bx_tr events/$e/enable 1 || say "ftrace: no event $e"
+	done
+	if [ $2 = blkbackd ]; then
+		# the daemon's system calls, its threads only
+		for t in /proc/$(cat $BB_PID)/task/*; do
+			pids="$pids ${t##*/}"
+			filt="${filt:+$filt || }common_pid == ${t##*/}"
+		done
+		bx_tr events/raw_syscalls/sys_enter/filter "$filt" &&
+			bx_tr events/raw_syscalls/sys_exit/filter "$filt" &&
+			bx_tr events/raw_syscalls/sys_enter/enable 1 &&
+			bx_tr events/raw_syscalls/sys_exit/enable 1 || return 1
+	else
+		pids=$(bx_pids $2)
+	fi
+	: > $TR/set_ftrace_filter
+	for f in $BX_TRACE_FUNCS; do
+		if echo "$f" >> $TR/set_ftrace_filter 2>/dev/null; then ok="$ok $f"; n=$((n + 1)); fi
+	done
+	# (an empty filter would trace every function in the kernel)
+	if [ $n -gt 0 ]; then bx_tr current_tracer function || return 1; fi
+	echo "@@FM $1 trace_clock=$(sed 's/.*\[\(.*\)\].*/\1/' $TR/trace_clock) clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
+		"kernel=$(uname -r) buffer_kb=$(cat $TR/buffer_size_kb) funcs=$(echo $ok | tr ' ' ,)"
+	echo "@@FM $1 clocks=$(cat $TR/trace_clock | tr ' ' ,)"
+	echo "@@FM $1 backend=$2 target=$(bx_target $BX_TABLE $2) dev=$($G/stat -L -c %t:%T $(bx_target $BX_TABLE $2) 2>/dev/null) pids=$(echo $pids | tr ' ' ,)"
+	for t in $pids; do echo "@@FM $1 task $t $(cat /proc/$t/comm 2>/dev/null || cat /proc/*/task/$t/comm 2>/dev/null | head -1)"; done
+	if [ $2 = blkbackd ]; then
+		echo "@@FM $1 fds $(ls -l /proc/$(cat $BB_PID)/fd | sed -n 's/.* \([0-9]*\) -> /\1=/p' | tr ' \n' '_ ')"
+	fi
+	grep -E 'blkif|evtchn:' /proc/interrupts | awk -v id=$1 '{ printf "@@FM %s irq %s %s\n", id, $1, $NF }'
+}
+bx_trace_dump() { # ID: the trace, compressed, on the console
+	local f=/tmp/bx-trace-$1 n
+	f=$(echo "$f" | tr : -)
+	bx_tr tracing_on 0
+	echo "@@FM $1 overrun=$(awk '/^overrun:/ { s += $2 } END { print s + 0 }' $TR/per_cpu/cpu*/stats) dropped=$(awk '/^dropped events:/ { s += $3 } END { print s + 0 }' $TR/per_cpu/cpu*/stats)"
+	# "  TASK-PID [CPU] FLAGS SECS.USECS: EVENT: ..." -> "PID CPU USECS EVENT: ..."
+	sed -n -E 's/^ *.*-([0-9]+) +\[([0-9]+)\] [^ ]+ +([0-9]+)\.([0-9]+): /\1 \2 \3\4 /p' $TR/trace > $f
+	n=$(wc -l < $f)
+	gzip -9 < $f > $f.gz
+	base64 < $f.gz | sed "s/^/@@FT $1 /"
+	echo "@@FE $1 $(md5sum < $f.gz | cut -d' ' -f1) $n"
+	rm -f $f $f.gz
+	bx_tr current_tracer nop
+	bx_tr set_event ""
+	bx_tr events/raw_syscalls/sys_enter/filter 0
+	bx_tr events/raw_syscalls/sys_exit/filter 0
+	: > $TR/set_ftrace_filter
+	: > $TR/trace
+	[ "$n" -gt 0 ]
+}
+# Xen's side, for 1 s starting 1 s before the ftrace window (its own
+# start, an exec, stays out of ftrace's window): xentrace records every hypercall of
+# every PV vCPU (TRC_PV_HYPERCALL_V2: its op and, for grant_table_op,
+# sched_op and vcpu_op, its command) and the scheduler's switches (which
+# domain runs where), timestamped by the TSC: "@@XT ID BASE64" (gzip),
+# "@@XE ID MD5 BYTES", "@@FM ID xentrace ..."
+XENTRACE=/usr/lib/xen-4.17/bin/xentrace
+BX_XT_PID=
+bx_xentrace_start() { # SECONDS
+	BX_XT_PID=
+	[ -x $XENTRACE ] || { say "no xentrace in dom0: no hypercall counts"; return 0; }
+	rm -f /tmp/bx-xt.bin
+	# mask: classes PV (0x0020) and SCHED (0x0002), every subclass
+	$XENTRACE -D -S 256 -e 0x0022f000 -T "$1" /tmp/bx-xt.bin > /tmp/bx-xt.err 2>&1 &
+	BX_XT_PID=$!
+}
+bx_xentrace_dump() { # ID
+	local rc=0
+	[ -n "$BX_XT_PID" ] || return 0
+	wait $BX_XT_PID || rc=$?
+	echo "@@FM $1 xentrace rc=$rc bytes=$($G/stat -c %s /tmp/bx-xt.bin 2>/dev/null) $(tr '\n' ' ' < /tmp/bx-xt.err | cut -c1-200)"
+	[ -s /tmp/bx-xt.bin ] || return 0
+	gzip -9 < /tmp/bx-xt.bin > /tmp/bx-xt.bin.gz
+	base64 < /tmp/bx-xt.bin.gz | sed "s/^/@@XT $1 /"
+	echo "@@XE $1 $(md5sum < /tmp/bx-xt.bin.gz | cut -d' ' -f1) $($G/stat -c %s /tmp/bx-xt.bin)"
+	rm -f /tmp/bx-xt.bin /tmp/bx-xt.bin.gz
+}
+# bx_lat TABLE DOMID LABEL N: one traced pass; the guest's numbers as the
+# run's "@@R TABLE:lat:LABEL:N"
+bx_lat() {
+	local id=$1:lat:$3:$4 cp rc secs pids
+	secs=$(arg xt.bx_trace_secs)
+	BX_CUR=$3
+	bx_attach $1:lat$4 $3 $2 || return 1
+	bx_trace_setup $id $3 || { bx_detach $1:lat$4 $3 $2; return 1; }
+	echo "@@FM $id domid=$2"
+	pids=$(bx_pids $3)
+	touch $HEALTH.pause
+	# (BX_POLL: no "xl domid" while it waits, an exec that costs dom0
+	# ~0.2 s of CPU here and would land in the window)
+	BX_POLL=30 BX_PIDS=$pids bx_cmd $id 600 run $(bx_vdev $3) rr1t &
+	cp=$!
+	sleep $(($(arg xt.bx_ramp) + 1))
+	# xentrace first (its start, an exec in a PV dom0, is expensive),
+	# then the ftrace window
+	bx_xentrace_start 1
+	sleep 1.5
+	bx_tr tracing_on 1
+	sleep ${secs:-2}
+	bx_tr tracing_on 0
+	rm -f $HEALTH.pause
+	wait $cp; rc=$?
+	bx_xentrace_dump $id || rc=1
+	bx_trace_dump $id || rc=1
+	bx_detach $1:lat$4 $3 $2 || rc=1
+	return $rc
+}
 # bx_table TABLE ROUNDS: one table's guest, its rounds, its teardown
 bx_table() {
 	local t=$1 rounds=$2 r label wl dom l
@@ -1208,6 +1366,16 @@ bx_table() {
 				check bx-$t-strace-$wl bx_strace $t $dom $wl
 			done
 			check bx-$t-strace-detach bx_detach $t:strace blkbackd $dom
+		fi
+		# where the time goes per request: ftrace, both backends (make
+		# bench-xen BX_TRACE=N: N pairs, the order alternating)
+		if [ $t = block ] && [ "$(arg xt.bx_trace)" -gt 0 ] 2>/dev/null; then
+			for r in $(seq 1 "$(arg xt.bx_trace)"); do
+				if [ $((r % 2)) = 1 ]; then l="blkbackd blkback"; else l="blkback blkbackd"; fi
+				for label in $l; do
+					check bx-$t-lat-$label-$r bx_lat $t $dom $label $r
+				done
+			done
 		fi
 		printf 'end x x\n' > "$BX_TTY"
 		wait_guest $BX_DOM '@@U BX-END' 30
@@ -1273,6 +1441,9 @@ health_loop() {
 	local n=0 name pid k0 k
 	k0=$(dmesg | grep -cE "$HEALTH_KRE")
 	while [ -e $HEALTH.on ]; do
+		# (a traced pass, bx_lat, pauses the watch: its dmesg | grep
+		# costs dom0 ~1 s of CPU under TCG and would land in the window)
+		if [ -e $HEALTH.pause ]; then sleep 1; continue; fi
 		while read -r name pid; do
 			kill -0 "$pid" 2>/dev/null && continue
 			# still expected (read again: it may have been stopped on purpose since)

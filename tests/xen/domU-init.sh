@@ -345,7 +345,7 @@ bx_fio() { # DISK FIO-ARG...
 	local d=$1
 	shift
 	/usr/bin/fio --name=bx --filename=/dev/$d --size=${BX_MIB}M --time_based \
-		--runtime=$BX_FIO --ramp_time=$BX_RAMP --percentile_list=50:99 \
+		--runtime=$BX_FIO --ramp_time=$BX_RAMP --percentile_list=${BX_PCT:-50:99} \
 		--output-format=json "$@" > /tmp/fio.json 2> /tmp/fio.err ||
 		{ cat /tmp/fio.err; return 1; }
 	fio_pick < /tmp/fio.json
@@ -364,6 +364,8 @@ bx_wl_ddr() {
 	echo "mbps=$v"
 }
 bx_wl_rr1() { bx_fio $1 --rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=1; }
+# rr1 for make bench-xen BX_TRACE (the traced passes): p90 as well
+bx_wl_rr1t() { BX_PCT=50:90:99 bx_fio $1 --rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=1; }
 bx_wl_rr32() { bx_fio $1 --rw=randread --bs=4k --ioengine=libaio --direct=1 --iodepth=32; }
 bx_wl_rw1() { bx_fio $1 --rw=randwrite --bs=4k --ioengine=libaio --direct=1 --iodepth=1; }
 bx_wl_rw32() { bx_fio $1 --rw=randwrite --bs=4k --ioengine=libaio --direct=1 --iodepth=32; }
