@@ -790,13 +790,23 @@ queue_push(struct bk_queue *q)
  * masked while pending until we unmask it, so one pending() is all
  * there is (a second would only cost another system call, a trap to
  * the hypervisor in a PV dom0); an event after the unmask wakes the
- * epoll again.
+ * epoll again.  Done after the pass that consumed and submitted what
+ * the event announced, not before it: the two system calls are no
+ * longer between a guest's notify and its request's I/O (about 80 us
+ * of a QD1 request's 630 in a PV dom0 under emulation).  Nothing is
+ * lost meanwhile: a notify while the port is masked stays pending and
+ * is raised again by the unmask, and the unmask comes before the final
+ * look at the ring and before any sleep.
  */
 static void
 queue_evtchn(struct bk_queue *q)
 {
-	int port = xenops_evtchn_pending(q->evtchn);
+	int port;
 
+	if (!q->evtchn_unacked)
+		return;
+	q->evtchn_unacked = false;
+	port = xenops_evtchn_pending(q->evtchn);
 	if (port >= 0)
 		xenops_evtchn_unmask(q->evtchn, port);
 }
@@ -858,6 +868,7 @@ bk_queue_main(void *opaque)
 		       queue_reap(q) > 0)
 			queue_submit(q);
 		queue_push(q);
+		queue_evtchn(q);
 		if (q->stopping && q->inflight == 0)
 			break;
 		/* no polling, no clock: reading it may be a system call */
@@ -889,7 +900,7 @@ bk_queue_main(void *opaque)
 		for (i = 0; i < n; i++) {
 			switch (evs[i].data.u32) {
 			case EV_EVTCHN:
-				queue_evtchn(q);
+				q->evtchn_unacked = true;	/* after the pass */
 				break;
 			case EV_STORE:
 				queue_reap(q);

@@ -104,6 +104,8 @@ struct bk_queue {
 	bool broken;
 	bool stopping;
 	bool need_push;
+	bool evtchn_unacked;		/* woken by the event channel: read and
+					 * unmask it before the next sleep */
 
 	struct bk_io **submit_q;	/* waiting for the store; nr_reqs slots */
 	unsigned int submit_n;
