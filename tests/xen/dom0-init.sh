@@ -50,7 +50,7 @@ G=/gnu
 
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -1; }
 PHASES=$(arg xt.phases)
-: ${PHASES:=bb,pg,rs,bar,cmp,co}
+: ${PHASES:=bb,pg,rs,bar,cmp,co,lw}
 mark() { echo "@@M $(cut -d' ' -f1 /proc/uptime) $*"; }
 start() { echo "@@S $1"; }
 result() { local n=$1 r=$2; shift 2; echo "@@T $n $r $*"; }
@@ -727,8 +727,9 @@ phase_cmp() {
 # xen-blkfront runs blkfront-test verify with its guest log as the disk's
 # frontend; then "blkcrash check" judges the backend from outside it.
 # blkbackd honest must pass, blkbackd --unsafe-ignore-flush must be
-# CAUGHT (exit 1), kernel xen-blkback and QEMU qdisk must pass.  Not in the default
-# PHASES: PHASES=lw make check-xen.
+# CAUGHT (exit 1), kernel xen-blkback and QEMU qdisk must pass.  In the
+# default PHASES (last: blkbackd must start with xen-blkback unloaded);
+# alone: PHASES=lw make check-xen.
 LW_DEV=/dev/mapper/lw
 export DM_DISABLE_UDEV=1	# no udev here: libdevmapper makes the nodes
 lw_setup() { # two fresh RAM disks of 64 MiB and the dm device over them
