@@ -108,6 +108,8 @@ case ",$PHASES," in *,co,*) EXPECTED="$EXPECTED
 esac
 case ",$PHASES," in *,lw,*) EXPECTED="$EXPECTED
 	lw-bbd-setup lw-bbd-xl-create domu-lwbbd-xvda-crashlog lw-bbd-check
+	lw-fsb-setup lw-fsb-xl-create domu-lwfsb-xvda-fslog lw-fsb-check
+	lw-fsn-setup lw-fsn-xl-create domu-lwfsn-xvda-fslog lw-fsn-check
 	lw-ign-setup lw-ign-xl-create domu-lwign-xvda-crashlog lw-ign-check
 	lw-kb-setup lw-kb-xl-create domu-lwkb-xvda-crashlog lw-kb-check
 	lw-qd-setup lw-qd-xl-create domu-lwqd-xvda-crashlog lw-qd-check" ;;
