@@ -21,7 +21,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
 PHASES=${PHASES:-bb,pg,rs,bar,cmp,co,lw,blkbench}
-# the default phases' boot takes ~510 s + lw's ~100-200 s on an idle machine
+# the default phases' boot took ~510 s in CI; lw adds 2 to 4 minutes
 export TIMEOUT=${TIMEOUT:-1080}
 
 mkdir -p "$XDIR" "$B"
