@@ -168,6 +168,8 @@ copy_mods "$R" modules-brd.list brd
 # judge its log (RAM disks from modules-brd.list)
 copy_mods "$R" modules-dm.list dm-log-writes
 [ ! -x /sbin/dmsetup ] || copy_bin "$R" /sbin/dmsetup
+# blkcrash fsck runs cp --sparse and e2fsck (PATH=/gnu:... in phase lw)
+copy_gnu "$R" /bin/cp /sbin/e2fsck
 copy_bin "$R" $XB/xl $XB/xenstored $XB/xenconsoled $XB/xen-init-dom0 $XB/libxl-save-helper \
 	/usr/bin/xenstore /bin/bash /usr/bin/flock /usr/bin/stat /usr/bin/readlink /sbin/losetup \
 	/usr/bin/logger

@@ -23,6 +23,11 @@
 #                       stdout+stderr becomes XT_OUT/stdout, its status
 #                       XT_OUT/rc; then XT_OUT is written as a tar archive
 #                       to the raw disk O and synced (dom0 reads it back)
+#     fslog:D:OPTS      phase lw: the ext4 dom0 made on D mounted -o OPTS
+#                       (barrier or nobarrier), files written and fsync'd (then their
+#                       directory); each file whose fsyncs returned is
+#                       printed with its md5 between @@FSLOG-BEGIN and
+#                       @@FSLOG-END, for dom0 to look for on the disk
 #     hostile:D:C01+C02 blkfront-test (a userspace frontend over gntalloc,
 #                       evtchn and xenbus) runs /xt-hostile/C01.script, ...
 #                       against D's backend, one test per script, in order
@@ -447,6 +452,26 @@ do_crashlog() { # DISK
 	echo "@@GUESTLOG-END"
 }
 
+# phase lw: what the guest's fsync acknowledged, for dom0 to find in what
+# the disk holds durably.  dom0 made the filesystem before its log began
+# (a crash point inside mke2fs is no filesystem at all).
+do_fslog() { # DISK MOUNT-OPTIONS
+	local i=0
+	wait_dev $1 30 || die "/dev/$1 did not appear"
+	mount -t ext4 -o "$2" /dev/$1 /mnt || die "mount -o $2 failed"
+	: > /tmp/fs.log
+	while [ $i -lt 12 ]; do
+		$G/dd if=/dev/urandom of=/mnt/f$i bs=4k count=$((1 + i % 4)) conv=fsync \
+			2>/dev/null || die "dd conv=fsync f$i failed"
+		$G/sync /mnt || die "fsync of the directory failed"
+		echo "f$i $($G/md5sum < /mnt/f$i | cut -d' ' -f1)" >> /tmp/fs.log
+		i=$((i + 1))
+	done
+	echo "@@FSLOG-BEGIN"
+	cat /tmp/fs.log
+	echo "@@FSLOG-END"
+}
+
 echo "@@U DOMU-INIT-START tag=$TAG kernel=$(uname -r) run=$RUN"
 NOBLKFRONT=$(arg xt.noblkfront)
 # busybox insmod does not read /proc/cmdline: hand xen_blkfront.P=V over
@@ -491,6 +516,7 @@ for item in $(echo "$RUN" | tr ',' ' '); do
 		echo "@@U JOB-END ${l%%:*} rc=$(cat $o/rc)"
 		;;
 	crashlog) step $d-crashlog do_crashlog $d ;;
+	fslog) step $d-fslog do_fslog $d $l ;;
 	hostile) for c in $(echo "$l" | tr + ' '); do step hostile-$c do_hostile $d $c; done ;;
 	queues) step $d-queues do_queues $d ;;
 	persist) step $d-persistent do_persist $d $l ;;
