@@ -18,6 +18,7 @@ for f in $(grep -oE '(\.ci|tests|harness|frontend-test|backend|sim|service|debia
 	# paths); built in the source tree (README's ./configure && make), a
 	# program is there too, and is an ELF file no source is
 	[ -e "$top_srcdir/$f" ] || continue
+	case /$f/ in */.libs/*|*/.deps/*) continue ;; esac	# libtool's, automake's build output
 	[ -e "$top_srcdir/$f.in" ] && continue
 	[ "$(head -c 4 "$top_srcdir/$f" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] && continue
 	n=$((n + 1))
