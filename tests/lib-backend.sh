@@ -194,6 +194,19 @@ verify_read_all() {
 	}
 }
 
+# verify_stop PID OUT BLOCKS: the background verify PID (output in OUT)
+# is still running; stop it (SIGINT) and require it to end ok, having
+# read back all BLOCKS blocks of its region byte-exact.
+verify_stop() {
+	local pid=$1 out=$2 blocks=$3
+	kill -0 "$pid" 2>/dev/null || { tail -n 20 "$out"; fail "the guest's verify stopped"; }
+	kill -INT "$pid"
+	wait "$pid" || { tail -n 20 "$out"; fail "the guest's verify failed"; }
+	grep -qE "^verify: ok: [0-9]+ writes acknowledged" "$out" ||
+		{ tail -n 20 "$out"; fail "the guest's verify did not end ok"; }
+	verify_read_all "$out" "$blocks"
+}
+
 # ---- observers outside blkbackd (DESIGN-NOTES "How the tests observe") ----
 
 # xs_record FILE: every change under /local/domain from now on, one path

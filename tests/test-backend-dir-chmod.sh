@@ -41,11 +41,6 @@ serving || fail "the vbd is no longer served by blkbackd after a chmod of its di
 n=$(awk -v p="$be/state" '$1 == p { n++ } END { print n + 0 }' "$BK_TMP/watch")
 # one event: chmod -r's own, on every node below (a write would be more)
 [ "$n" = 1 ] || fail "the backend state changed $((n - 1)) times after a chmod of its directory"
-kill -0 $vpid 2>/dev/null || { tail -n 20 "$BK_TMP/verify.out"; fail "the guest's verify stopped"; }
-kill -INT $vpid
-wait $vpid || { tail -n 20 "$BK_TMP/verify.out"; fail "the guest's verify failed"; }
-grep -qE "^verify: ok: [0-9]+ writes acknowledged" "$BK_TMP/verify.out" ||
-	{ tail -n 20 "$BK_TMP/verify.out"; fail "the guest's verify did not end ok"; }
-verify_read_all "$BK_TMP/verify.out" 128
+verify_stop $vpid "$BK_TMP/verify.out" 128
 stop_backend
 exit 0
