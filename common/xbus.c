@@ -230,6 +230,21 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* dir reads as absent: ENOENT, or EACCES once its parent went too
+ * (xenstored checks the nearest existing ancestor's permissions) */
+static bool
+xbus_dir_gone(struct xs_handle *xs, const char *dir)
+{
+	unsigned int len;
+	void *v = xs_read(xs, XBT_NULL, dir, &len);
+
+	if (v) {
+		free(v);
+		return false;
+	}
+	return errno == ENOENT || errno == EACCES;
+}
+
 int
 xbus_wait(struct xs_handle *xs, const char *dir, const char *key, xbus_pred pred,
 	  unsigned int arg, unsigned int timeout_ms, unsigned int *state)
@@ -249,11 +264,18 @@ xbus_wait(struct xs_handle *xs, const char *dir, const char *key, xbus_pred pred
 		unsigned int v;
 		uint64_t now;
 		char **ev;
+		int rr;
 
-		xbus_read_uint(xs, XBT_NULL, dir, key, 0, &v);
+		rr = xbus_read_uint(xs, XBT_NULL, dir, key, 0, &v);
 		*state = v;
 		if (pred(v, arg)) {
 			r = 0;
+			break;
+		}
+		/* the directory itself went (the toolstack removed the
+		 * device): nothing will ever write the key again */
+		if ((rr == -ENOENT || rr == -EACCES) && xbus_dir_gone(xs, dir)) {
+			r = -ENOENT;
 			break;
 		}
 		now = now_ms();

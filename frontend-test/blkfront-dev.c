@@ -361,7 +361,14 @@ switch_state(blkfront_t *bf, unsigned int state)
 static void
 log_backend_error(blkfront_t *bf, const char *what, unsigned int state)
 {
-	char *err = xbus_read(bf->xs, XBT_NULL, bf->be, "error");
+	unsigned int now;
+	char *err;
+
+	if (ft_backend_gone(xbus_read_uint(bf->xs, XBT_NULL, bf->be, "state", 0, &now))) {
+		log_error("vbd %s: %s: backend %s is gone", bf->fe, what, bf->be);
+		return;
+	}
+	err = xbus_read(bf->xs, XBT_NULL, bf->be, "error");
 
 	log_error("vbd %s: %s: backend %s is %s (%u)%s%s", bf->fe, what, bf->be,
 		  xbus_state_name(state), state, err ? ": error: " : "", err ? err : "");
@@ -447,6 +454,28 @@ read_disk_info(blkfront_t *bf)
 }
 
 /*
+ * One step of the close handshake: wait (bounded) for the backend's
+ * state.  The toolstack may remove the backend's directory meanwhile
+ * (xl-remove once it saw Closed, or by force): then the wait ends at
+ * once (-ENOENT), as nothing will write the state again.
+ */
+static int
+close_wait(blkfront_t *bf, xbus_pred pred, unsigned int want)
+{
+	unsigned int st;
+	int r = xbus_wait(bf->xs, bf->be, "state", pred, want, bf->cfg.timeout_ms, &st);
+
+	if (r == -ENOENT)
+		log_info("vbd %s: backend %s went away while we closed: not waiting for it",
+			 bf->fe, bf->be);
+	else if (r < 0)
+		log_error("vbd %s: backend %s is %s, not %s, after %u ms (%s)",
+			  bf->fe, bf->be, xbus_state_name(st), xbus_state_name(want),
+			  bf->cfg.timeout_ms, strerror(-r));
+	return r;
+}
+
+/*
  * Stop the completion thread, fail what is outstanding and, when
  * handshake is set (we published rings), close the way Linux does before
  * ending access to the pages.
@@ -479,19 +508,12 @@ disconnect(blkfront_t *bf, bool handshake)
 	}
 	/* Linux: Closing; backend Closing; Closed; backend Closed. */
 	if (switch_state(bf, XenbusStateClosing) == 0 &&
-	    xbus_wait(bf->xs, bf->be, "state", xbus_ge, XenbusStateClosing,
-			     bf->cfg.timeout_ms, &st) < 0)
-		log_error("vbd %s: backend %s did not close within %u ms (state %s)",
-			  bf->fe, bf->be, bf->cfg.timeout_ms, xbus_state_name(st));
-	if (switch_state(bf, XenbusStateClosed) == 0) {
-		if (xbus_wait(bf->xs, bf->be, "state", xbus_eq, XenbusStateClosed,
-			      bf->cfg.timeout_ms, &st) < 0)
-			log_error("vbd %s: backend %s not Closed within %u ms (state %s)",
-				  bf->fe, bf->be, bf->cfg.timeout_ms, xbus_state_name(st));
-		else
-			for (i = 0; i < bf->nq; i++)
-				check_unmapped(bf, &bf->q[i]);
-	}
+	    close_wait(bf, xbus_ge, XenbusStateClosing) == -ENOENT)
+		goto teardown;
+	if (switch_state(bf, XenbusStateClosed) == 0 &&
+	    close_wait(bf, xbus_eq, XenbusStateClosed) == 0)
+		for (i = 0; i < bf->nq; i++)
+			check_unmapped(bf, &bf->q[i]);
 teardown:
 	for (i = 0; i < bf->nq; i++)
 		queue_teardown(bf, &bf->q[i]);

@@ -409,7 +409,11 @@ again:
 			log_error("xl-remove: transaction end: %m");
 		}
 		r = xbus_wait(xs, be, "state", xbus_eq, XenbusStateClosed, a.timeout_ms, &st);
-		if (r) {
+		if (r == -ENOENT) {
+			/* someone else removed it meanwhile: left to clean
+			 * are the frontend's and the toolstack's directories */
+			log_info("xl-remove: backend %s was removed by another while closing", be);
+		} else if (r) {
 			/* libxl goes on with a forced removal, and says so */
 			log_error("xl-remove: backend %s did not reach Closed within %u ms "
 				  "(state %u); removing anyway", be, a.timeout_ms, st);

@@ -95,7 +95,9 @@ char *xbus_printable(char *buf, size_t size, const char *s);
  * timeout_ms passes.  Watches the node with a token of its own, so xs
  * must not be read for watches by another thread meanwhile.  *state
  * gets the last value seen (0 when absent or not a number).  0,
- * -ETIMEDOUT, or -errno.
+ * -ETIMEDOUT, -ENOENT as soon as dir itself is absent (removed: no one
+ * will write the key again; a read that fails with EACCES because the
+ * parent went counts as absent), or -errno.
  */
 typedef bool (*xbus_pred)(unsigned int state, unsigned int arg);
 int xbus_wait(struct xs_handle *xs, const char *dir, const char *key, xbus_pred pred,

@@ -9,6 +9,9 @@
 # back (as Linux's __xenbus_switch_state).  A removed directory reads
 # as ENOENT, or as EACCES once its parent is gone too.
 # 2. The same when only the frontend's own directory is removed.
+# 3. The backend's directory goes while the frontend waits for it to
+# close: the wait ends at once (a removed backend cannot answer), not
+# after the frontend's timeout.
 . ./functions.sh
 . "$abs_top_srcdir/tests/front-lib.sh"
 front_sim
@@ -63,5 +66,36 @@ cat "$FT/hold2.err"
 xs_wait "$(be_dir 51728)/state" 6
 xs_absent "$(fe_dir 51728)"
 blkfront-test xl-remove --domid $DOM --devid 51728 --force || fail "xl-remove --force (2) failed"
+
+# 3. The backend goes Closing (written here, blkbackd stopped so that it
+# never reaches Closed); attach --hold closes its side and waits for the
+# backend's Closed; then the backend's directory is removed.  The wait
+# ends there, within seconds, not after --timeout (120 s): blkbackd's
+# Closed will never come.
+add_disk $DOM memory:1M --devid 51744
+blkfront-test attach --domid $DOM --devid 51744 --hold --timeout 120000 \
+	> "$FT/hold3.out" 2> "$FT/hold3.err" &
+hold=$!
+cleanup_fn _kill_hold $hold
+xs_wait "$(be_dir 51744)/state" 4
+xs_wait "$(fe_dir 51744)/state" 4
+kill -STOP "$(bk_pid)"
+xenstore-write "$(be_dir 51744)/state" 5
+xs_wait "$(fe_dir 51744)/state" 6
+xenstore-rm "$(be_dir 51744)"
+# blkbackd, let go, sees its directory gone and unmaps the ring, which
+# the frontend's teardown waits for (as gnttab_end_foreign_access)
+kill -CONT "$(bk_pid)"
+wait_for 15 eval "! kill -0 $hold 2>/dev/null" ||
+	{ cat "$FT/hold3.err"; fail "attach --hold still waits for a backend whose directory is gone"; }
+rc=0
+wait $hold || rc=$?
+cat "$FT/hold3.err"
+[ "$rc" = 1 ] || fail "attach --hold: exit $rc after its backend went, expected 1"
+grep -q "backend $(be_dir 51744) went away while we closed" "$FT/hold3.err" ||
+	fail "attach --hold did not say why it stopped waiting"
+wait_for 10 grep -q "vbd $DOM/51744: removed" "$BACKEND_LOG" || fail "blkbackd did not forget vbd 51744"
+blkfront-test xl-remove --domid $DOM --devid 51744 --force || fail "xl-remove --force (3) failed"
+xs_absent "$(fe_dir 51744)"
 stop_backend
 exit 0
