@@ -114,10 +114,17 @@ bk_qstate_create(const char *path, const struct bk_qstate_id *id, uint32_t req_c
 		errno = EINVAL;
 		return NULL;
 	}
+	/* Every block allocated now, not at the first store through the
+	 * mapping: on a full --state-dir that store would be a SIGBUS that
+	 * kills the daemon and stalls every guest; here it is ENOSPC, and
+	 * only this queue's connect fails. */
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)file_len(id->ring_size)) < 0) {
+	if (fd < 0)
 		err = errno;
-		log_error("recovery record %s: %m", path);
+	else
+		err = posix_fallocate(fd, 0, (off_t)file_len(id->ring_size));
+	if (err) {
+		log_error("recovery record %s: %s", path, strerror(err));
 		if (fd >= 0) {
 			close(fd);
 			unlink(path);	/* not left half made */

@@ -17,6 +17,7 @@ FIX_TESTS = \
 	test-fix-failed-reconnect.sh \
 	test-fix-failed-nbd-restart.sh \
 	test-fix-upgrade-not-blkbackd.sh \
+	test-fix-state-dir-full.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
