@@ -382,10 +382,18 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t bytes = 0, v = 0;
 		char wc[32];
-		int ss = 512;
+		int ss = 512, ro = 0;
 		unsigned int pss = 512;
 
 		s->is_blk = true;
+		/* A read-only device (losetup -r, a write-protected disk)
+		 * opens O_RDWR all the same and refuses every write later:
+		 * refused here, as a read-only file is at open */
+		if (!cfg->read_only && ioctl(s->fd, BLKROGET, &ro) == 0 && ro) {
+			rc = bk_store_fail(cfg, -EROFS, s->path,
+					   "the block device is read-only; writable (mode=w) asked");
+			goto err;
+		}
 		if (ioctl(s->fd, BLKGETSIZE64, &bytes) < 0) {
 			rc = bk_store_fail(cfg, -errno, s->path, "BLKGETSIZE64: %m");
 			goto err;

@@ -566,6 +566,19 @@ reset_backend(blkfront_t *bf)
 	}
 }
 
+/*
+ * The backend's answer to our Initialising: InitWait, or Closing, which
+ * is a refusal (a backing it cannot open: its error node says why), as
+ * Linux blkfront's backend_changed closes at once on Closing.  Closed is
+ * not one: after reset_backend the backend is Closed until it sees our
+ * Initialising.
+ */
+static bool
+initwait_or_refused(unsigned int state, unsigned int initwait)
+{
+	return state == initwait || state == XenbusStateClosing;
+}
+
 static int
 connect_rings(blkfront_t *bf)
 {
@@ -585,11 +598,12 @@ connect_rings(blkfront_t *bf)
 	if (st != XenbusStateInitialising && (r = switch_state(bf, XenbusStateInitialising)))
 		return r;
 
-	r = xbus_wait(bf->xs, bf->be, "state", xbus_eq, XenbusStateInitWait,
+	r = xbus_wait(bf->xs, bf->be, "state", initwait_or_refused, XenbusStateInitWait,
 			     bf->cfg.timeout_ms, &st);
-	if (r) {
+	if (r || st != XenbusStateInitWait) {
 		log_backend_error(bf, "waiting for InitWait", st);
-		/* Closing/Closed after the whole wait: it refused the device */
+		/* Closing (at once), or Closed after the whole wait: it
+		 * refused the device */
 		return st >= XenbusStateClosing ? -ECONNREFUSED : r;
 	}
 

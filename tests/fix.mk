@@ -18,6 +18,7 @@ FIX_TESTS = \
 	test-fix-failed-nbd-restart.sh \
 	test-fix-upgrade-not-blkbackd.sh \
 	test-fix-state-dir-full.sh \
+	test-fix-ro-blockdev.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
