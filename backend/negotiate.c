@@ -456,6 +456,10 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 		xbus_rm(xs, t, be, "discard-alignment");
 		xbus_rm(xs, t, be, "discard-secure");
 	}
+	if (!r && dev->claim)
+		r = xbus_printf(xs, t, be, BK_BACKING_NODE, "%s", dev->claim->id);
+	else if (!r)
+		xbus_rm(xs, t, be, BK_BACKING_NODE);
 	if (!r)
 		r = xbus_printf(xs, t, be, "state", "%d", XenbusStateConnected);
 	return r;

@@ -61,6 +61,14 @@ void bk_negotiate_queue_dir(const struct bk_dev *dev, unsigned int nq, unsigned 
 			    char *buf, size_t len);
 /* Decide dev->feat once, from the store's features and the knobs. */
 void bk_negotiate_features(struct bk_dev *dev);
+/* <backend>/BK_BACKING_NODE: what the vbd's connect opened, as the
+ * store's identify() spells it (a file's st_dev:st_ino, a device's
+ * st_rdev, an image's cluster/pool/name), written with the features
+ * when it connects.  A blkbackd that takes the vbd over compares it with
+ * what params leads to now (vbd.c); like Linux blkback's
+ * physical-device, which it refuses to see change under a connection. */
+#define BK_BACKING_NODE "blkbackd-backing"
+
 /* Publish the features and Connected in one transaction.  0/-errno. */
 int bk_negotiate_publish(struct bk_dev *dev);
 /*

@@ -400,6 +400,33 @@ record_path(const struct bk_dev *dev, unsigned int i, char *buf, size_t len)
 }
 
 /*
+ * A takeover opens params again, and the name may lead elsewhere now: a
+ * file replaced (rm and a new one, mv over it), a symlink pointed
+ * elsewhere, a block device renumbered.  Serving that to a guest whose
+ * filesystem is mounted on the old one would look like lost writes and
+ * worse.  True (and why, marked failed: the ring is served and every
+ * request fails, as for a RAM disk found Connected) when what the
+ * connect recorded (BK_BACKING_NODE) is not what was opened now.  A vbd
+ * connected by a blkbackd that recorded nothing is taken as it is.
+ */
+static bool
+backing_changed(struct bk_dev *dev, char *why, size_t len)
+{
+	const char *now = dev->claim ? dev->claim->id : "";
+	char *was = xbus_read(dev->d->xs, XBT_NULL, dev->be, BK_BACKING_NODE);
+	bool changed = was && strcmp(was, now) != 0;
+
+	if (changed) {
+		snprintf(why, len, "\"%s\" is not the backing this guest was "
+			 "connected to (%s then, %s now)", dev->cfg.params.arg, was,
+			 now[0] ? now : "nothing");
+		bk_vbd_mark_failed(dev, why);
+	}
+	free(was);
+	return changed;
+}
+
+/*
  * Connect: read the frontend's ring keys, open the store, start the
  * queues, publish.  takeover: the vbd is Connected already, served by a
  * blkbackd before us (a restart, an upgrade): the queues take their
@@ -412,6 +439,8 @@ connect(struct bk_dev *dev, bool takeover)
 	struct bk_daemon *d = dev->d;
 	struct bk_ring_config rings[BK_MAX_QUEUES];
 	struct bk_fault fault = { .key = "ring-ref", .msg = "cannot be read" };
+	char changed_why[400];
+	bool changed = false;
 	unsigned int i;
 	int nq, r;
 
@@ -450,6 +479,8 @@ connect(struct bk_dev *dev, bool takeover)
 	dev->ring_pages = rings[0].nr_pages;
 	if (store_open(dev, false) < 0)
 		return;	/* -EINPROGRESS: retried once the backing is free */
+	if (takeover)
+		changed = backing_changed(dev, changed_why, sizeof(changed_why));
 	dev->phase = DEV_CONNECTED;
 	bk_negotiate_features(dev);
 	for (i = 0; i < (unsigned int)nq; i++) {
@@ -519,6 +550,8 @@ connect(struct bk_dev *dev, bool takeover)
 			bk_vbd_fatal(dev, "params", "%s:%s: the data of this RAM disk died with "
 				     "the blkbackd that served it; every request fails",
 				     dev->cfg.params.driver->name, dev->cfg.params.arg);
+		else if (changed)
+			bk_vbd_fatal(dev, "params", "%s; every request fails", changed_why);
 		return;
 	}
 	r = bk_negotiate_publish(dev);

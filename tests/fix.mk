@@ -19,6 +19,7 @@ FIX_TESTS = \
 	test-fix-upgrade-not-blkbackd.sh \
 	test-fix-state-dir-full.sh \
 	test-fix-ro-blockdev.sh \
+	test-fix-backing-swapped.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
