@@ -141,7 +141,10 @@ xs_wait() {
 	return 1
 }
 sectors_of() { echo $(($($G/stat -c %s "$1") / 512)); }
-mkimg() { rm -f "$1"; truncate -s "$2" "$1"; }
+# mkimg FILE SIZE: a new sparse image; phase_end removes it when the
+# phase that made it ends
+PHASE_IMGS=/run/phase-images
+mkimg() { rm -f "$1"; truncate -s "$2" "$1" && echo "$1" >> $PHASE_IMGS; }
 # backend_connected DOMID DEVID: both ends Connected, hotplug done
 backend_connected() {
 	local be=/local/domain/0/backend/vbd/$1/$2
@@ -1579,6 +1582,42 @@ health_stop() {
 	fi
 }
 
+# ---------------- between phases ----------------
+# /tmp is a tmpfs (half of dom0's 1 GiB) and every phase's backings are
+# sparse files on it, filled as the guests write: six phases' images
+# left in place filled it, and lw (which copies 64 MiB logs and images
+# there) then failed every round with "No space left on device".  So
+# when a phase ends, however it ended, whatever it left goes: its guests
+# (destroyed, said), a blkbackd still running (stopped, said), loop
+# devices over its images, the images (mkimg listed them) and
+# blkbackd's trace; the next phase starts on an empty /tmp and depends
+# on nothing another phase left.  "@@M ... PHASE-END-P" says what /tmp
+# held before and after, and dom0's free memory.
+tmp_used() { df -k /tmp | awk 'NR == 2 { print int($3 / 1024) }'; }
+phase_end() { # PHASE
+	local d l img before
+	before=$(tmp_used)
+	for d in $(xl list 2>/dev/null | awk 'NR > 2 { print $1 }'); do
+		say "phase $1 left guest $d: xl destroy"
+		xl destroy "$d"
+	done
+	if bb_alive; then
+		say "phase $1 left blkbackd running: stopping it"
+		bb_stop
+	fi
+	if [ -s $PHASE_IMGS ]; then
+		while read -r img; do
+			for l in $(/sbin/losetup -j "$img" 2>/dev/null | cut -d: -f1); do
+				/sbin/losetup -d "$l" || say "losetup -d $l ($img) failed"
+			done
+			rm -f "$img"
+		done < $PHASE_IMGS
+	fi
+	: > $PHASE_IMGS
+	rm -f $BB_TRACE
+	mark "PHASE-END-$1 tmp_used_mib=$before->$(tmp_used) mem_available_mib=$(free -m | awk '/^Mem:/ { print $7 }')"
+}
+
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
@@ -1606,6 +1645,7 @@ for p in $(echo "$PHASES" | tr ',' ' '); do
 		;;
 	*) say "unknown phase $p" ;;
 	esac
+	phase_end $p
 done
 sleep 2	# let the relays flush the guests' last lines
 mark ALL-DONE
