@@ -738,8 +738,9 @@ phase_cmp() {
 # QEMU's qdisk cannot be made to drop flushes through xl: libxl hands it
 # params, mode, direct-io-safe and discard-enable only, and xen-block
 # opens the image with flushes honoured (DESIGN-NOTES.md, blkcrash).
-# NOT in the default PHASES: after the other phases dom0's /tmp is full (their
-# images), see DESIGN-NOTES.md; run alone: PHASES=lw make check-xen.
+# In the default PHASES since phase_end empties /tmp between phases; its
+# peak there is 192 MiB (an ext4 round: log, base and durable image),
+# beside 128 MiB of RAM disks.  Alone: PHASES=lw make check-xen.
 LW_DEV=/dev/mapper/lw
 export DM_DISABLE_UDEV=1	# no udev here: libdevmapper makes the nodes
 # lw_setup [BASE]: two fresh RAM disks of 64 MiB and the dm device over
