@@ -22,7 +22,7 @@ XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
 PHASES=${PHASES:-bb,pg,rs,bar,cmp,co,lw,blkbench}
 # the default phases' boot took ~510 s in CI before lw joined them; lw adds
-# ~216 s on an idle machine (BENCHMARKS.md "phase lw in the default check-xen")
+# 131-216 s (BENCHMARKS.md "phase lw in the default check-xen")
 export TIMEOUT=${TIMEOUT:-1080}
 
 mkdir -p "$XDIR" "$B"
