@@ -10,7 +10,7 @@
 #
 # Environment (set by tests/xen.mk): srcdir (this directory), XDIR (where
 # results go), top_srcdir, top_builddir, CC; TIMEOUT (QEMU, seconds,
-# default 1080); PHASES (default bb,pg,rs,bar,cmp,co,blkbench; blkbench is a second,
+# default 1080); PHASES (default bb,pg,rs,bar,cmp,co,lw,blkbench; blkbench is a second,
 # short boot: blkbench --platform xen-nested on a tiny matrix).
 # Exit: 0 all passed, 1 something failed, 77 skipped (reason printed and
 # recorded as XDIR/check-xen.trs SKIP).
@@ -20,8 +20,9 @@ top_srcdir=${top_srcdir:-$srcdir/../..}
 top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
-PHASES=${PHASES:-bb,pg,rs,bar,cmp,co,blkbench}
-# the default phases' boot took ~510 s in CI; lw adds 2 to 4 minutes
+PHASES=${PHASES:-bb,pg,rs,bar,cmp,co,lw,blkbench}
+# the default phases' boot took ~510 s in CI before lw joined them; lw adds
+# 131-216 s (BENCHMARKS.md "phase lw in the default check-xen")
 export TIMEOUT=${TIMEOUT:-1080}
 
 mkdir -p "$XDIR" "$B"

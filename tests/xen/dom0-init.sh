@@ -141,7 +141,10 @@ xs_wait() {
 	return 1
 }
 sectors_of() { echo $(($($G/stat -c %s "$1") / 512)); }
-mkimg() { rm -f "$1"; truncate -s "$2" "$1"; }
+# mkimg FILE SIZE: a new sparse image; phase_end removes it when the
+# phase that made it ends
+PHASE_IMGS=/run/phase-images
+mkimg() { rm -f "$1"; truncate -s "$2" "$1" && echo "$1" >> $PHASE_IMGS; }
 # backend_connected DOMID DEVID: both ends Connected, hotplug done
 backend_connected() {
 	local be=/local/domain/0/backend/vbd/$1/$2
@@ -735,8 +738,9 @@ phase_cmp() {
 # QEMU's qdisk cannot be made to drop flushes through xl: libxl hands it
 # params, mode, direct-io-safe and discard-enable only, and xen-block
 # opens the image with flushes honoured (DESIGN-NOTES.md, blkcrash).
-# NOT in the default PHASES: after the other phases dom0's /tmp is full (their
-# images), see DESIGN-NOTES.md; run alone: PHASES=lw make check-xen.
+# In the default PHASES since phase_end empties /tmp between phases; its
+# peak there is 192 MiB (an ext4 round: log, base and durable image),
+# beside 128 MiB of RAM disks.  Alone: PHASES=lw make check-xen.
 LW_DEV=/dev/mapper/lw
 export DM_DISABLE_UDEV=1	# no udev here: libdevmapper makes the nodes
 # lw_setup [BASE]: two fresh RAM disks of 64 MiB and the dm device over
@@ -763,26 +767,42 @@ lw_setup() {
 		return 1
 	[ -b $LW_DEV ] || { say "no $LW_DEV"; return 1; }
 }
-# lw_round NAME WANT DISK [XL-ENV...]: one guest on $LW_DEV; blkcrash
-# check must exit WANT (0 no violation, 1 violations)
-lw_round() {
-	local n=$1 want=$2 disk=$3 dom rc
+# lw_guest NAME SECTION OUT [XL-ENV...]: a round's guest (mkcfg made
+# domu-lwNAME) on $LW_DEV, from xl create to xl destroy; then the log is
+# closed (dmsetup remove logs what no flush covered and updates the
+# super block), copied to /tmp/lw-NAME.dmlog (blkcrash reads files; the
+# next round reloads brd) and its last records shown, and the guest's
+# console lines between @@SECTION-BEGIN and @@SECTION-END go to OUT.
+# Step lw-NAME-check has started when it returns 0; 1: xl create failed
+# or (lw-NAME-check FAILed) the log could not be copied.
+lw_guest() {
+	local n=$1 sec=$2 out=$3
 	shift 3
-	check lw-$n-setup lw_setup || return
-	XT_EXTRA=xt.noblkfront=1 GUEST_VCPUS=1 mkcfg domu-lw$n "crashlog:xvda,idle" \
-		"xvda:$(blockdev --getsz $LW_DEV)" "$disk"
-	check lw-$n-xl-create xl_create domu-lw$n "$@" || return
+	check lw-$n-xl-create xl_create domu-lw$n "$@" || return 1
 	wait_guest domu-lw$n '@@U IDLE' 600
 	xl destroy domu-lw$n
 	sleep 1
 	start lw-$n-check
-	# the teardown logs what no flush covered and updates the super block
 	/sbin/dmsetup remove lw || say "dmsetup remove lw failed"
-	dd if=/dev/ram1 of=/tmp/lw-$n.dmlog bs=1M status=none
-	sed -n '/@@GUESTLOG-BEGIN/,/@@GUESTLOG-END/p' $GUESTLOG/guest-domu-lw$n.log |
-		tr -d '\r' | sed '1d;$d' > /tmp/lw-$n.guest
-	say "guest log: $(wc -l < /tmp/lw-$n.guest) lines"
+	if ! dd if=/dev/ram1 of=/tmp/lw-$n.dmlog bs=1M status=none; then
+		rm -f /tmp/lw-$n.dmlog
+		result lw-$n-check FAIL "the log could not be copied to /tmp ($(tmp_used) MiB used there)"
+		return 1
+	fi
+	sed -n "/@@$sec-BEGIN/,/@@$sec-END/p" $GUESTLOG/guest-domu-lw$n.log |
+		tr -d '\r' | sed '1d;$d' > "$out"
 	blkcrash dump /tmp/lw-$n.dmlog | tail -n 2 | sed 's/^/  /'
+}
+# lw_round NAME WANT DISK [XL-ENV...]: one guest on $LW_DEV; blkcrash
+# check must exit WANT (0 no violation, 1 violations)
+lw_round() {
+	local n=$1 want=$2 disk=$3 rc
+	shift 3
+	check lw-$n-setup lw_setup || return
+	XT_EXTRA=xt.noblkfront=1 GUEST_VCPUS=1 mkcfg domu-lw$n "crashlog:xvda,idle" \
+		"xvda:$(blockdev --getsz $LW_DEV)" "$disk"
+	lw_guest $n GUESTLOG /tmp/lw-$n.guest "$@" || return
+	say "guest log: $(wc -l < /tmp/lw-$n.guest) lines"
 	blkcrash check --max-report 5 /tmp/lw-$n.dmlog /tmp/lw-$n.guest > /tmp/lw-$n.check 2>&1
 	rc=$?
 	sed 's/^/  /' /tmp/lw-$n.check
@@ -812,26 +832,18 @@ LW_FSCK_POINTS=${LW_FSCK_POINTS:-16}
 lw_fs_round() {
 	local n=$1 opts=$2 want=$3 disk=$4 frc lost=0 total=0 f sum got caught
 	local base=/tmp/lw-base.img img=/tmp/lw-durable.img mnt=/tmp/lw-mnt
-	check lw-$n-setup lw_setup $base || return
+	check lw-$n-setup lw_setup $base || { rm -f $base; return; }
 	GUEST_VCPUS=1 mkcfg domu-lw$n "fslog:xvda:$opts,idle" \
 		"xvda:$(blockdev --getsz $LW_DEV)" "$disk"
-	check lw-$n-xl-create xl_create domu-lw$n || return
-	wait_guest domu-lw$n '@@U IDLE' 600
-	xl destroy domu-lw$n
-	sleep 1
-	start lw-$n-check
-	/sbin/dmsetup remove lw || say "dmsetup remove lw failed"
-	dd if=/dev/ram1 of=/tmp/lw-$n.dmlog bs=1M status=none
-	sed -n '/@@FSLOG-BEGIN/,/@@FSLOG-END/p' $GUESTLOG/guest-domu-lw$n.log |
-		tr -d '\r' | sed '1d;$d' > /tmp/lw-$n.fs
+	lw_guest $n FSLOG /tmp/lw-$n.fs || { rm -f $base; return; }
 	say "guest: $(wc -l < /tmp/lw-$n.fs) files fsync'd (ext4 -o $opts)"
-	blkcrash dump /tmp/lw-$n.dmlog | tail -n 2 | sed 's/^/  /'
 	# GNU cp (--sparse) and e2fsck for blkcrash fsck; busybox's first otherwise
 	PATH=/gnu:$PATH blkcrash fsck --fs ext4 --points "$LW_FSCK_POINTS" --seed 1 \
 		--max-report 3 /tmp/lw-$n.dmlog $base > /tmp/lw-$n.fsck 2>&1
 	frc=$?
 	sed 's/^/  /' /tmp/lw-$n.fsck
 	cp $base $img
+	say "/tmp: $(tmp_used) MiB used (the log, the base and the durable image: the phase's peak)"
 	mkdir -p $mnt
 	if blkcrash replay --durable /tmp/lw-$n.dmlog $img >/dev/null &&
 	   mount -t ext4 -o loop $img $mnt; then
@@ -1579,6 +1591,42 @@ health_stop() {
 	fi
 }
 
+# ---------------- between phases ----------------
+# /tmp is a tmpfs (half of dom0's 1 GiB) and every phase's backings are
+# sparse files on it, filled as the guests write: six phases' images
+# left in place filled it, and lw (which copies 64 MiB logs and images
+# there) then failed every round with "No space left on device".  So
+# when a phase ends, however it ended, whatever it left goes: its guests
+# (destroyed, said), a blkbackd still running (stopped, said), loop
+# devices over its images, the images (mkimg listed them) and
+# blkbackd's trace; the next phase starts on an empty /tmp and depends
+# on nothing another phase left.  "@@M ... PHASE-END-P" says what /tmp
+# held before and after, and dom0's free memory.
+tmp_used() { df -k /tmp | awk 'NR == 2 { print int($3 / 1024) }'; }
+phase_end() { # PHASE
+	local d l img before
+	before=$(tmp_used)
+	for d in $(xl list 2>/dev/null | awk 'NR > 2 { print $1 }'); do
+		say "phase $1 left guest $d: xl destroy"
+		xl destroy "$d"
+	done
+	if bb_alive; then
+		say "phase $1 left blkbackd running: stopping it"
+		bb_stop
+	fi
+	if [ -s $PHASE_IMGS ]; then
+		while read -r img; do
+			for l in $(/sbin/losetup -j "$img" 2>/dev/null | cut -d: -f1); do
+				/sbin/losetup -d "$l" || say "losetup -d $l ($img) failed"
+			done
+			rm -f "$img"
+		done < $PHASE_IMGS
+	fi
+	: > $PHASE_IMGS
+	rm -f $BB_TRACE
+	mark "PHASE-END-$1 tmp_used_mib=$before->$(tmp_used) mem_available_mib=$(free -m | awk '/^Mem:/ { print $7 }')"
+}
+
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
@@ -1606,6 +1654,7 @@ for p in $(echo "$PHASES" | tr ',' ' '); do
 		;;
 	*) say "unknown phase $p" ;;
 	esac
+	phase_end $p
 done
 sleep 2	# let the relays flush the guests' last lines
 mark ALL-DONE
