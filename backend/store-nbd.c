@@ -69,7 +69,10 @@
  * lost silently: when a server with a cache (writeback) dies while
  * writes completed since the last flush, the next FLUSH fails (-EIO),
  * which fails the vbd (store.h bk_store_failed), because the server may
- * have dropped them.  The next request after a death reconnects (at most
+ * have dropped them.  A FLUSH while no connection is up and no write
+ * completed since the last good flush succeeds: there is nothing for it
+ * to make durable, and failing it would fail the vbd for a server's
+ * restart.  The next request after a death reconnects (at most
  * one attempt a second per store, each bounded to NBD_RECONNECT_MS),
  * and the new connection is used only if the export still has the same
  * size and every flag this store advertised; meanwhile requests fail at
@@ -988,6 +991,16 @@ nbd_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 			complete_now(q, sl, EIO);
 		} else if (io->op == BK_IO_FLUSH && !s->srv_flush) {
 			io->host_action = "none (no server cache)";
+			complete_now(q, sl, 0);
+		} else if (!live && io->op == BK_IO_FLUSH &&
+			   __atomic_load_n(&s->wdone, __ATOMIC_ACQUIRE) ==
+			   __atomic_load_n(&s->wflushed, __ATOMIC_ACQUIRE)) {
+			/* no write completed since the last good flush:
+			 * nothing for this one to make durable, so it is no
+			 * failure (a failed flush fails the vbd for good).
+			 * Unflushed writes on a connection that died set
+			 * s->lost above instead. */
+			io->host_action = "none (not connected; nothing written since the last flush)";
 			complete_now(q, sl, 0);
 		} else if (!live) {
 			io->host_action = "not-connected";

@@ -20,6 +20,7 @@ FIX_TESTS = \
 	test-fix-state-dir-full.sh \
 	test-fix-ro-blockdev.sh \
 	test-fix-backing-swapped.sh \
+	test-fix-nbd-flush-idle.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
