@@ -212,6 +212,10 @@ bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	if (bk_vbd_log_ok(dev))	/* a flapping guest repeats its errors */
 		log_error("vbd %s: %s: %s", dev->name, key, msg);
 	snprintf(node, sizeof(node), "%s: %s", key, msg);
+	/* xbus_printf writes up to 255 bytes and refuses more: cut it,
+	 * or the error node would say nothing at all */
+	if (strlen(node) > 255)
+		node[255] = '\0';
 	bk_vbd_write_error(dev, node);
 	dev->fatal = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);
