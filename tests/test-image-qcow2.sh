@@ -13,7 +13,9 @@
 #  - "remove" after libxl's detach stops the daemon (process, socket and
 #    pid file gone); `qemu-img check` finds top clean, its conversion is
 #    the old one with exactly the guest's writes in it, and base and mid
-#    are untouched (writes go to the top layer).
+#    are untouched (writes go to the top layer);
+#  - mode=r: the daemon's export is read-only, a guest write gets ERROR,
+#    the image is unchanged.
 . ./functions.sh
 . "$abs_top_srcdir/tests/front-lib.sh"
 . "$abs_top_srcdir/tests/lib-image.sh"
@@ -57,5 +59,24 @@ cmp "$q/got.raw" "$q/want2.raw" || fail "top.qcow2 does not hold exactly the gue
 [ "$(cat "$q/base.qcow2" "$q/mid.qcow2" | md5sum)" = "$lower_sums" ] ||
 	fail "a backing file changed: writes must go to the top layer only"
 [ -z "$(image_daemons)" ] || fail "a qemu-storage-daemon is left: $(image_daemons)"
+
+# mode=r: the daemon serves the image read-only; a guest write fails
+new_guest
+blkfront-test xl-add --domid $DOM --params "qcow2:$q/top.qcow2" --mode r --no-hotplug \
+	--be-key script=block-blkbackd >/dev/null || fail "xl-add mode=r"
+be=$(bk_be $DOM)
+xs_wait "$be/state" 2
+XENBUS_PATH=$be "$IMAGE_SCRIPT" add || fail "add mode=r: $(xenstore-read "$be/hotplug-error" 2>&1)"
+IMAGE_SOCK=$(xenstore-read "$be/image-socket") IMAGE_PID=$(cat "$IMAGE_DIR"/vbd-$DOM-51712.pid)
+grep -q "writable=off" /proc/$IMAGE_PID/cmdline || fail "mode=r: the export is writable"
+cat > "$q/ro" <<'EOS'
+fill p0 seed:3
+send op=write id=1 sector=8 seg=p0 expect=ERROR
+send op=read id=2 sector=8 seg=p1 expect=OKAY
+EOS
+run_script $DOM "$q/ro"
+image_remove $DOM
+qemu-img convert -O raw "$q/top.qcow2" "$q/got.raw" || fail "qemu-img convert after mode=r"
+cmp "$q/got.raw" "$q/want2.raw" || fail "a mode=r guest changed the image"
 stop_backend
 exit 0
