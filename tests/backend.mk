@@ -124,6 +124,7 @@ IMAGE_SH_TESTS = \
 	test-image-errors.sh \
 	test-image-early-frontend.sh \
 	test-image-restart.sh \
+	test-image-formats.sh \
 	$(NULL)
 TESTS += $(IMAGE_SH_TESTS)
 EXTRA_DIST += $(IMAGE_SH_TESTS) lib-image.sh
