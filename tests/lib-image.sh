@@ -19,6 +19,8 @@
 #                           process, socket and pid file are gone.
 #   image_daemons           the pids of the qemu-storage-daemons serving
 #                           from $IMAGE_DIR (none: empty)
+#   image_running PID       PID is there and has not exited (a daemon that
+#                           exited is a zombie until init reaps it)
 IMAGE_SCRIPT=$abs_top_srcdir/backend/block-blkbackd
 export BLKBACKD_IMAGE_DIR=$BK_TMP/images
 IMAGE_DIR=$BLKBACKD_IMAGE_DIR
@@ -37,6 +39,12 @@ _image_kill_all() {
 	local p
 	for p in $(image_daemons); do kill -KILL "$p"; done
 	return 0
+}
+
+image_running() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ]
 }
 
 image_daemons() {
@@ -86,7 +94,7 @@ image_remove() {
 	xs_wait "$b/state" 6 30
 	XENBUS_PATH=$b "$IMAGE_SCRIPT" remove || fail "block-blkbackd remove failed"
 	blkfront-test xl-remove --domid "$dom" >/dev/null || fail "xl-remove failed"
-	! kill -0 "$IMAGE_PID" 2>/dev/null || fail "qemu-storage-daemon $IMAGE_PID outlived remove"
+	! image_running "$IMAGE_PID" || fail "qemu-storage-daemon $IMAGE_PID outlived remove"
 	[ ! -e "$IMAGE_SOCK" ] || fail "$IMAGE_SOCK left behind by remove"
 	[ ! -e "${IMAGE_SOCK%.sock}.pid" ] || fail "the pid file left behind by remove"
 }
