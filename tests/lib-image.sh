@@ -78,7 +78,8 @@ image_add() {
 	be=$(bk_be "$dom")
 	add_disk "$dom" "$params" --no-hotplug --be-key script=block-blkbackd
 	xs_wait "$be/state" 2
-	env "$@" XENBUS_PATH="$be" "$IMAGE_SCRIPT" add ||
+	# relative, as libxl gives it (libxl_device.c: backend/vbd/F/D)
+	env "$@" XENBUS_PATH="${be#/local/domain/0/}" "$IMAGE_SCRIPT" add ||
 		fail "block-blkbackd add failed: $(xenstore-read "$be/hotplug-error" 2>&1)"
 	xs_is "$be/hotplug-status" connected
 	IMAGE_SOCK=$(xenstore-read "$be/image-socket") || fail "no image-socket after add"
@@ -92,7 +93,7 @@ image_remove() {
 	b=$(bk_be "$dom")
 	xenstore-write "$b/online" 0 "$b/state" 5
 	xs_wait "$b/state" 6 30
-	XENBUS_PATH=$b "$IMAGE_SCRIPT" remove || fail "block-blkbackd remove failed"
+	XENBUS_PATH=${b#/local/domain/0/} "$IMAGE_SCRIPT" remove || fail "block-blkbackd remove failed"
 	blkfront-test xl-remove --domid "$dom" >/dev/null || fail "xl-remove failed"
 	! image_running "$IMAGE_PID" || fail "qemu-storage-daemon $IMAGE_PID outlived remove"
 	[ ! -e "$IMAGE_SOCK" ] || fail "$IMAGE_SOCK left behind by remove"

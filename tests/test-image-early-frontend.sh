@@ -35,7 +35,7 @@ xs_is "$be/state" 2
 xs_absent "$be/error"
 kill -0 $front || { cat "$q/s.out"; fail "the frontend gave up before the script ran"; }
 
-XENBUS_PATH=$be BLKBACKD_CACHE=writethrough "$IMAGE_SCRIPT" add ||
+XENBUS_PATH=${be#/local/domain/0/} BLKBACKD_CACHE=writethrough "$IMAGE_SCRIPT" add ||
 	fail "block-blkbackd add failed: $(xenstore-read "$be/hotplug-error" 2>&1)"
 IMAGE_SOCK=$(xenstore-read "$be/image-socket") || fail "no image-socket after add"
 IMAGE_PID=$(cat "${IMAGE_SOCK%.sock}.pid")
