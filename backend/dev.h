@@ -94,6 +94,14 @@ struct bk_dev_config {
 	bool io_engine_set;
 	enum bk_io_engine io_engine;
 	bool cdrom, removable;
+	/* params FORMAT:PATH (qcow2, vmdk...): a disk image the hotplug
+	 * script serves through a qemu-storage-daemon of its own, on the
+	 * unix socket it writes to BK_IMAGE_NODE (like Linux blkback's
+	 * physical-device); params above is then the nbd store on it.
+	 * image_format: the format's name (static), NULL for any other
+	 * params; image_wait: that key is not there yet (params unset) */
+	const char *image_format;
+	bool image_wait;
 };
 
 enum bk_dev_phase {
@@ -127,6 +135,7 @@ struct bk_dev {
 	bool published;			/* we wrote Connected for this connection */
 	bool fatal;			/* an error stopped it until reconnect */
 	bool detaching;			/* the toolstack asked it to close (online=0) */
+	bool image_wait_said;		/* connect() logged its wait for the image */
 	/* its directory node itself was removed or made (again) since this
 	 * object serves it: the vbd it served is gone, and what is there now
 	 * is another one; this object writes nothing and is forgotten once

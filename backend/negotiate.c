@@ -88,6 +88,79 @@ knob(struct bk_dev *dev, const char *key, const char *const *ok, const char *wha
 	return -EINVAL;
 }
 
+/*
+ * The disk image formats the hotplug script serves (params FORMAT:PATH):
+ * qemu's block drivers of those names, with writes.  raw is not one: a
+ * raw file or device is the file store's, without a daemon between.
+ */
+static const char *const image_formats[] = {
+	"qcow2", "qed", "vmdk", "vhdx", "vpc", "vdi", NULL
+};
+
+/* params' image format ("qcow2" for "qcow2:/x"), or NULL. */
+static const char *
+image_format(const char *params)
+{
+	size_t n = strcspn(params, ":");
+	unsigned int i;
+
+	if (params[n] != ':')
+		return NULL;
+	for (i = 0; image_formats[i]; i++)
+		if (strlen(image_formats[i]) == n && !strncmp(params, image_formats[i], n))
+			return image_formats[i];
+	return NULL;
+}
+
+/*
+ * An image-format params: the nbd store at the socket the hotplug
+ * script wrote to BK_IMAGE_NODE, or, before it did, c->image_wait.
+ * The path must need no escaping in an NBD URI (the script makes it
+ * from its image directory and the vbd's ids).  0, or -EINVAL.
+ */
+static int
+image_params(struct bk_dev *dev, const char *fmt, struct bk_dev_config *c,
+	     struct bk_fault *f)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789/._-";
+	char *sock = xbus_read(dev->d->xs, XBT_NULL, dev->be, BK_IMAGE_NODE);
+	const struct bk_store_driver *nbd;
+	struct bk_store_why why = { .msg = "" };
+	char uri[200], shown[65];
+	int rc = -EINVAL;
+
+	c->image_format = fmt;
+	if (!sock) {
+		c->image_wait = true;
+		return 0;
+	}
+	/* sun_path holds 108 bytes with its NUL */
+	if (sock[0] != '/' || strlen(sock) > 107 || sock[strspn(sock, ok)]) {
+		fault(f, BK_IMAGE_NODE, "\"%s\"%s is not the absolute path of a unix "
+		      "socket (up to 107 bytes of A-Z a-z 0-9 / . _ -)",
+		      xbus_printable(shown, sizeof(shown), sock), strlen(sock) > 64 ? "..." : "");
+		goto out;
+	}
+	nbd = bk_store_find("nbd", &why);
+	if (!nbd) {
+		fault(f, "params", "%s images are served over NBD, and %s", fmt,
+		      why.msg[0] ? why.msg : "blkbackd has no nbd store");
+		goto out;
+	}
+	snprintf(uri, sizeof(uri), "nbd+unix:///%s?socket=%s", BK_IMAGE_EXPORT, sock);
+	c->params.arg = strdup(uri);
+	if (!c->params.arg) {
+		fault(f, "params", "out of memory");
+		goto out;
+	}
+	c->params.driver = nbd;
+	rc = 0;
+out:
+	free(sock);
+	return rc;
+}
+
 int
 bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 {
@@ -100,6 +173,7 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 	static const char *const engines[] = { "auto", "libaio", "io_uring", NULL };
 	struct bk_dev_config c = { .discard_enable = -1, .flush_mode = BK_FLUSH_MODE_AUTO };
 	struct bk_store_why why = { .msg = "" };
+	const char *fmt;
 	char *params = NULL, *v;
 	int rc = -EINVAL;
 
@@ -128,12 +202,18 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 		      "or DRIVER:ARG with DRIVER %s)", bk_store_param_drivers());
 		goto out;
 	}
-	rc = bk_params_parse(params, &c.params, &why);
-	if (rc < 0) {
-		fault(f, "params", "%s", why.msg[0] ? why.msg : strerror(-rc));
-		goto out;
+	fmt = image_format(params);
+	if (fmt) {
+		if (image_params(dev, fmt, &c, f) < 0)
+			goto out;
+	} else {
+		rc = bk_params_parse(params, &c.params, &why);
+		if (rc < 0) {
+			fault(f, "params", "%s", why.msg[0] ? why.msg : strerror(-rc));
+			goto out;
+		}
+		rc = -EINVAL;
 	}
-	rc = -EINVAL;
 	if (knob(dev, "mode", modes, "neither r (ro) nor w (rw)", &v, f) < 0)
 		goto out;
 	c.read_only = v && strchr(v, 'w') == NULL;

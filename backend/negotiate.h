@@ -37,6 +37,13 @@ struct bk_fault {
  */
 int bk_negotiate_dir_ours(struct xs_handle *xs, xs_transaction_t t, const struct bk_dev *dev);
 
+/* The backend key where the hotplug script writes the unix socket of
+ * the qemu-storage-daemon serving an image-format params (qcow2:PATH...;
+ * blkbackd.8 "Disk images"), which serves it as the NBD export
+ * BK_IMAGE_EXPORT. */
+#define BK_IMAGE_NODE	"image-socket"
+#define BK_IMAGE_EXPORT	"image"
+
 /* Parse the backend's knobs into dev->cfg.  0, or -EINVAL with *f
  * naming the key (dev->cfg unchanged). */
 int bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f);

@@ -144,7 +144,7 @@ const char *bk_io_engine_name(enum bk_io_engine e);
  * line, without the key ("params") that the caller puts in front.
  */
 struct bk_store_why {
-	char msg[200];
+	char msg[256];	/* the error node holds 255 bytes */
 	/* set by the driver: arg itself is malformed (bad size, unknown
 	 * option), as opposed to a backing that cannot be opened */
 	bool bad_arg;
@@ -284,10 +284,11 @@ extern const struct bk_store_driver bk_store_disk2008_driver;
  * backend/.libs for the tests).  A module defines these two symbols and
  * uses the helpers below, which the program that loads it exports
  * (linked -export-dynamic).  BK_STORE_ABI changes with struct
- * bk_store_driver, struct bk_io, struct bk_store_features or the
- * helpers; a module built for another is refused by name.
+ * bk_store_driver, struct bk_io, struct bk_store_features, struct
+ * bk_store_why or the helpers; a module built for another is refused by
+ * name.  (2: bk_store_why's msg grew from 200 to 256 bytes.)
  */
-#define BK_STORE_ABI 1
+#define BK_STORE_ABI 2
 extern const struct bk_store_driver *const bk_store_module_driver;
 extern const unsigned int bk_store_module_abi;
 

@@ -212,6 +212,10 @@ bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	if (bk_vbd_log_ok(dev))	/* a flapping guest repeats its errors */
 		log_error("vbd %s: %s: %s", dev->name, key, msg);
 	snprintf(node, sizeof(node), "%s: %s", key, msg);
+	/* xbus_printf writes up to 255 bytes and refuses more: cut it,
+	 * or the error node would say nothing at all */
+	if (strlen(node) > 255)
+		node[255] = '\0';
 	bk_vbd_write_error(dev, node);
 	dev->fatal = true;
 	bk_vbd_set_state(dev, XenbusStateClosing);
@@ -283,7 +287,18 @@ store_open(struct bk_dev *dev, bool check_only)
 	struct bk_fault fault = { .key = "params", .msg = "cannot be opened" };
 	int r = bk_vbd_backing_open(dev, check_only, &fault);
 
-	if (r < 0 && r != -EINPROGRESS)
+	if (r < 0 && r != -EINPROGRESS && dev->cfg.image_format) {
+		/* the daemon is the hotplug script's: say whose it is (the
+		 * nbd store's own words name the URI already) */
+		static const char nbd[] = "cannot open nbd store \"";
+		const char *why = fault.msg, *end;
+
+		if (!strncmp(why, nbd, sizeof(nbd) - 1) &&
+		    (end = strstr(why + sizeof(nbd) - 1, "\": ")) != NULL)
+			why = end + 3;
+		bk_vbd_fatal(dev, fault.key, "%s image, served by the hotplug script's "
+			     "qemu-storage-daemon: %s", dev->cfg.image_format, why);
+	} else if (r < 0 && r != -EINPROGRESS)
 		bk_vbd_fatal(dev, fault.key, "%s", fault.msg);
 	return r;
 }
@@ -456,6 +471,24 @@ connect(struct bk_dev *dev, bool takeover)
 		return;
 	if (!takeover && refuse_failed(dev))
 		return;
+	/* A disk image: served once the hotplug script has started its
+	 * daemon (Linux blkback waits for physical-device alike); the
+	 * frontend waits meanwhile.  A vbd found Connected has it (the
+	 * script ran before anyone connected it): without, it is broken. */
+	if (dev->cfg.image_wait && takeover) {
+		bk_vbd_fatal(dev, BK_IMAGE_NODE, "missing under a Connected %s image vbd",
+			     dev->cfg.image_format);
+		return;
+	}
+	if (dev->cfg.image_wait) {
+		if (!dev->image_wait_said)
+			log_info("vbd %s: the frontend is ready; waiting for the hotplug script "
+				 "to serve the %s image (%s/%s)", dev->name,
+				 dev->cfg.image_format, dev->be, BK_IMAGE_NODE);
+		dev->image_wait_said = true;
+		return;
+	}
+	dev->image_wait_said = false;
 	/* A RAM disk found Connected lost its data with the blkbackd that
 	 * served it.  Serve the rings all the same, so that no request the
 	 * guest made hangs, but fail every one (as after a failed flush),
@@ -679,7 +712,9 @@ probe(struct bk_dev *dev)
 		goto failed;
 	if (read_config(dev) < 0)
 		goto failed;
-	r = store_open(dev, true);
+	/* a disk image the hotplug script has not served yet: InitWait
+	 * without it, as libxl runs the script only after InitWait */
+	r = dev->cfg.image_wait ? 0 : store_open(dev, true);
 	if (r == -EINPROGRESS)
 		return;	/* probed again once the backing is free */
 	if (r < 0)
@@ -687,7 +722,11 @@ probe(struct bk_dev *dev)
 	r = bk_negotiate_probe_keys(dev);
 	if (r == 0) {
 		dev->error[0] = '\0';	/* the probe keys removed it */
-		if (bk_vbd_log_ok(dev))
+		if (bk_vbd_log_ok(dev) && dev->cfg.image_wait)
+			log_info("vbd %s: %s -> InitWait (params %s; the hotplug script "
+				 "serves the image)", dev->name, xbus_state_name(dev->state),
+				 dev->cfg.params_raw);
+		else if (bk_vbd_log_ok(dev))
 			log_info("vbd %s: %s -> InitWait (params %s:%s)", dev->name,
 				 xbus_state_name(dev->state), dev->cfg.params.driver->name,
 				 dev->cfg.params.arg);

@@ -116,6 +116,19 @@ NBD_SH_TESTS = \
 TESTS += $(NBD_SH_TESTS)
 EXTRA_DIST += $(NBD_SH_TESTS) lib-nbd.sh
 
+# Disk images (params qcow2:PATH...) served by block-blkbackd's
+# qemu-storage-daemon, attached libxl's way (lib-image.sh).  Each skips
+# without libnbd, qemu-utils or qemu-storage-daemon.
+IMAGE_SH_TESTS = \
+	test-image-qcow2.sh \
+	test-image-errors.sh \
+	test-image-early-frontend.sh \
+	test-image-restart.sh \
+	test-image-formats.sh \
+	$(NULL)
+TESTS += $(IMAGE_SH_TESTS)
+EXTRA_DIST += $(IMAGE_SH_TESTS) lib-image.sh
+
 # The control socket's protocol helpers (backend/ctl-proto.c).
 check_PROGRAMS += test-ctl-proto
 test_ctl_proto_SOURCES = test-ctl-proto.c $(top_srcdir)/backend/ctl-proto.c

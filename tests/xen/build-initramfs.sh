@@ -211,6 +211,25 @@ fi
 if [ -f "$HOTPLUG" ]; then
 	install -m755 "$HOTPLUG" "$R/etc/xen/scripts/block-blkbackd"
 fi
+# phase qc (a qcow2 disk through the hotplug script): the nbd store's
+# module (the package's, or the build tree's) in /usr/lib/blkbackd,
+# which dom0 names in BLKBACKD_STORE_DIR, and qemu-storage-daemon and
+# qemu-img (Debian: qemu-system-common, qemu-utils) with their libraries
+NBD_MOD=$TOP_BUILDDIR/backend/.libs/store-nbd.so
+if [ -n "${PKG:-}" ]; then
+	# the module's own package, beside blkbackd's
+	for d in "$(dirname "$BLKBACKD_DEB")"/blkbackd-nbd_*.deb; do
+		[ -f "$d" ] && dpkg -x "$d" "$PKG"
+	done
+	NBD_MOD=$(find "$PKG" -name store-nbd.so | head -1)
+fi
+if [ -f "$NBD_MOD" ] && [ -x /usr/bin/qemu-storage-daemon ] && [ -x /usr/bin/qemu-img ]; then
+	copy_bin "$R" "$NBD_MOD" /usr/bin/qemu-storage-daemon /usr/bin/qemu-img
+	mkdir -p "$R/usr/lib/blkbackd"
+	mv "$R$NBD_MOD" "$R/usr/lib/blkbackd/store-nbd.so"
+else
+	echo "build-initramfs: no nbd store module or qemu-storage-daemon: phase qc will be skipped"
+fi
 BLKCRASH=${BLKCRASH:-$TOP_BUILDDIR/harness/crash/blkcrash}
 if [ -x "$BLKCRASH" ]; then
 	copy_prog "$R" "$BLKCRASH" blkcrash

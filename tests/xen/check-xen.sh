@@ -107,6 +107,11 @@ case ",$PHASES," in *,co,*) EXPECTED="$EXPECTED
 	co-setup co-xl-create co-connect co-refused co-daemon-start co-untouched
 	co-resize domu-co-xvda-survive co-detach co-attach domu-co-xvdc-attach" ;;
 esac
+case ",$PHASES," in *,qc,*) EXPECTED="$EXPECTED
+	qc-daemon-start qc-xl-create qc-connect qc-daemon domu-qc-xvda-size
+	domu-qc-xvda-pattern domu-qc-xvda-ext4 domu-qc-xvda-discard qc-destroy qc-image
+	qc-sigterm" ;;
+esac
 case ",$PHASES," in *,lw,*) EXPECTED="$EXPECTED
 	lw-bbd-setup lw-bbd-xl-create domu-lwbbd-xvda-crashlog lw-bbd-check
 	lw-fsb-setup lw-fsb-xl-create domu-lwfsb-xvda-fslog lw-fsb-check

@@ -255,6 +255,68 @@ bb_stop() { # SIGTERM; clean exit (0) within 30 s
 }
 trace_count() { grep -cE "$1" $BB_TRACE 2>/dev/null; }
 
+# ---------------- phase qc: a qcow2 disk through the hotplug script ----------------
+# target=qcow2:PATH (blkbackd(8) "Disk images"): xl create runs
+# block-blkbackd once blkbackd is in InitWait; the script starts a
+# qemu-storage-daemon for the image (a qcow2 over a qcow2 backing file)
+# and writes image-socket; blkbackd connects the guest through its nbd
+# store.  The guest checks the size, a pattern, ext4 with bonnie++ and
+# fsync, and discard; dom0 checks the daemon (running, not blkbackd's
+# child), that xl destroy's remove stopped it (process and socket gone),
+# and that the image is clean (qemu-img check) with the backing file
+# untouched.
+export BLKBACKD_STORE_DIR=/usr/lib/blkbackd
+qc_daemon() { # BACKEND-DIR: the image's daemon serves it
+	local sock pid
+	sock=$(xenstore-read $1/image-socket) || { say "no image-socket"; return 1; }
+	[ -S "$sock" ] || { say "$sock is not a socket"; return 1; }
+	pid=$(cat "${sock%.sock}.pid") && kill -0 "$pid" || { say "no daemon for $sock"; return 1; }
+	[ "$(awk '{ print $4 }' /proc/$pid/stat)" != "$(cat $BB_PID)" ] ||
+		{ say "qemu-storage-daemon $pid is blkbackd's child"; return 1; }
+	say "qemu-storage-daemon $pid on $sock"
+	QC_SOCK=$sock QC_PID=$pid
+}
+qc_gone() { # the daemon and its socket are gone
+	local i=0
+	while kill -0 "$QC_PID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	! kill -0 "$QC_PID" 2>/dev/null || { say "qemu-storage-daemon $QC_PID outlived the detach"; return 1; }
+	[ ! -e "$QC_SOCK" ] || { say "$QC_SOCK left behind"; return 1; }
+}
+qc_image() { # TOP BASE BASE-MD5: clean, and the backing untouched
+	qemu-img check "$1" || return 1
+	[ "$(md5sum < "$2")" = "$3" ] || { say "the backing file changed"; return 1; }
+	say "$(qemu-img info "$1" | grep -E '^(disk size|backing file):' | tr '\n' ' ')"
+}
+phase_qc() {
+	local dom be base=/tmp/qc-base.qcow2 top=/tmp/qc-top.qcow2 sum
+	if ! command -v qemu-storage-daemon >/dev/null || [ ! -e $BLKBACKD_STORE_DIR/store-nbd.so ]; then
+		echo "@@SKIPALL qc- no qemu-storage-daemon or nbd store module in dom0"
+		return
+	fi
+	qemu-img create -q -f qcow2 $base 128M &&
+		qemu-img create -q -f qcow2 -b $base -F qcow2 $top || return
+	sum=$(md5sum < $base)
+	check qc-daemon-start bb_start || return
+	mkcfg domu-qc "size:xvda,pattern:xvda,ext4:xvda,discard:xvda,idle" "xvda:262144" \
+		"vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=qcow2:$top"
+	if check qc-xl-create xl_create domu-qc; then
+		dom=$(xl domid domu-qc)
+		be=/local/domain/0/backend/vbd/$dom/51712
+		check qc-connect backend_connected $dom 51712
+		check qc-daemon qc_daemon $be
+		wait_guest domu-qc '@@U IDLE' 600
+		start qc-destroy
+		xl destroy domu-qc
+		if xs_wait $be "" 30 && qc_gone; then
+			result qc-destroy PASS
+		else
+			result qc-destroy FAIL "backend or qemu-storage-daemon left behind"
+		fi
+	fi
+	check qc-image qc_image $top $base "$sum"
+	check qc-sigterm bb_stop
+}
+
 # ---------------- bring-up ----------------
 mark DOM0-INIT-START kernel=$(uname -r)
 start dom0-boot
@@ -1630,7 +1692,7 @@ phase_end() { # PHASE
 for p in $(echo "$PHASES" | tr ',' ' '); do
 	mark PHASE-$p
 	case $p in
-	bb|pg|bar|rs|co|cmd|bench)
+	bb|pg|bar|rs|co|qc|cmd|bench)
 		if [ ! -x $BB ]; then
 			echo "@@SKIPALL $p- blkbackd is not built (backend/blkbackd)"
 			[ $p = bb ] && echo "@@SKIPALL ht- blkbackd is not built (backend/blkbackd)"
