@@ -243,6 +243,21 @@ struct bk_store_driver {
 	 * every completion and reap need not read it, one system call
 	 * less per wake-up.  Without this op the fd is level-triggered. */
 	void (*queue_edge)(void *qpriv);
+	/*
+	 * Optional, both or neither (io_uring).  wait_setup: the queue's
+	 * thread sleeps in wait from now on instead of polling queue_fd:
+	 * the driver watches fds[0..n-1] (n <= BK_STORE_WAIT_FDS, pollable
+	 * fds the caller keeps open until queue_close) for POLLIN itself.
+	 * Before the first submit.  0, or -EOPNOTSUPP (this kernel cannot;
+	 * the caller polls queue_fd as before).
+	 * wait: hand the kernel what submit prepared and, when block,
+	 * sleep until a completion is ready to reap or one of the fds polls
+	 * readable; *fired gets bit i for each fds[i] seen readable since
+	 * the last call.  0, -EINTR (a signal: call again), or -errno (the
+	 * driver cannot wait any more).
+	 */
+	int (*queue_wait_setup)(void *qpriv, const int *fds, unsigned int n);
+	int (*queue_wait)(void *qpriv, bool block, unsigned int *fired);
 
 	/* Synchronous drivers: do io now, set io->result and host_action.
 	 * Any queue thread; the driver serialises what needs it. */
@@ -287,7 +302,7 @@ extern const struct bk_store_driver bk_store_disk2008_driver;
  * bk_store_driver, struct bk_io, struct bk_store_features or the
  * helpers; a module built for another is refused by name.
  */
-#define BK_STORE_ABI 1
+#define BK_STORE_ABI 2
 extern const struct bk_store_driver *const bk_store_module_driver;
 extern const unsigned int bk_store_module_abi;
 
@@ -504,6 +519,31 @@ int bk_store_queue_fd(const struct bk_store_queue *q);
  * thread asks; other users (tests, the export) poll level-triggered.
  */
 bool bk_store_queue_edge(struct bk_store_queue *q);
+
+/* The most fds bk_store_queue_wait_setup() takes. */
+#define BK_STORE_WAIT_FDS 4
+/*
+ * Let the store own the queue thread's sleep (the file store on
+ * io_uring with multishot poll, Linux >= 5.13): from now on the thread
+ * calls bk_store_wait() where it called epoll_wait() on the queue's fd
+ * and fds[], so that one io_uring_enter submits and sleeps.  fds: up to
+ * BK_STORE_WAIT_FDS pollable fds (the event channel, the stop eventfd),
+ * borrowed until bk_store_queue_close().  Before the first submit.  0,
+ * or -EOPNOTSUPP: the store cannot (another driver, libaio, an older
+ * kernel); poll bk_store_queue_fd() as before.
+ */
+int bk_store_queue_wait_setup(struct bk_store_queue *q, const int *fds, unsigned int n);
+/*
+ * After bk_store_queue_wait_setup(): submit what bk_store_submit()
+ * prepared and, when block, sleep until a completion is ready or one
+ * of the fds polls readable (never spins: without block it does not
+ * sleep and makes no system call unless there is something to submit).
+ * *fired: bit i set for each fds[i] that polled readable since the
+ * last call.  Completions are taken with bk_store_reap() afterwards,
+ * as after the fd polled readable.  0, -EINTR (call again), or -errno:
+ * the store cannot wait any more (the queue must stop).  Queue thread.
+ */
+int bk_store_wait(struct bk_store_queue *q, bool block, unsigned int *fired);
 
 /*
  * Submit n I/Os; returns how many were accepted (>= 0: the caller

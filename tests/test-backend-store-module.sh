@@ -28,7 +28,7 @@ expect_error() { # devid text
 add_vbd $F 1 "rbd:rbd/img"
 expect_error 1 "params: the \"rbd\" storage driver is not installed ($mods/store-rbd.so: package blkbackd-rbd; from a build tree, BLKBACKD_STORE_DIR=backend/.libs)"
 add_vbd $F 2 "zz:x"
-expect_error 2 "params: $mods/store-zz.so is not a blkbackd storage driver module for this blkbackd (module ABI -1, want 1)"
+expect_error 2 "params: $mods/store-zz.so is not a blkbackd storage driver module for this blkbackd (module ABI -1, want 2)"
 add_vbd $F 3 "../zz:x"
 expect_error 3 "params: unknown storage driver in \"../zz:x\""
 # the daemon serves on
