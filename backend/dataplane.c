@@ -973,6 +973,15 @@ bk_queue_main(void *opaque)
 		}
 	}
 	queue_push(q);
+	if (q->store_waits) {
+		/* the store lets go of the event channel and stop fds here,
+		 * in the thread whose polls they were (store.h) */
+		int rc = bk_store_queue_wait_setup(q->sq, NULL, 0);
+
+		if (rc < 0)
+			log_error("vbd %s ring %u: cannot take the queue's polls out of "
+				  "the store: %s", q->name, q->idx, strerror(-rc));
+	}
 	/* paired with the acquire in bk_dataplane_stopped: everything this
 	 * thread did to the ring and the store happens before the control
 	 * thread tears them down */

@@ -149,7 +149,8 @@ struct file_queue {
 
 /* CQE user_data of the wait's polls: small numbers, never a bk_io's address. */
 #define WAIT_TAG(i)	((uint64_t)(i) + 1)
-#define IS_WAIT_TAG(u)	((u) >= 1 && (u) <= BK_STORE_WAIT_FDS + 1)
+#define WAIT_TAG_REMOVE	((uint64_t)BK_STORE_WAIT_FDS + 2)	/* a POLL_REMOVE's own CQE */
+#define IS_WAIT_TAG(u)	((u) >= 1 && (u) <= WAIT_TAG_REMOVE)
 /* A poll that fails this many times in a row without an event: the
  * wait gives up (no busy loop re-arming a poll the kernel refuses). */
 #define WAIT_FAIL_MAX	3
@@ -919,6 +920,8 @@ wait_cqe(struct file_queue *q, const struct io_uring_cqe *cqe)
 {
 	unsigned int i = (unsigned int)cqe->user_data - 1;
 
+	if (cqe->user_data == WAIT_TAG_REMOVE)
+		return;
 	if (cqe->res > 0) {
 		q->wfail[i] = 0;
 		if (i + 1 < q->nwfd)
@@ -950,6 +953,53 @@ wait_cqes_at_head(struct file_queue *q)
 		io_uring_cq_advance(&q->ring, seen);
 }
 
+/*
+ * The queue thread ends: take every poll out of the ring, and wait
+ * until the kernel has let go of them (their last CQE), here in the
+ * thread that armed them, whose task the kernel completes them in.
+ * Left armed, they would hold the caller's files (the event channel:
+ * its ports stay bound) until the ring's teardown, which the kernel
+ * finishes asynchronously after the thread is gone.
+ */
+static int
+wait_teardown(struct file_queue *q)
+{
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+	unsigned int i, tries;
+	bool any = false;
+
+	for (i = 0; i < q->nwfd; i++) {
+		struct io_uring_sqe *sqe;
+
+		if (!q->armed[i])
+			continue;
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_poll_remove(sqe, WAIT_TAG(i));
+		io_uring_sqe_set_data64(sqe, WAIT_TAG_REMOVE);
+		any = true;
+	}
+	if (any && io_uring_submit(&q->ring) < 0)
+		return -EIO;
+	/* a bounded wait: one CQE per poll, its last (-ECANCELED, or an
+	 * event that ended it first) */
+	for (tries = 0; tries < 10; tries++) {
+		struct io_uring_cqe *cqe;
+
+		wait_cqes_at_head(q);
+		for (i = 0; i < q->nwfd && !q->armed[i]; i++)
+			;
+		if (i == q->nwfd)
+			break;
+		if (io_uring_wait_cqe_timeout(&q->ring, &cqe, &ts) == -ETIME)
+			continue;
+	}
+	q->nwfd = 0;
+	q->fired = 0;
+	return tries < 10 ? 0 : -ETIMEDOUT;
+}
+
 static int
 file_queue_wait_setup(void *qpriv, const int *fds, unsigned int n)
 {
@@ -957,6 +1007,8 @@ file_queue_wait_setup(void *qpriv, const int *fds, unsigned int n)
 	unsigned int i;
 	int rc;
 
+	if (q->waits && n == 0)
+		return wait_teardown(q);
 	if (!q->uring || !q->s->uring_wait)
 		return -EOPNOTSUPP;
 	/* our completions are seen in the CQ; the efd is only the worker's */

@@ -748,7 +748,7 @@ bk_store_queue_wait_setup(struct bk_store_queue *q, const int *fds, unsigned int
 
 	if (drv->io || !drv->queue_wait_setup || !drv->queue_wait)
 		return -EOPNOTSUPP;
-	if (n > BK_STORE_WAIT_FDS || q->inflight)
+	if (n > BK_STORE_WAIT_FDS || (n && q->inflight))
 		return -EINVAL;
 	return drv->queue_wait_setup(q->qpriv, fds, n);
 }

@@ -249,7 +249,9 @@ struct bk_store_driver {
 	 * the driver watches fds[0..n-1] (n <= BK_STORE_WAIT_FDS, pollable
 	 * fds the caller keeps open until queue_close) for POLLIN itself.
 	 * Before the first submit.  0, or -EOPNOTSUPP (this kernel cannot;
-	 * the caller polls queue_fd as before).
+	 * the caller polls queue_fd as before).  n == 0 after a setup, from
+	 * the thread that waits, when it ends: stop watching the fds, and
+	 * hold none of them any more when it returns.
 	 * wait: hand the kernel what submit prepared and, when block,
 	 * sleep until a completion is ready to reap or one of the fds polls
 	 * readable; *fired gets bit i for each fds[i] seen readable since
@@ -528,9 +530,14 @@ bool bk_store_queue_edge(struct bk_store_queue *q);
  * calls bk_store_wait() where it called epoll_wait() on the queue's fd
  * and fds[], so that one io_uring_enter submits and sleeps.  fds: up to
  * BK_STORE_WAIT_FDS pollable fds (the event channel, the stop eventfd),
- * borrowed until bk_store_queue_close().  Before the first submit.  0,
- * or -EOPNOTSUPP: the store cannot (another driver, libaio, an older
- * kernel); poll bk_store_queue_fd() as before.
+ * borrowed until bk_store_queue_close() or the call below.  Before the
+ * first submit.  0, or -EOPNOTSUPP: the store cannot (another driver,
+ * libaio, an older kernel); poll bk_store_queue_fd() as before.
+ * With n == 0 after a setup, from the waiting thread as it ends (nothing
+ * in flight): the store stops watching the fds and lets go of them
+ * before it returns (the event channel's ports are unbound when its fd
+ * is closed, not later); 0 or -errno (it could not: they are let go of
+ * at bk_store_queue_close()).
  */
 int bk_store_queue_wait_setup(struct bk_store_queue *q, const int *fds, unsigned int n);
 /*
