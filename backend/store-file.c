@@ -12,9 +12,10 @@
  *             for FUA), FLUSH an FSYNC SQE with IORING_FSYNC_DATASYNC.
  *             A submit call prepares one SQE per I/O and enters the
  *             kernel once (io_uring_submit); completions are read from
- *             the CQ ring in userspace.  Where the kernel has
- *             multishot poll (5.13; probed once, said in the engine's
- *             log line) the queue thread sleeps in our ring
+ *             the CQ ring in userspace.  With BLKBACKD_URING_WAIT=1
+ *             (not the default) and where the kernel has multishot
+ *             poll (5.13; probed once, said in the engine's log line)
+ *             the queue thread sleeps in our ring
  *             (queue_wait_setup/queue_wait): its event channel and stop
  *             fds and our worker's eventfd are multishot POLL_ADDs
  *             there, so one io_uring_enter(GETEVENTS) waits for all of
@@ -314,13 +315,15 @@ uring_available(void)
 }
 
 /*
- * Can a queue thread sleep in io_uring_enter with its fds as multishot
- * POLL_ADDs in the ring (IORING_POLL_ADD_MULTI, Linux 5.13)?  Asked once
- * per process after uring_available() said yes: a multishot poll on an
- * eventfd written once must complete with POLLIN and IORING_CQE_F_MORE
- * (an older kernel fails it with -EINVAL).  BLKBACKD_TEST_NO_URING_WAIT
- * (tests only) makes it say no.  The answer's reason is kept for the
- * engine's log line.
+ * Shall a queue thread sleep in io_uring_enter with its fds as multishot
+ * POLL_ADDs in the ring (IORING_POLL_ADD_MULTI, Linux 5.13)?  Only when
+ * asked (BLKBACKD_URING_WAIT=1: not the default, its nested-Xen A/B did
+ * not show it faster; BENCHMARKS.md "io_uring queues that sleep in their
+ * ring"), and then only if the kernel can: asked once per process after
+ * uring_available() said yes, a multishot poll on an eventfd written
+ * once must complete with POLLIN and IORING_CQE_F_MORE (an older kernel
+ * fails it with -EINVAL).  The answer's reason is kept for the engine's
+ * log line.
  */
 static int uring_wait_avail;		/* 0: not asked yet; 1: yes; -errno: no */
 static char uring_wait_why[120];
@@ -328,7 +331,7 @@ static char uring_wait_why[120];
 static int
 uring_wait_available(void)
 {
-	const char *env = getenv("BLKBACKD_TEST_NO_URING_WAIT");
+	const char *env = getenv("BLKBACKD_URING_WAIT");
 	struct __kernel_timespec ts = { .tv_sec = 10 };
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
@@ -338,6 +341,11 @@ uring_wait_available(void)
 
 	if (uring_wait_avail)
 		return uring_wait_avail;
+	if (!env || strcmp(env, "1")) {
+		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
+			 "epoll_wait (the default; BLKBACKD_URING_WAIT=1: in io_uring_enter)");
+		return uring_wait_avail = -EOPNOTSUPP;
+	}
 #ifdef HAVE_VALGRIND_MEMCHECK_H
 	/* valgrind (3.19 here) runs one thread at a time and does not let
 	 * the others run while one sleeps in io_uring_enter: the control
@@ -349,11 +357,6 @@ uring_wait_available(void)
 		return uring_wait_avail = -EOPNOTSUPP;
 	}
 #endif
-	if (env && *env) {
-		snprintf(uring_wait_why, sizeof(uring_wait_why),
-			 "BLKBACKD_TEST_NO_URING_WAIT is set");
-		return uring_wait_avail = -EOPNOTSUPP;
-	}
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (efd < 0) {
 		rc = -errno;
