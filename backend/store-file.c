@@ -1046,14 +1046,15 @@ file_queue_wait(void *qpriv, bool block, unsigned int *fired)
 	unsigned int i, arming[BK_STORE_WAIT_FDS + 1], na = 0, left;
 	int rc = 0;
 
+	for (i = 0; i < q->nwfd; i++)
+		if (!q->armed[i] && q->wfail[i] >= WAIT_FAIL_MAX)
+			return -EIO;	/* before any SQE is prepared */
 	/* the polls that are not in the kernel, in the same enter */
 	for (i = 0; i < q->nwfd; i++) {
 		struct io_uring_sqe *sqe;
 
 		if (q->armed[i])
 			continue;
-		if (q->wfail[i] >= WAIT_FAIL_MAX)
-			return -EIO;
 		sqe = io_uring_get_sqe(&q->ring);
 		if (!sqe)
 			return -EBUSY;	/* cannot happen: I/O SQEs are entered at once */
