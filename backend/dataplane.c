@@ -846,6 +846,62 @@ queue_poll(struct bk_queue *q, uint64_t start)
 	return true;
 }
 
+/* The stop eventfd fired: consume no more, finish what is in flight. */
+static void
+queue_stop_seen(struct bk_queue *q)
+{
+	uint64_t v;
+
+	if (read(q->stop_efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: already consumed */
+	}
+	q->stopping = true;
+}
+
+/*
+ * Sleep in the store (q->store_waits: io_uring), which watches the event
+ * channel and stop_efd as polls in its ring: one io_uring_enter per
+ * sleep, where epoll_wait took one and, on a kernel that signals the
+ * ring's eventfd for a completion already reaped, a second that found
+ * nothing new (DESIGN-NOTES.md).  Not busy: sleep until an event, a
+ * stop or a completion; busy: only hand the kernel what the store has
+ * prepared (no system call when there is nothing).  Then take what
+ * came.  -1 when the thread must end now (nothing in flight, cannot
+ * wait any more).
+ */
+static int
+queue_wait_store(struct bk_queue *q, bool busy, uint64_t start)
+{
+	unsigned int fired;
+	int rc = bk_store_wait(q->sq, !busy, &fired);
+
+	if (q->poll.max_ns)
+		pollwin_waited(&q->poll, start, !busy);
+	if (fired & (1u << WAIT_EVTCHN))
+		q->evtchn_unacked = true;	/* after the pass */
+	if (fired & (1u << WAIT_STOP))
+		queue_stop_seen(q);
+	if (rc < 0 && rc != -EINTR) {
+		if (!q->stopping || !q->wait_failed)
+			log_error("vbd %s ring %u: waiting in the store: %s; stopping after "
+				  "what is in flight", q->name, q->idx, strerror(-rc));
+		q->wait_failed = true;
+		/* cannot wait any more: stop as if asked, after what is in
+		 * flight, looking for it once a millisecond (no spinning) */
+		q->stopping = true;
+		queue_reap(q);
+		if (q->inflight == 0)
+			return -1;
+		usleep(1000);
+		return 0;
+	}
+	/* completions, and the events the store saw while walking its
+	 * CQ (reported by the next bk_store_wait, which then does not
+	 * sleep) */
+	queue_reap(q);
+	return 0;
+}
+
 void *
 bk_queue_main(void *opaque)
 {
@@ -883,6 +939,11 @@ bk_queue_main(void *opaque)
 		 * channel) at least once a millisecond */
 		if (busy && q->poll.max_ns && pollwin_may_skip_wait(&q->poll, start))
 			continue;
+		if (q->store_waits) {
+			if (queue_wait_store(q, busy, start) < 0)
+				break;
+			continue;
+		}
 		n = epoll_wait(q->epfd, evs, ARRAY_SIZE(evs), busy ? 0 : -1);
 		if (q->poll.max_ns)
 			pollwin_waited(&q->poll, start, !busy);
@@ -905,19 +966,22 @@ bk_queue_main(void *opaque)
 			case EV_STORE:
 				queue_reap(q);
 				break;
-			case EV_STOP: {
-				uint64_t v;
-
-				if (read(q->stop_efd, &v, sizeof(v)) < 0) {
-					/* EAGAIN: already consumed */
-				}
-				q->stopping = true;
+			case EV_STOP:
+				queue_stop_seen(q);
 				break;
-			}
 			}
 		}
 	}
 	queue_push(q);
+	if (q->store_waits) {
+		/* the store lets go of the event channel and stop fds here,
+		 * in the thread whose polls they were (store.h) */
+		int rc = bk_store_queue_wait_setup(q->sq, NULL, 0);
+
+		if (rc < 0)
+			log_error("vbd %s ring %u: cannot take the queue's polls out of "
+				  "the store: %s", q->name, q->idx, strerror(-rc));
+	}
 	/* paired with the acquire in bk_dataplane_stopped: everything this
 	 * thread did to the ring and the store happens before the control
 	 * thread tears them down */

@@ -307,21 +307,44 @@ bk_dataplane_create(const struct bk_queue_params *p, const char **why, const cha
 		goto fail;
 	}
 	q->port = port;
-	q->epfd = epoll_create1(EPOLL_CLOEXEC);
 	q->stop_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (q->epfd < 0 || q->stop_efd < 0) {
+	if (q->stop_efd < 0) {
 		err = errno;
-		*why = "cannot create the queue's epoll/eventfd";
+		*why = "cannot create the queue's eventfd";
 		goto fail;
 	}
-	/* the store's completions edge-triggered when it can (store.h):
-	 * then its reap reads no eventfd */
-	if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN, EPOLLIN)) ||
-	    (err = -epoll_add(q->epfd, bk_store_queue_fd(q->sq), EV_STORE,
-			      EPOLLIN | (bk_store_queue_edge(q->sq) ? EPOLLET : 0))) ||
-	    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP, EPOLLIN))) {
-		*why = "cannot set up the queue's epoll";
-		goto fail;
+	/* The store owns the sleep when it can (io_uring: one
+	 * io_uring_enter submits and waits, no epoll_wait); the engine's
+	 * log line says whether this kernel lets it. */
+	{
+		int fds[WAIT_NFDS];
+
+		fds[WAIT_EVTCHN] = xenops_evtchn_fd(q->evtchn);
+		fds[WAIT_STOP] = q->stop_efd;
+		err = -bk_store_queue_wait_setup(q->sq, fds, WAIT_NFDS);
+		if (err == 0)
+			q->store_waits = true;
+		else if (err != EOPNOTSUPP)
+			log_error("vbd %s ring %u: the store cannot take the queue's wait "
+				  "(%s): waiting in epoll_wait", q->name, q->idx, strerror(err));
+	}
+	if (!q->store_waits) {
+		q->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (q->epfd < 0) {
+			err = errno;
+			*why = "cannot create the queue's epoll";
+			goto fail;
+		}
+		/* the store's completions edge-triggered when it can
+		 * (store.h): then its reap reads no eventfd */
+		if ((err = -epoll_add(q->epfd, xenops_evtchn_fd(q->evtchn), EV_EVTCHN,
+				      EPOLLIN)) ||
+		    (err = -epoll_add(q->epfd, bk_store_queue_fd(q->sq), EV_STORE,
+				      EPOLLIN | (bk_store_queue_edge(q->sq) ? EPOLLET : 0))) ||
+		    (err = -epoll_add(q->epfd, q->stop_efd, EV_STOP, EPOLLIN))) {
+			*why = "cannot set up the queue's epoll";
+			goto fail;
+		}
 	}
 	q->lim.sectors = q->feat.sectors;
 	q->lim.sector_size = q->feat.sector_size;

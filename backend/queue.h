@@ -19,6 +19,8 @@
 #include "qstate.h"
 
 enum { EV_EVTCHN = 1, EV_STORE, EV_STOP };
+/* bk_store_queue_wait_setup()'s fds, in this order (bits of *fired). */
+enum { WAIT_EVTCHN, WAIT_STOP, WAIT_NFDS };
 
 /* A plan per (operation, with data or not): the blkif_ops.h table for
  * this queue's features. */
@@ -80,6 +82,11 @@ struct bk_queue {
 	struct bk_store *store;
 	struct bk_store_queue *sq;
 	bool store_polls;		/* bk_store_can_poll() */
+	/* The thread sleeps in the store (bk_store_wait: io_uring), which
+	 * watches the event channel (WAIT_EVTCHN) and stop_efd (WAIT_STOP);
+	 * else in epoll_wait on epfd. */
+	bool store_waits;
+	bool wait_failed;		/* bk_store_wait failed: logged, stopping */
 
 	int epfd, stop_efd, report_efd;
 	pthread_t thread;

@@ -12,10 +12,18 @@
  *             for FUA), FLUSH an FSYNC SQE with IORING_FSYNC_DATASYNC.
  *             A submit call prepares one SQE per I/O and enters the
  *             kernel once (io_uring_submit); completions are read from
- *             the CQ ring in userspace, and the queue's eventfd is
- *             registered with the ring (io_uring_register_eventfd), so
- *             the caller's epoll sees them as it sees libaio's.  No
- *             SQPOLL: nothing spins on an idle disk.
+ *             the CQ ring in userspace.  With BLKBACKD_URING_WAIT=1
+ *             (not the default) and where the kernel has multishot
+ *             poll (5.13; probed once, said in the engine's log line)
+ *             the queue thread sleeps in our ring
+ *             (queue_wait_setup/queue_wait): its event channel and stop
+ *             fds and our worker's eventfd are multishot POLL_ADDs
+ *             there, so one io_uring_enter(GETEVENTS) waits for all of
+ *             them and for the I/O, with no epoll_wait and no eventfd
+ *             signalled per completion.  Otherwise the queue's eventfd
+ *             is registered with the ring (io_uring_register_eventfd),
+ *             so the caller's epoll sees completions as it sees
+ *             libaio's.  No SQPOLL: nothing spins on an idle disk.
  *   libaio    one io_submit per submit call; completions read from the
  *             kernel's aio ring in userspace (ring_getevents).
  * Both map results the same way: res < 0 is the result, a short
@@ -56,6 +64,7 @@
 #include <libaio.h>
 #include <liburing.h>
 #include <linux/fs.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +95,7 @@ struct file_store {
 	bool is_blk;
 	bool blk_no_cache;	/* a block device whose queue has no write cache */
 	bool uring;		/* io_uring, else libaio */
+	bool uring_wait;	/* io_uring with multishot poll: queues may own the wait */
 	bool fdsync_aio;	/* the engine's fdatasync (FDSYNC iocb, FSYNC SQE) works */
 	bool rwf_dsync;		/* RWF_DSYNC works on the engine's writes */
 	bool writethrough;
@@ -121,7 +131,30 @@ struct file_queue {
 	pthread_t worker;
 	unsigned int aio_inflight;	/* iocbs or SQEs in the kernel */
 	bool edge;			/* efd polled edge-triggered: never read */
+
+	/*
+	 * The queue thread sleeps in our ring (file_queue_wait_setup): no
+	 * eventfd registered with the ring; wfd[0..nwfd-2] are the
+	 * caller's fds, wfd[nwfd-1] our efd (the worker's completions),
+	 * each a multishot POLL_ADD whose CQEs carry WAIT_TAG(i) and are
+	 * taken wherever the CQ is walked (wait_cqe).
+	 */
+	bool waits;
+	unsigned int nwfd;
+	int wfd[BK_STORE_WAIT_FDS + 1];
+	bool armed[BK_STORE_WAIT_FDS + 1];	/* its poll is in the kernel */
+	unsigned int wfail[BK_STORE_WAIT_FDS + 1];	/* failed arms in a row */
+	unsigned int fired;		/* the caller's fds seen readable (bits) */
+	unsigned int enter_fail;	/* EAGAIN/EBUSY from the wait's enter in a row */
 };
+
+/* CQE user_data of the wait's polls: small numbers, never a bk_io's address. */
+#define WAIT_TAG(i)	((uint64_t)(i) + 1)
+#define WAIT_TAG_REMOVE	((uint64_t)BK_STORE_WAIT_FDS + 2)	/* a POLL_REMOVE's own CQE */
+#define IS_WAIT_TAG(u)	((u) >= 1 && (u) <= WAIT_TAG_REMOVE)
+/* A poll that fails this many times in a row without an event: the
+ * wait gives up (no busy loop re-arming a poll the kernel refuses). */
+#define WAIT_FAIL_MAX	3
 
 /* The first line of a block device's queue/ATTR in sysfs into buf. */
 static int
@@ -282,6 +315,92 @@ uring_available(void)
 }
 
 /*
+ * Shall a queue thread sleep in io_uring_enter with its fds as multishot
+ * POLL_ADDs in the ring (IORING_POLL_ADD_MULTI, Linux 5.13)?  Only when
+ * asked (BLKBACKD_URING_WAIT=1: not the default, its nested-Xen A/B did
+ * not show it faster; BENCHMARKS.md "io_uring queues that sleep in their
+ * ring"), and then only if the kernel can: asked once per process after
+ * uring_available() said yes, a multishot poll on an eventfd written
+ * once must complete with POLLIN and IORING_CQE_F_MORE (an older kernel
+ * fails it with -EINVAL).  The answer's reason is kept for the engine's
+ * log line.
+ */
+static int uring_wait_avail;		/* 0: not asked yet; 1: yes; -errno: no */
+static char uring_wait_why[120];
+
+static int
+uring_wait_available(void)
+{
+	const char *env = getenv("BLKBACKD_URING_WAIT");
+	struct __kernel_timespec ts = { .tv_sec = 10 };
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	uint64_t one = 1;
+	int efd, rc;
+
+	if (uring_wait_avail)
+		return uring_wait_avail;
+	if (!env || strcmp(env, "1")) {
+		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
+			 "epoll_wait (the default; BLKBACKD_URING_WAIT=1: in io_uring_enter)");
+		return uring_wait_avail = -EOPNOTSUPP;
+	}
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	/* valgrind (3.19 here) runs one thread at a time and does not let
+	 * the others run while one sleeps in io_uring_enter: the control
+	 * thread would stop with the first queue that sleeps */
+	if (RUNNING_ON_VALGRIND) {
+		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait "
+			 "in epoll_wait: under valgrind, which runs no other thread while "
+			 "one sleeps in io_uring_enter");
+		return uring_wait_avail = -EOPNOTSUPP;
+	}
+#endif
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0) {
+		rc = -errno;
+		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
+			 "epoll_wait: eventfd: %s", strerror(-rc));
+		return uring_wait_avail = rc;
+	}
+	rc = io_uring_queue_init(2, &ring, 0);
+	if (rc < 0) {
+		close(efd);
+		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
+			 "epoll_wait: io_uring_setup: %s", strerror(-rc));
+		return uring_wait_avail = rc;
+	}
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_poll_multishot(sqe, efd, POLLIN);
+	rc = io_uring_submit(&ring);
+	if (rc == 1 && write(efd, &one, sizeof(one)) == sizeof(one))
+		rc = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+	else if (rc >= 0)
+		rc = -EIO;
+	if (rc == 0) {
+		if (cqe->res > 0 && (cqe->res & POLLIN) && (cqe->flags & IORING_CQE_F_MORE)) {
+			rc = 1;
+			snprintf(uring_wait_why, sizeof(uring_wait_why),
+				 "queue threads wait in io_uring_enter (multishot poll)");
+		} else {
+			rc = cqe->res < 0 ? cqe->res : -EOPNOTSUPP;
+			snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait "
+				 "in epoll_wait: multishot poll %s%s", cqe->res < 0 ?
+				 "refused: " : "not kept armed", cqe->res < 0 ?
+				 strerror(-cqe->res) : "");
+		}
+		io_uring_cqe_seen(&ring, cqe);
+	} else {
+		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
+			 "epoll_wait: multishot poll probe: %s", strerror(-rc));
+	}
+	io_uring_queue_exit(&ring);
+	close(efd);
+	return uring_wait_avail = rc;
+}
+
+/*
  * The engine for a store opened with cfg: s->uring.  Logs the choice
  * once per process for each io-engine value (one line: the engine and
  * why).  0, or -errno through bk_store_fail() when io_uring was asked
@@ -307,17 +426,19 @@ choose_engine(const struct bk_store_config *cfg, struct file_store *s)
 			return bk_store_fail(cfg, rc, s->path, "io-engine io_uring: io_uring is "
 					     "unavailable: %s", uring_why);
 		s->uring = true;
+		s->uring_wait = uring_wait_available() > 0;
 		if (!logged[e])
 			log_info("I/O engine: io_uring for file stores (io-engine io_uring, as "
-				 "asked: %s)", uring_why);
+				 "asked: %s; %s)", uring_why, uring_wait_why);
 		logged[e] = true;
 		return 0;
 	}
 	s->uring = rc > 0;
+	s->uring_wait = s->uring && uring_wait_available() > 0;
 	if (!logged[e])
-		log_info("I/O engine: %s for file stores (io-engine auto: %s%s)",
+		log_info("I/O engine: %s for file stores (io-engine auto: %s%s%s%s)",
 			 s->uring ? "io_uring" : "libaio", s->uring ? "" : "io_uring is unavailable: ",
-			 uring_why);
+			 uring_why, s->uring ? "; " : "", s->uring ? uring_wait_why : "");
 	logged[e] = true;
 	return 0;
 }
@@ -767,8 +888,9 @@ file_queue_close(void *qpriv)
 		int n = io_uring_wait_cqe_timeout(&q->ring, &cqe, &uts);
 
 		if (n == 0) {
+			if (!IS_WAIT_TAG(cqe->user_data))
+				q->aio_inflight--;
 			io_uring_cqe_seen(&q->ring, cqe);
-			q->aio_inflight--;
 		} else if (n != -EINTR && n != -ETIME) {
 			break;
 		}
@@ -812,6 +934,177 @@ file_queue_edge(void *qpriv)
 	struct file_queue *q = qpriv;
 
 	q->edge = true;
+}
+
+/* A CQE of one of the wait's polls (any thread walking the CQ: ours). */
+static void
+wait_cqe(struct file_queue *q, const struct io_uring_cqe *cqe)
+{
+	unsigned int i = (unsigned int)cqe->user_data - 1;
+
+	if (cqe->user_data == WAIT_TAG_REMOVE)
+		return;
+	if (cqe->res > 0) {
+		q->wfail[i] = 0;
+		if (i + 1 < q->nwfd)
+			q->fired |= 1u << i;	/* ours (efd): done_count tells */
+	} else if (cqe->res < 0) {
+		q->wfail[i]++;		/* never a stop or an event: arm again */
+	}
+	/* Multishot ends (an error, a full CQ, a cancel): arm it again
+	 * before the next sleep; the kernel polls the fd once when it
+	 * arms, so readiness meanwhile is not lost. */
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		q->armed[i] = false;
+}
+
+/* The wait's CQEs at the head of the CQ (up to the first I/O's). */
+static void
+wait_cqes_at_head(struct file_queue *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+
+	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		if (!IS_WAIT_TAG(cqe->user_data))
+			break;
+		wait_cqe(q, cqe);
+		seen++;
+	}
+	if (seen)
+		io_uring_cq_advance(&q->ring, seen);
+}
+
+/*
+ * The queue thread ends: take every poll out of the ring, and wait
+ * until the kernel has let go of them (their last CQE), here in the
+ * thread that armed them, whose task the kernel completes them in.
+ * Left armed, they would hold the caller's files (the event channel:
+ * its ports stay bound) until the ring's teardown, which the kernel
+ * finishes asynchronously after the thread is gone.
+ */
+static int
+wait_teardown(struct file_queue *q)
+{
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+	unsigned int i, tries;
+	bool any = false;
+
+	for (i = 0; i < q->nwfd; i++) {
+		struct io_uring_sqe *sqe;
+
+		if (!q->armed[i])
+			continue;
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_poll_remove(sqe, WAIT_TAG(i));
+		io_uring_sqe_set_data64(sqe, WAIT_TAG_REMOVE);
+		any = true;
+	}
+	if (any && io_uring_submit(&q->ring) < 0)
+		return -EIO;
+	/* a bounded wait: one CQE per poll, its last (-ECANCELED, or an
+	 * event that ended it first) */
+	for (tries = 0; tries < 10; tries++) {
+		struct io_uring_cqe *cqe;
+
+		wait_cqes_at_head(q);
+		for (i = 0; i < q->nwfd && !q->armed[i]; i++)
+			;
+		if (i == q->nwfd)
+			break;
+		if (io_uring_wait_cqe_timeout(&q->ring, &cqe, &ts) == -ETIME)
+			continue;
+	}
+	q->nwfd = 0;
+	q->fired = 0;
+	return tries < 10 ? 0 : -ETIMEDOUT;
+}
+
+static int
+file_queue_wait_setup(void *qpriv, const int *fds, unsigned int n)
+{
+	struct file_queue *q = qpriv;
+	unsigned int i;
+	int rc;
+
+	if (q->waits && n == 0)
+		return wait_teardown(q);
+	if (!q->uring || !q->s->uring_wait)
+		return -EOPNOTSUPP;
+	/* our completions are seen in the CQ; the efd is only the worker's */
+	rc = io_uring_unregister_eventfd(&q->ring);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		q->wfd[i] = fds[i];
+	q->wfd[n] = q->efd;
+	q->nwfd = n + 1;
+	q->edge = true;		/* nobody reads the efd: its poll fires per write */
+	q->waits = true;
+	return 0;
+}
+
+static int
+file_queue_wait(void *qpriv, bool block, unsigned int *fired)
+{
+	struct file_queue *q = qpriv;
+	struct io_uring_sq *sq = &q->ring.sq;
+	unsigned int i, arming[BK_STORE_WAIT_FDS + 1], na = 0, left;
+	int rc = 0;
+
+	for (i = 0; i < q->nwfd; i++)
+		if (!q->armed[i] && q->wfail[i] >= WAIT_FAIL_MAX)
+			return -EIO;	/* before any SQE is prepared */
+	/* the polls that are not in the kernel, in the same enter */
+	for (i = 0; i < q->nwfd; i++) {
+		struct io_uring_sqe *sqe;
+
+		if (q->armed[i])
+			continue;
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			return -EBUSY;	/* cannot happen: I/O SQEs are entered at once */
+		io_uring_prep_poll_multishot(sqe, q->wfd[i], POLLIN);
+		io_uring_sqe_set_data64(sqe, WAIT_TAG(i));
+		q->armed[i] = true;
+		arming[na++] = i;
+	}
+	wait_cqes_at_head(q);
+	/* Sleep only with nothing to do: no event or completion seen and
+	 * not taken.  One that comes after this look completes a CQE (an
+	 * I/O, or a poll: the event channel, the stop, the worker's efd),
+	 * which ends the kernel's wait. */
+	if (block && !q->fired && !io_uring_cq_ready(&q->ring) && !READ_ONCE(q->done_count))
+		rc = io_uring_submit_and_wait(&q->ring, 1);
+	else if (na)
+		rc = io_uring_submit(&q->ring);
+	/* What the kernel did not take goes back out of the SQ (only this
+	 * thread moves its tail, and no I/O SQE waits there): armed again
+	 * next time. */
+	left = *sq->ktail - io_uring_smp_load_acquire(sq->khead);
+	if (left) {
+		unsigned int khead = io_uring_smp_load_acquire(sq->khead);
+
+		sq->sqe_tail = sq->sqe_head = khead;
+		io_uring_smp_store_release(sq->ktail, khead);
+		for (i = na - (left < na ? left : na); i < na; i++)
+			q->armed[arming[i]] = false;
+	}
+	if (rc == -EAGAIN || rc == -EBUSY) {
+		/* the kernel is short of memory, or its CQ overflowed: the
+		 * caller reaps and comes back, a bounded number of times */
+		if (++q->enter_fail > 100)
+			return rc;
+		rc = -EINTR;
+	} else if (rc >= 0) {
+		q->enter_fail = 0;
+	}
+	wait_cqes_at_head(q);
+	*fired = q->fired;
+	q->fired = 0;
+	return rc < 0 ? rc : 0;
 }
 
 static void
@@ -1095,24 +1388,30 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 		q->done_count--;
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (n < max && q->aio_inflight && q->uring) {
+	if (n < max && (q->aio_inflight || q->waits) && q->uring) {
 		struct io_uring_cqe *cqe;
-		unsigned int head, seen = 0;
+		unsigned int head, seen = 0, ios = 0;
 
 		/* the CQEs between head and tail are complete (liburing's
 		 * acquire of the tail pairs with the kernel's release) */
 		io_uring_for_each_cqe(&q->ring, head, cqe) {
 			struct bk_io *io = io_uring_cqe_get_data(cqe);
 
+			if (IS_WAIT_TAG(cqe->user_data)) {
+				wait_cqe(q, cqe);	/* file_queue_wait reports it */
+				seen++;
+				continue;
+			}
 			if (n == max)
 				break;
 			io->result = engine_result(io, cqe->res);
 			done[n++] = io;
 			seen++;
+			ios++;
 		}
 		/* the slots are the kernel's again */
 		io_uring_cq_advance(&q->ring, seen);
-		q->aio_inflight -= seen;
+		q->aio_inflight -= ios;
 		/* More left than we took: keep the fd readable. */
 		if (n == max && io_uring_cq_ready(&q->ring))
 			queue_signal(q);
@@ -1172,5 +1471,7 @@ const struct bk_store_driver bk_store_file_driver = {
 	.reap = file_reap,
 	.poll = file_poll,
 	.queue_edge = file_queue_edge,
+	.queue_wait_setup = file_queue_wait_setup,
+	.queue_wait = file_queue_wait,
 	.size = file_size,
 };

@@ -418,6 +418,9 @@ driver_check(const struct bk_store_driver *drv, const struct bk_store_config *cf
 	if (drv->io ? any_queue_op : !async)
 		return open_violation(cfg, "%s driver: needs an io op or all the queue ops, "
 				      "not both", drv->name);
+	if (!drv->queue_wait_setup != !drv->queue_wait)
+		return open_violation(cfg, "%s driver: queue_wait_setup and queue_wait "
+				      "go together", drv->name);
 	if (drv->size && drv->wrapper)
 		return open_violation(cfg, "%s driver: a wrapper with a size op", drv->name);
 	if (drv->wrapper != (cfg->lower != NULL))
@@ -736,6 +739,25 @@ bk_store_queue_edge(struct bk_store_queue *q)
 		return false;
 	drv->queue_edge(q->qpriv);
 	return true;
+}
+
+int
+bk_store_queue_wait_setup(struct bk_store_queue *q, const int *fds, unsigned int n)
+{
+	const struct bk_store_driver *drv = q->s->drv;
+
+	if (drv->io || !drv->queue_wait_setup || !drv->queue_wait)
+		return -EOPNOTSUPP;
+	if (n > BK_STORE_WAIT_FDS || (n && q->inflight))
+		return -EINVAL;
+	return drv->queue_wait_setup(q->qpriv, fds, n);
+}
+
+int
+bk_store_wait(struct bk_store_queue *q, bool block, unsigned int *fired)
+{
+	*fired = 0;
+	return q->s->drv->queue_wait(q->qpriv, block, fired);
 }
 
 static const char *

@@ -243,6 +243,23 @@ struct bk_store_driver {
 	 * every completion and reap need not read it, one system call
 	 * less per wake-up.  Without this op the fd is level-triggered. */
 	void (*queue_edge)(void *qpriv);
+	/*
+	 * Optional, both or neither (io_uring).  wait_setup: the queue's
+	 * thread sleeps in wait from now on instead of polling queue_fd:
+	 * the driver watches fds[0..n-1] (n <= BK_STORE_WAIT_FDS, pollable
+	 * fds the caller keeps open until queue_close) for POLLIN itself.
+	 * Before the first submit.  0, or -EOPNOTSUPP (this kernel cannot;
+	 * the caller polls queue_fd as before).  n == 0 after a setup, from
+	 * the thread that waits, when it ends: stop watching the fds, and
+	 * hold none of them any more when it returns.
+	 * wait: hand the kernel what submit prepared and, when block,
+	 * sleep until a completion is ready to reap or one of the fds polls
+	 * readable; *fired gets bit i for each fds[i] seen readable since
+	 * the last call.  0, -EINTR (a signal: call again), or -errno (the
+	 * driver cannot wait any more).
+	 */
+	int (*queue_wait_setup)(void *qpriv, const int *fds, unsigned int n);
+	int (*queue_wait)(void *qpriv, bool block, unsigned int *fired);
 
 	/* Synchronous drivers: do io now, set io->result and host_action.
 	 * Any queue thread; the driver serialises what needs it. */
@@ -286,7 +303,8 @@ extern const struct bk_store_driver bk_store_disk2008_driver;
  * (linked -export-dynamic).  BK_STORE_ABI changes with struct
  * bk_store_driver, struct bk_io, struct bk_store_features, struct
  * bk_store_why or the helpers; a module built for another is refused by
- * name.  (2: bk_store_why's msg grew from 200 to 256 bytes.)
+ * name.  (2: bk_store_why's msg grew from 200 to 256 bytes, and the
+ * driver gained queue_wait_setup and queue_wait.)
  */
 #define BK_STORE_ABI 2
 extern const struct bk_store_driver *const bk_store_module_driver;
@@ -505,6 +523,36 @@ int bk_store_queue_fd(const struct bk_store_queue *q);
  * thread asks; other users (tests, the export) poll level-triggered.
  */
 bool bk_store_queue_edge(struct bk_store_queue *q);
+
+/* The most fds bk_store_queue_wait_setup() takes. */
+#define BK_STORE_WAIT_FDS 4
+/*
+ * Let the store own the queue thread's sleep (the file store on
+ * io_uring with multishot poll, Linux >= 5.13): from now on the thread
+ * calls bk_store_wait() where it called epoll_wait() on the queue's fd
+ * and fds[], so that one io_uring_enter submits and sleeps.  fds: up to
+ * BK_STORE_WAIT_FDS pollable fds (the event channel, the stop eventfd),
+ * borrowed until bk_store_queue_close() or the call below.  Before the
+ * first submit.  0, or -EOPNOTSUPP: the store cannot (another driver,
+ * libaio, an older kernel); poll bk_store_queue_fd() as before.
+ * With n == 0 after a setup, from the waiting thread as it ends (nothing
+ * in flight): the store stops watching the fds and lets go of them
+ * before it returns (the event channel's ports are unbound when its fd
+ * is closed, not later); 0 or -errno (it could not: they are let go of
+ * at bk_store_queue_close()).
+ */
+int bk_store_queue_wait_setup(struct bk_store_queue *q, const int *fds, unsigned int n);
+/*
+ * After bk_store_queue_wait_setup(): submit what bk_store_submit()
+ * prepared and, when block, sleep until a completion is ready or one
+ * of the fds polls readable (never spins: without block it does not
+ * sleep and makes no system call unless there is something to submit).
+ * *fired: bit i set for each fds[i] that polled readable since the
+ * last call.  Completions are taken with bk_store_reap() afterwards,
+ * as after the fd polled readable.  0, -EINTR (call again), or -errno:
+ * the store cannot wait any more (the queue must stop).  Queue thread.
+ */
+int bk_store_wait(struct bk_store_queue *q, bool block, unsigned int *fired);
 
 /*
  * Submit n I/Os; returns how many were accepted (>= 0: the caller

@@ -102,6 +102,7 @@ BACKEND_SH_TESTS = \
 	test-backend-kernel-blkback.sh \
 	test-backend-io-engine.sh \
 	test-case-libaio.sh \
+	test-case-uring-wait.sh \
 	$(NULL)
 TESTS += $(BACKEND_SH_TESTS)
 EXTRA_DIST += $(BACKEND_SH_TESTS) lib-backend.sh
