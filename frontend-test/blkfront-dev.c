@@ -566,17 +566,53 @@ reset_backend(blkfront_t *bf)
 	}
 }
 
-/*
- * The backend's answer to our Initialising: InitWait, or Closing, which
- * is a refusal (a backing it cannot open: its error node says why), as
- * Linux blkfront's backend_changed closes at once on Closing.  Closed is
- * not one: after reset_backend the backend is Closed until it sees our
- * Initialising.
- */
 static bool
-initwait_or_refused(unsigned int state, unsigned int initwait)
+initwait_or_closing(unsigned int state, unsigned int initwait)
 {
 	return state == initwait || state == XenbusStateClosing;
+}
+
+static bool
+not_closing(unsigned int state, unsigned int unused)
+{
+	(void)unused;
+	return state != XenbusStateClosing;
+}
+
+/*
+ * Wait for the backend's answer to our Initialising: InitWait, or a
+ * refusal, which is Closing with an error node that says why (a backing
+ * it cannot open), seen at once rather than after the whole timeout.
+ * Closing without one is a backend still finishing an earlier
+ * connection's requests: waited for.  Closed is no answer: after
+ * reset_backend the backend is Closed until it sees our Initialising.
+ * 0 with *st the last state seen, or -errno (-ETIMEDOUT).
+ */
+static int
+wait_initwait(blkfront_t *bf, unsigned int *st)
+{
+	uint64_t deadline = ft_now_ns() + (uint64_t)bf->cfg.timeout_ms * 1000000ull;
+	int r;
+
+	for (;;) {
+		uint64_t now = ft_now_ns();
+		unsigned int left = now < deadline ? (unsigned int)((deadline - now) / 1000000) : 0;
+		char *err;
+
+		r = xbus_wait(bf->xs, bf->be, "state", initwait_or_closing, XenbusStateInitWait,
+			      left, st);
+		if (r || *st == XenbusStateInitWait)
+			return r;
+		err = xbus_read(bf->xs, XBT_NULL, bf->be, "error");
+		free(err);
+		if (err)
+			return 0;	/* refused: the caller quotes the node */
+		now = ft_now_ns();
+		left = now < deadline ? (unsigned int)((deadline - now) / 1000000) : 0;
+		r = xbus_wait(bf->xs, bf->be, "state", not_closing, 0, left, st);
+		if (r)
+			return r;
+	}
 }
 
 static int
@@ -598,8 +634,7 @@ connect_rings(blkfront_t *bf)
 	if (st != XenbusStateInitialising && (r = switch_state(bf, XenbusStateInitialising)))
 		return r;
 
-	r = xbus_wait(bf->xs, bf->be, "state", initwait_or_refused, XenbusStateInitWait,
-			     bf->cfg.timeout_ms, &st);
+	r = wait_initwait(bf, &st);
 	if (r || st != XenbusStateInitWait) {
 		log_backend_error(bf, "waiting for InitWait", st);
 		/* Closing (at once), or Closed after the whole wait: it
