@@ -159,6 +159,7 @@ mkcpio "$U" "$B/domu.cpio"
 R=$B/root0
 base_root "$R"
 install -m755 "$SRCDIR/dom0-init.sh" "$R/init"
+install -m644 "$SRCDIR/lw-rounds.sh" "$R/lw-rounds.sh"
 copy_mods "$R" modules.list xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs loop
 # kernel blkback is loaded only for the comparison phase, after blkbackd's
 copy_mods "$R" modules-blkback.list xen-blkback

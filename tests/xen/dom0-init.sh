@@ -803,14 +803,30 @@ phase_cmp() {
 # In the default PHASES since phase_end empties /tmp between phases; its
 # peak there is 192 MiB (an ext4 round: log, base and durable image),
 # beside 128 MiB of RAM disks.  Alone: PHASES=lw make check-xen.
-LW_DEV=/dev/mapper/lw
+# xt.lw=full (blkbench crash --platform xen-nested, the campaign) adds
+# the ext4 rounds under kernel blkback and qdisk and an ext4 round on
+# blkbackd --unsafe-ignore-flush; xt.lwpoints=N sets the crash points
+# of each ext4 round (default 16).  Every round ends with one line
+#   @@LW name=N backend=B config=C workload=W want=pass|caught \
+#        verdict=pass|caught|FAIL secs=S records=R flushes=F ...
+# with the round's own counts after (the verify rounds: guest_flushes,
+# promised, lost; the ext4 rounds: points, fsck_failed, fsync_lost=L/T),
+# which blkbench crash turns into its table.
+# The rounds themselves are lw-rounds.sh, shared with a real dom0's
+# campaign (tests/xen/crash-host.sh); here they get brd RAM disks.
+LW_DM=lw
+LW_DEV=/dev/mapper/$LW_DM
+LW_LOGDEV=/dev/ram1
+LW_TMP=/tmp
+LW_GNU=/gnu	# GNU cp (--sparse) and e2fsck for blkcrash fsck
+LW_GUEST=domu-lw
+LW_SET=$(arg xt.lw)
+LW_FSCK_POINTS=$(arg xt.lwpoints)
+: "${LW_SET:=quick}" "${LW_FSCK_POINTS:=16}"
+. /lw-rounds.sh
 export DM_DISABLE_UDEV=1	# no udev here: libdevmapper makes the nodes
-# lw_setup [BASE]: two fresh RAM disks of 64 MiB and the dm device over
-# them; with BASE, an ext4 is made on the data disk first (before the log
-# begins; mke2fs initialises the inode tables and the journal itself, or
-# ext4's lazy-init thread in the guest would issue flushes of its own
-# whatever the mount options) and copied to the file BASE, the image the
-# log starts from
+# lw_setup [BASE] (lw-rounds.sh): two fresh RAM disks of 64 MiB and the
+# dm device over them; with BASE, an ext4 on the data disk, copied to BASE
 lw_setup() {
 	/sbin/dmsetup remove lw 2>/dev/null
 	rmmod brd 2>/dev/null
@@ -829,136 +845,47 @@ lw_setup() {
 		return 1
 	[ -b $LW_DEV ] || { say "no $LW_DEV"; return 1; }
 }
-# lw_guest NAME SECTION OUT [XL-ENV...]: a round's guest (mkcfg made
-# domu-lwNAME) on $LW_DEV, from xl create to xl destroy; then the log is
-# closed (dmsetup remove logs what no flush covered and updates the
-# super block), copied to /tmp/lw-NAME.dmlog (blkcrash reads files; the
-# next round reloads brd) and its last records shown, and the guest's
-# console lines between @@SECTION-BEGIN and @@SECTION-END go to OUT.
-# Step lw-NAME-check has started when it returns 0; 1: xl create failed
-# or (lw-NAME-check FAILed) the log could not be copied.
-lw_guest() {
-	local n=$1 sec=$2 out=$3
-	shift 3
-	check lw-$n-xl-create xl_create domu-lw$n "$@" || return 1
-	wait_guest domu-lw$n '@@U IDLE' 600
-	xl destroy domu-lw$n
-	sleep 1
-	start lw-$n-check
-	/sbin/dmsetup remove lw || say "dmsetup remove lw failed"
-	if ! dd if=/dev/ram1 of=/tmp/lw-$n.dmlog bs=1M status=none; then
-		rm -f /tmp/lw-$n.dmlog
-		result lw-$n-check FAIL "the log could not be copied to /tmp ($(tmp_used) MiB used there)"
-		return 1
-	fi
-	sed -n "/@@$sec-BEGIN/,/@@$sec-END/p" $GUESTLOG/guest-domu-lw$n.log |
-		tr -d '\r' | sed '1d;$d' > "$out"
-	blkcrash dump /tmp/lw-$n.dmlog | tail -n 2 | sed 's/^/  /'
-}
-# lw_round NAME WANT DISK [XL-ENV...]: one guest on $LW_DEV; blkcrash
-# check must exit WANT (0 no violation, 1 violations)
-lw_round() {
-	local n=$1 want=$2 disk=$3 rc
-	shift 3
-	check lw-$n-setup lw_setup || return
-	XT_EXTRA=xt.noblkfront=1 GUEST_VCPUS=1 mkcfg domu-lw$n "crashlog:xvda,idle" \
-		"xvda:$(blockdev --getsz $LW_DEV)" "$disk"
-	lw_guest $n GUESTLOG /tmp/lw-$n.guest "$@" || return
-	say "guest log: $(wc -l < /tmp/lw-$n.guest) lines"
-	blkcrash check --max-report 5 /tmp/lw-$n.dmlog /tmp/lw-$n.guest > /tmp/lw-$n.check 2>&1
-	rc=$?
-	sed 's/^/  /' /tmp/lw-$n.check
-	# one line for the table (BENCHMARKS.md): flushes the guest saw
-	# acknowledged, the writes they promised, those not durable in time
-	sed -n 's/^check: \([0-9]*\) guest flushes, \([0-9]*\) writes promised durable, \([0-9]*\) lost.*/@@LW '"$n"' verify flushes=\1 promised=\2 lost=\3/p' \
-		/tmp/lw-$n.check
-	rm -f /tmp/lw-$n.dmlog
-	if [ "$rc" = "$want" ]; then
-		result lw-$n-check PASS "blkcrash check exit $rc"
-	else
-		result lw-$n-check FAIL "blkcrash check exit $rc, expected $want"
-	fi
-}
-# lw_fs_round NAME MOUNT-OPTIONS WANT DISK: on the ext4 lw_setup made,
-# a guest with xen-blkfront mounts it -o MOUNT-OPTIONS and writes files,
-# fsync'ing each and the directory (domU-init.sh do_fslog); its console
-# lists every file whose fsyncs returned, with its md5.  Judged from
-# the dm-log-writes log alone:
-#   blkcrash fsck: e2fsck (journal replay, then -fn) at LW_FSCK_POINTS
-#     crash points, flush points and random subsets of unflushed writes
-#   the fsync check: the image of what the log holds durable at its end
-#     (blkcrash replay --durable), mounted here so that the kernel
-#     replays its journal, must hold every acknowledged file byte-exact.
-# WANT 0: both clean; WANT 1: caught by at least one of them.
-LW_FSCK_POINTS=${LW_FSCK_POINTS:-16}
-lw_fs_round() {
-	local n=$1 opts=$2 want=$3 disk=$4 frc lost=0 total=0 f sum got caught
-	local base=/tmp/lw-base.img img=/tmp/lw-durable.img mnt=/tmp/lw-mnt
-	check lw-$n-setup lw_setup $base || { rm -f $base; return; }
-	GUEST_VCPUS=1 mkcfg domu-lw$n "fslog:xvda:$opts,idle" \
-		"xvda:$(blockdev --getsz $LW_DEV)" "$disk"
-	lw_guest $n FSLOG /tmp/lw-$n.fs || { rm -f $base; return; }
-	say "guest: $(wc -l < /tmp/lw-$n.fs) files fsync'd (ext4 -o $opts)"
-	# GNU cp (--sparse) and e2fsck for blkcrash fsck; busybox's first otherwise
-	PATH=/gnu:$PATH blkcrash fsck --fs ext4 --points "$LW_FSCK_POINTS" --seed 1 \
-		--max-report 3 /tmp/lw-$n.dmlog $base > /tmp/lw-$n.fsck 2>&1
-	frc=$?
-	sed 's/^/  /' /tmp/lw-$n.fsck
-	cp $base $img
-	say "/tmp: $(tmp_used) MiB used (the log, the base and the durable image: the phase's peak)"
-	mkdir -p $mnt
-	if blkcrash replay --durable /tmp/lw-$n.dmlog $img >/dev/null &&
-	   mount -t ext4 -o loop $img $mnt; then
-		while read -r f sum; do
-			total=$((total + 1))
-			got=
-			[ ! -f $mnt/$f ] || got=$(md5sum < $mnt/$f | cut -d' ' -f1)
-			[ "$got" = "$sum" ] || lost=$((lost + 1))
-		done < /tmp/lw-$n.fs
-		umount $mnt
-	else
-		say "the durable image did not replay or mount"
-		total=$(wc -l < /tmp/lw-$n.fs)
-		lost=$total
-	fi
-	say "fsync check: $lost of $total acknowledged files missing or different in the durable image"
-	echo "@@LW $n ext4-$opts points=$(sed -n 's/^fsck: \([0-9]*\) crash points.*/\1/p' /tmp/lw-$n.fsck) fsck_failed=$(sed -n 's/.*clean, \([0-9]*\) not clean.*/\1/p' /tmp/lw-$n.fsck) fsync_lost=$lost/$total"
-	rm -f /tmp/lw-$n.dmlog $base $img
-	caught=0
-	if [ $frc = 1 ] || [ $lost != 0 ]; then caught=1; fi
-	if [ $frc = 2 ] || [ "$total" = 0 ]; then
-		result lw-$n-check FAIL "blkcrash fsck exit $frc, $total files in the guest's log"
-	elif [ $caught = "$want" ]; then
-		result lw-$n-check PASS "fsck exit $frc, $lost/$total fsync'd files lost"
-	else
-		result lw-$n-check FAIL "fsck exit $frc, $lost/$total fsync'd files lost, expected caught=$want"
-	fi
-}
 phase_lw() {
 	if [ ! -x /sbin/dmsetup ] || [ ! -x /usr/local/bin/blkcrash ] ||
 	   [ ! -e /etc/xt-has-blkfront-test ]; then
 		echo "@@SKIPALL lw- dmsetup, blkcrash or blkfront-test missing from the image"
 		return
 	fi
+	say "rounds: $LW_SET, $LW_FSCK_POINTS crash points per ext4 round"
 	while read -r m; do insmod "$m" 2>/dev/null; done < /modules-dm.list
+	while read -r m; do insmod "$m" 2>/dev/null; done < /modules-fs.list
 	local disk="vdev=xvda, format=raw, access=rw, script=block-blkbackd, target=$LW_DEV"
+	local LW_BACKEND LW_CONFIG
 	# blkbackd first: it refuses to start beside a loaded xen-blkback
+	LW_BACKEND=blkbackd
 	if bb_start; then
-		lw_round bbd 0 "$disk"
-		while read -r m; do insmod "$m" 2>/dev/null; done < /modules-fs.list
-		lw_fs_round fsb barrier 0 "$disk"
-		lw_fs_round fsn nobarrier 1 "$disk"
+		LW_CONFIG=honoured lw_round bbd 0 "$disk"
+		LW_CONFIG=honoured lw_fs_round fsb barrier 0 "$disk"
+		LW_CONFIG=guest-nobarrier lw_fs_round fsn nobarrier 1 "$disk"
 		bb_stop
 	fi
 	if bb_start --unsafe-ignore-flush; then
-		lw_round ign 1 "$disk"
+		LW_CONFIG=unsafe-ignore-flush lw_round ign 1 "$disk"
+		[ "$LW_SET" != full ] ||
+			LW_CONFIG=unsafe-ignore-flush lw_fs_round ifs barrier 1 "$disk"
 		bb_stop
 	fi
+	LW_BACKEND=kernel-blkback LW_CONFIG=honoured
 	while read -r m; do insmod "$m" || echo "insmod $m failed"; done < /modules-blkback.list
 	lw_round kb 0 "phy:$LW_DEV,xvda,w"
+	if [ "$LW_SET" = full ]; then
+		lw_fs_round kfb barrier 0 "phy:$LW_DEV,xvda,w"
+		LW_CONFIG=guest-nobarrier lw_fs_round kfn nobarrier 1 "phy:$LW_DEV,xvda,w"
+	fi
 	rmmod xen_blkback 2>/dev/null
+	LW_BACKEND=qdisk LW_CONFIG=honoured
+	local qd="format=raw, vdev=xvda, access=rw, backendtype=qdisk, target=$LW_DEV"
 	if [ -x /usr/libexec/xen-qemu-system-i386 ]; then
-		lw_round qd 0 "format=raw, vdev=xvda, access=rw, backendtype=qdisk, target=$LW_DEV"
+		lw_round qd 0 "$qd"
+		if [ "$LW_SET" = full ]; then
+			lw_fs_round qfb barrier 0 "$qd"
+			LW_CONFIG=guest-nobarrier lw_fs_round qfn nobarrier 1 "$qd"
+		fi
 	else
 		echo "@@SKIPALL lw-qd- QEMU (xen-qemu-system-i386) is not in the image"
 		echo "@@SKIPALL domu-lwqd- QEMU (xen-qemu-system-i386) is not in the image"
