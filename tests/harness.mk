@@ -6,6 +6,7 @@
 # with 77 while the stack is not functional).
 TESTS += \
 	test-harness-parsers.sh \
+	test-harness-crash.sh \
 	test-harness-published.sh \
 	test-harness-fsmark.sh \
 	test-harness-fsync-tester.sh \
@@ -22,6 +23,7 @@ TESTS += \
 	$(NULL)
 EXTRA_DIST += \
 	test-harness-parsers.sh \
+	test-harness-crash.sh \
 	test-harness-published.sh \
 	test-harness-fsmark.sh \
 	test-harness-fsync-tester.sh \
@@ -42,4 +44,5 @@ EXTRA_DIST += \
 	harness-data/fsmark.out \
 	harness-data/fsync.out \
 	harness-data/time.txt \
+	harness-data/xen-nested-campaign.console \
 	$(NULL)

@@ -12,7 +12,7 @@ man_has() {	# man_has PAGE OPTION: the roff source mentions OPTION
 	grep -qE -- "(^|[^a-z])(${esc}|${2})([^a-z-]|$)" "$top_srcdir/harness/$1" ||
 		fail "$1 does not document $2"
 }
-for sub in run demo; do
+for sub in run demo crash; do
 	for opt in $(blkbench "$sub" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
 		man_has blkbench.1 "$opt"
 	done

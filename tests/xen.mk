@@ -11,6 +11,8 @@ XEN_TEST_FILES = \
 	xen/build-initramfs.sh \
 	xen/boot.sh \
 	xen/dom0-init.sh \
+	xen/lw-rounds.sh \
+	xen/crash-host.sh \
 	xen/domU-init.sh \
 	xen/run-in-domu.sh \
 	xen/bench-xen.sh \

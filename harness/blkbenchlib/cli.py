@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from . import ceiling, matrix, parsers, report, xen
+from . import ceiling, crash, matrix, parsers, report, xen
 from .stack import WHERES
 from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
                      detect_memory_cgroup, dmesg_tail, find_tool, info,
@@ -868,6 +868,30 @@ def main(argv, paths):
                         help="the backing's write cache (default 1)")
     p_ceil.add_argument("--disk", type=int, default=640, help="each backing, MiB (default 640)")
     p_ceil.add_argument("--workdir", help="where the backings go (default $TMPDIR or /var/tmp)")
+    p_crash = sub.add_parser("crash", help="the power-cut campaign: each backend's "
+                             "flushes judged from below it (sim: blkcrash run; xen-nested: "
+                             "dm-log-writes under blkbackd, kernel blkback and qdisk)")
+    p_crash.add_argument("--platform", default="sim",
+                         help="sim (default), xen-nested (one boot of Xen in QEMU/TCG) "
+                         "or xen-host")
+    p_crash.add_argument("--points", type=int, default=64,
+                         help="xen-nested: crash points per ext4 round (default 64)")
+    p_crash.add_argument("--quick", action="store_true",
+                         help="sim: the demo's short campaign (blkcrash run --quick)")
+    p_crash.add_argument("--timeout", type=int, default=0,
+                         help="xen-nested: the boot's bound in seconds (default 2400)")
+    p_crash.add_argument("--data", help="xen-host: the data device, a spare LV of 64 MiB "
+                         "to 4 GiB (destroyed)")
+    p_crash.add_argument("--log", help="xen-host: the dm-log-writes log device, another "
+                         "spare LV (destroyed)")
+    p_crash.add_argument("--backends", help="xen-host: comma list of blkbackd, "
+                         "kernel-blkback, qdisk (default: those this host runs)")
+    p_crash.add_argument("--guest-kernel", help="xen-host: the guests' kernel (default "
+                         "/boot/vmlinuz-$(uname -r))")
+    p_crash.add_argument("--console", help="xen platforms: judge a recorded run's console "
+                         "(serial.log) again instead of running")
+    p_crash.add_argument("--out", help="results directory (default results/DATE-TIME)")
+    p_crash.add_argument("--workdir", help="scratch directory (default $TMPDIR or /var/tmp)")
     p_tree = sub.add_parser("gen-tree", help="write the tar/rm workload's tree as a tar")
     p_tree.add_argument("--scale", default="1.0",
                         help="1.0 = 28 000 files, 300 MB; in (0, 10] (default 1.0)")
@@ -886,6 +910,9 @@ def main(argv, paths):
             return cmd_demo(ns, paths, argv)
         if ns.cmd == "parse":
             return cmd_parse(ns)
+        if ns.cmd == "crash":
+            return crash.cmd_crash(ns, paths, Tools(paths), _new_results_dir,
+                                   datetime.datetime.now())
         if ns.cmd == "probe":
             return cmd_probe(ns, paths)
         if ns.cmd == "ceiling":
