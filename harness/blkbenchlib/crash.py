@@ -31,7 +31,7 @@ import subprocess
 import time
 
 from .system import BenchError, info, kernel_release, run
-from .xen import _is_blockdev, _mounted, _process_running
+from .xen import _is_blockdev, _mounted, _process_running, nested_missing
 
 # the campaign's rounds in the order phase lw runs them (xt.lw=full)
 FULL_ROUNDS = ("bbd", "fsb", "fsn", "ign", "ifs", "kb", "kfb", "kfn", "qd", "qfb", "qfn")
@@ -125,7 +125,6 @@ class CrashNested:
     FILES = ("/boot/xen-4.17-amd64.gz", "/usr/lib/xen-4.17/bin/xl",
              "/usr/lib/xen-4.17/bin/xenstored", "/bin/busybox", "/sbin/mke2fs",
              "/usr/libexec/xen-qemu-system-i386")
-    COMMANDS = ("qemu-system-x86_64", "cpio", "perl", "modprobe", "timeout")
 
     def __init__(self, ns, paths, tools):
         self.ns, self.paths, self.tools = ns, paths, tools
@@ -133,18 +132,7 @@ class CrashNested:
         self.xendir = os.path.join(src, "tests", "xen") if src else None
 
     def preflight(self):
-        missing = []
-        if os.geteuid() != 0:
-            missing.append("needs root (builds initramfs images with device nodes)")
-        if not self.xendir:
-            missing.append("a source tree (an installed blkbench has none: run the "
-                           "build tree's harness/blkbench for this platform)")
-        elif not os.path.isfile(os.path.join(self.xendir, "boot.sh")):
-            missing.append("%s/boot.sh (the source tree's tests/xen)" % self.xendir)
-        missing += [f for f in self.FILES if not os.path.exists(f)]
-        missing += [c for c in self.COMMANDS if not shutil.which(c)]
-        if not any(n.startswith("vmlinuz-") for n in os.listdir("/boot")):
-            missing.append("/boot/vmlinuz-* (apt-get install linux-image-amd64)")
+        missing = nested_missing(self.xendir, "lw-rounds.sh", self.FILES)
         for prog in ("blkbackd", "blkcrash", "blkfront-test"):
             if not self.tools.optional(prog):
                 missing.append("%s (build the tree with make)" % prog)
@@ -185,23 +173,30 @@ class CrashNested:
         info("xen-nested: one boot of Xen under QEMU/TCG, phase lw with xt.lw=full, "
              "%d crash points per ext4 round (timeout %d s); console in %s"
              % (ns.points, timeout, serial))
-        t0 = time.monotonic()
-        p = subprocess.Popen(["bash", os.path.join(self.xendir, "boot.sh"), serial,
-                              "xt.phases=lw", "xt.lw=full", "xt.lwpoints=%d" % ns.points],
-                             env=dict(env, TIMEOUT=str(timeout)), stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                             start_new_session=True)
-        try:
-            _follow(p, serial)
-        finally:
-            if p.poll() is None:
-                os.killpg(p.pid, 15)
-                p.wait()
-        secs = time.monotonic() - t0
-        with open(serial, errors="replace") as f:
-            text = f.read()
-        done = re.search(r"@@M .* ALL-DONE", text) is not None
-        return text, p.returncode, done, secs
+        # boot.sh writes the console to serial itself
+        return _run_following(["bash", os.path.join(self.xendir, "boot.sh"), serial,
+                               "xt.phases=lw", "xt.lw=full", "xt.lwpoints=%d" % ns.points],
+                              dict(env, TIMEOUT=str(timeout)), serial, subprocess.DEVNULL)
+
+
+def _run_following(argv, env, serial, out):
+    """Run ARGV (its output to OUT) in a session of its own, a line per
+    round as its console SERIAL shows them; stopped with its whole
+    session if blkbench is.  (console text, exit status, whether it
+    reached ALL-DONE, seconds)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _follow(p, serial)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, 15)
+            p.wait()
+    secs = time.monotonic() - t0
+    with open(serial, errors="replace") as f:
+        text = f.read()
+    return text, p.returncode, re.search(r"@@M .*ALL-DONE", text) is not None, secs
 
 
 def _follow(p, serial):
@@ -445,21 +440,9 @@ class CrashHost:
         info("xen-host: rounds for %s on %s (data) and %s (log), %d crash points per "
              "ext4 round; output in %s" % (", ".join(self.backends), ns.data, ns.log,
                                            ns.points, serial))
-        t0 = time.monotonic()
         with open(serial, "w") as out:
-            p = subprocess.Popen(["bash", os.path.join(self.xendir, "crash-host.sh")], env=env,
-                                 stdout=out, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL, start_new_session=True)
-            try:
-                _follow(p, serial)
-            finally:
-                if p.poll() is None:
-                    os.killpg(p.pid, 15)
-                    p.wait()
-        secs = time.monotonic() - t0
-        with open(serial, errors="replace") as f:
-            text = f.read()
-        return text, p.returncode, re.search(r"@@M .*ALL-DONE", text) is not None, secs
+            return _run_following(["bash", os.path.join(self.xendir, "crash-host.sh")], env,
+                                  serial, out)
 
 
 def _spare_device(path):

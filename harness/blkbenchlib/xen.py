@@ -259,7 +259,6 @@ class XenNested:
     FILES = ("/boot/xen-4.17-amd64.gz", "/usr/lib/xen-4.17/bin/xl",
              "/usr/lib/xen-4.17/bin/xenstored", "/bin/busybox", "/sbin/mkfs.xfs",
              "/usr/sbin/bonnie++", "/sbin/mke2fs")
-    COMMANDS = ("qemu-system-x86_64", "cpio", "perl", "modprobe", "timeout")
 
     def __init__(self, bench):
         self.bench = bench
@@ -269,18 +268,7 @@ class XenNested:
         self.xendir = os.path.join(src, "tests", "xen") if src else None
 
     def preflight(self):
-        missing = []
-        if os.geteuid() != 0:
-            missing.append("needs root (builds initramfs images with device nodes)")
-        if not self.xendir:
-            missing.append("a source tree (an installed blkbench has none: run the "
-                           "build tree's harness/blkbench for this platform)")
-        elif not os.path.isfile(os.path.join(self.xendir, "run-in-domu.sh")):
-            missing.append("%s/run-in-domu.sh (the source tree's tests/xen)" % self.xendir)
-        missing += [f for f in self.FILES if not os.path.exists(f)]
-        missing += [c for c in self.COMMANDS if not shutil.which(c)]
-        if not any(n.startswith("vmlinuz-") for n in os.listdir("/boot")):
-            missing.append("/boot/vmlinuz-* (apt-get install linux-image-amd64)")
+        missing = nested_missing(self.xendir, "run-in-domu.sh", self.FILES)
         hotplug = os.path.join(self.bench.paths["srcdir"] or "", "backend", "block-blkbackd")
         if self.xendir and not os.path.isfile(hotplug):
             missing.append(hotplug)
@@ -424,6 +412,26 @@ class XenNested:
                 info("[cell %d/%d run %d/%d] %s (%s): elapsed %s, ETA %s"
                      % (k, len(self.bench.cells), r, self.bench.o.runs, cell.name,
                         self.name, _fmt(now - t0), eta))
+
+
+def nested_missing(xendir, script, files):
+    """What this machine lacks to boot nested Xen from the source tree's
+    tests/xen (XENDIR, None for an installed blkbench) and run its SCRIPT:
+    root, FILES, the commands boot.sh uses, a Debian kernel."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("needs root (builds initramfs images with device nodes)")
+    if not xendir:
+        missing.append("a source tree (an installed blkbench has none: run the "
+                       "build tree's harness/blkbench for this platform)")
+    elif not os.path.isfile(os.path.join(xendir, script)):
+        missing.append("%s/%s (the source tree's tests/xen)" % (xendir, script))
+    missing += [f for f in files if not os.path.exists(f)]
+    missing += [c for c in ("qemu-system-x86_64", "cpio", "perl", "modprobe", "timeout")
+                if not shutil.which(c)]
+    if not any(n.startswith("vmlinuz-") for n in os.listdir("/boot")):
+        missing.append("/boot/vmlinuz-* (apt-get install linux-image-amd64)")
+    return missing
 
 
 def _fmt(s):
