@@ -131,7 +131,7 @@ class CrashNested:
         src = paths["srcdir"]
         self.xendir = os.path.join(src, "tests", "xen") if src else None
 
-    def preflight(self):
+    def preflight(self, base):
         missing = nested_missing(self.xendir, "lw-rounds.sh", self.FILES)
         for prog in ("blkbackd", "blkcrash", "blkfront-test"):
             if not self.tools.optional(prog):
@@ -263,10 +263,10 @@ def cmd_crash(ns, paths, tools, new_results_dir, started):
         rc, secs = None, 0.0
         outdir = ns.out
     else:
-        plat.preflight()
+        base = ns.workdir or os.environ.get("TMPDIR") or "/var/tmp"
+        plat.preflight(base)
         outdir = ns.out or new_results_dir(started)
         os.makedirs(outdir, exist_ok=True)
-        base = ns.workdir or os.environ.get("TMPDIR") or "/var/tmp"
         workdir = os.path.join(base, "blkbench-crash.%d" % os.getpid())
         os.makedirs(workdir)
         try:
@@ -336,7 +336,7 @@ class CrashHost:
         k = self.ns.guest_kernel or "/boot/vmlinuz-" + kernel_release()
         return k, re.sub(r"^vmlinuz-", "", os.path.basename(k))
 
-    def preflight(self):
+    def preflight(self, base):
         ns = self.ns
         missing = []
         if os.geteuid() != 0:
@@ -362,18 +362,27 @@ class CrashHost:
             if not re.search(r"^log-writes\s", p.stdout, re.M):
                 missing.append("the dm-log-writes target (modprobe dm-log-writes; "
                                "`dmsetup targets` does not list log-writes)")
-        devs = []
-        for opt, val in (("--data", ns.data), ("--log", ns.log)):
+        devs, need = [], 0
+        for opt, val, copies in (("--data", ns.data, 2), ("--log", ns.log, 1)):
             if not val:
                 missing.append("%s DEV: a spare block device (an LV of 64 MiB to 4 GiB); "
                                "its contents are destroyed" % opt)
                 continue
-            why = _spare_device(val)
+            why, size = _spare_device(val)
             if why:
                 missing.append("%s %s: %s" % (opt, val, why))
             devs.append(os.path.realpath(val))
+            need += copies * size
         if len(devs) == 2 and devs[0] == devs[1]:
             missing.append("--data and --log are the same device")
+        try:
+            free = shutil.disk_usage(base).free
+            if free < need:
+                missing.append("%d MiB free in %s, an ext4 round needs %d (a copy of the log "
+                               "and two of the data device; --workdir)"
+                               % (free >> 20, base, need >> 20))
+        except OSError as e:
+            missing.append("--workdir %s: %s" % (base, e.strerror))
         for prog in ("blkcrash", "blkfront-test"):
             if not self.tools.optional(prog):
                 missing.append("%s (build the tree with make)" % prog)
@@ -446,23 +455,24 @@ class CrashHost:
 
 
 def _spare_device(path):
-    """Why PATH is not a spare block device of a usable size, or None."""
+    """(why PATH is not a spare block device of a usable size or None,
+    its size in bytes or 0)."""
     if not os.path.exists(path):
-        return "no such device"
+        return "no such device", 0
     if not _is_blockdev(path):
-        return "not a block device"
+        return "not a block device", 0
     if _mounted(path):
-        return "mounted"
+        return "mounted", 0
     try:
         fd = os.open(path, os.O_RDONLY | os.O_EXCL)
     except OSError as e:
-        return "in use (%s: held by a mount, a dm device, md or a guest)" % e.strerror
+        return "in use (%s: held by a mount, a dm device, md or a guest)" % e.strerror, 0
     try:
         size = os.lseek(fd, 0, os.SEEK_END)
     finally:
         os.close(fd)
     if size < 64 << 20 or size > MAX_DEV_BYTES:
         return "%d MiB: from 64 MiB to %d MiB (each round copies it)" % (
-            size >> 20, MAX_DEV_BYTES >> 20)
-    return None
+            size >> 20, MAX_DEV_BYTES >> 20), size
+    return None, size
 
