@@ -1049,6 +1049,44 @@ client_input(struct bk_ctl *c, struct ctl_client *cl)
 	return act;
 }
 
+/* Send ans whole if the socket takes it now; never waits. */
+static void
+send_now(int fd, const struct bk_ctl_buf *ans)
+{
+	if (send(fd, ans->p, ans->len, MSG_NOSIGNAL | MSG_DONTWAIT) < (ssize_t)ans->len)
+		bk_dbg(BK_DBG_XENBUS, "control socket: a waiting client was not told we stop");
+}
+
+void
+bk_ctl_refuse_waiting(struct bk_ctl *c, const char *why)
+{
+	struct bk_ctl_buf busy = { 0 };
+	int fd;
+
+	if (!c)
+		return;
+	bk_ctl_buf_printf(&busy, "error EBUSY busy: %s\n", why);
+	if (busy.oom)
+		return;
+	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++) {
+		struct ctl_client *cl = &c->pending[i];
+
+		if (cl->fd < 0)
+			continue;
+		if (cl->answer.p)
+			client_write(c, cl);	/* what the socket takes of its own */
+		else {
+			send_now(cl->fd, &busy);
+			client_drop(c, cl, false);
+		}
+	}
+	while ((fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		send_now(fd, &busy);
+		close(fd);
+	}
+	bk_ctl_buf_free(&busy);
+}
+
 enum bk_ctl_action
 bk_ctl_handle(struct bk_ctl *c)
 {

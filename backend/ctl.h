@@ -66,5 +66,15 @@ const char *bk_ctl_upgrade_path(const struct bk_ctl *c);
  * fd is O_CLOEXEC).  c may be NULL.
  */
 void bk_ctl_close(struct bk_ctl *c, bool unlink_path);
+/*
+ * Stopping (a shutdown or upgrade request, a signal): every client still
+ * waiting -- connected in the same instant as the request that stops us,
+ * or while the devices drained -- is answered "error EBUSY busy: WHY"
+ * rather than left to find its connection closed unanswered at exit or
+ * exec (blkbackd-ctl would then say blkbackd is not running).  The
+ * client of the request that stops us is not among them.  Never blocks:
+ * the answer is one short line.  Before bk_ctl_close(); c may be NULL.
+ */
+void bk_ctl_refuse_waiting(struct bk_ctl *c, const char *why);
 
 #endif /* BK_CTL_H */

@@ -604,6 +604,8 @@ teardown(struct run *r, int rc)
 {
 	struct bk_daemon *d = &r->d;
 
+	bk_ctl_refuse_waiting(r->ctl, r->upgrade ? "an upgrade is under way: ask the new "
+			      "blkbackd when it answers" : "blkbackd is stopping");
 	bk_ctl_close(r->ctl, !r->upgrade);
 	if (r->size_tfd >= 0)
 		close(r->size_tfd);

@@ -80,6 +80,7 @@ BACKEND_SH_TESTS = \
 	test-backend-resize.sh \
 	test-ctl.sh \
 	test-ctl-idle.sh \
+	test-ctl-stop-race.sh \
 	test-ctl-group.sh \
 	test-ctl-scriptable.sh \
 	test-ctl-no-xenstore.sh \
