@@ -309,8 +309,8 @@ struct stalled {
  * leaves it Connected for the next blkbackd -- so while no blkbackd
  * runs, a record names a vbd whose guest waits for a backend -- unless
  * the toolstack destroyed that guest meanwhile: we do not ask xenstore,
- * and such records stay until the vbd is made again or /run (tmpfs) is
- * emptied by a reboot (blkbackd-ctl.8 status).  Returns 0 with *st filled, or -errno when dir cannot be
+ * and such records stay until the next blkbackd starts and removes
+ * them (vbd.c bk_vbd_sweep_records; blkbackd-ctl.8 status).  Returns 0 with *st filled, or -errno when dir cannot be
  * read (-ENOENT: no directory, so no records).
  */
 static int

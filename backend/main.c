@@ -449,6 +449,7 @@ setup(struct run *r)
 		bk_xenbus_shutdown(d, false, NULL, 0, NULL);
 		return -1;
 	}
+	bk_vbd_sweep_records(d);
 	if (r->pidfile && write_pidfile(r->pidfile) < 0) {
 		/* whatever start-up took over stays attached for the next one */
 		bk_xenbus_shutdown(d, false, NULL, 0, NULL);

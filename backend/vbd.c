@@ -57,6 +57,7 @@
  */
 #include <config.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -412,6 +413,41 @@ record_path(const struct bk_dev *dev, unsigned int i, char *buf, size_t len)
 	const char *dir = dev->d->opt.state_dir;
 
 	snprintf(buf, len, "%s/vbd-%u-%u-q%u", dir ? dir : "", dev->frontid, dev->devid, i);
+}
+
+void
+bk_vbd_sweep_records(struct bk_daemon *d)
+{
+	const char *dir = d->opt.state_dir;
+	struct dirent *de;
+	DIR *dp;
+
+	if (!dir || !(dp = opendir(dir)))
+		return;
+	while ((de = readdir(dp))) {
+		unsigned int dom, dev, q;
+		int end = 0;
+		char node[128], path[PATH_MAX];
+		unsigned int len;
+		void *v;
+
+		if (sscanf(de->d_name, "vbd-%u-%u-q%u%n", &dom, &dev, &q, &end) != 3 ||
+		    de->d_name[end])
+			continue;
+		snprintf(node, sizeof(node), "%s/%u/%u", d->vbd_root, dom, dev);
+		v = xs_read(d->xs, XBT_NULL, node, &len);
+		if (v || errno != ENOENT) {	/* there, or unknown: kept */
+			free(v);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) == 0)
+			log_info("vbd %u/%u: removed its recovery record %s: its backend "
+				 "directory went while no blkbackd ran", dom, dev, path);
+		else if (errno != ENOENT)
+			log_error("vbd %u/%u: recovery record %s: unlink: %m", dom, dev, path);
+	}
+	closedir(dp);
 }
 
 /*

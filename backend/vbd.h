@@ -78,5 +78,15 @@ void bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	ATTRIBUTE_FORMAT_PRINTF(3, 4);
 /* May the vbd log one more state-change line now? (rate limit) */
 bool bk_vbd_log_ok(struct bk_dev *dev);
+/*
+ * After start-up's first scan (control thread): remove the recovery
+ * records in --state-dir of vbds whose backend directory is gone from
+ * xenstore -- the toolstack removed the disk or destroyed its guest
+ * while no blkbackd ran.  No vbd will take them over, and while
+ * blkbackd is down blkbackd-ctl status would count them among stalled
+ * guests.  Records of a vbd still there (taken over, or not: a backing
+ * that failed to open again) are kept.  Each removal is logged.
+ */
+void bk_vbd_sweep_records(struct bk_daemon *d);
 
 #endif /* BK_VBD_H */

@@ -75,6 +75,7 @@ BACKEND_SH_TESTS = \
 	test-backend-writethrough.sh \
 	test-backend-stop-keep.sh \
 	test-backend-stop-stalled.sh \
+	test-backend-stale-records.sh \
 	test-backend-restart-resume.sh \
 	test-backend-startup.sh \
 	test-backend-resize.sh \
