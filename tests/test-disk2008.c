@@ -182,6 +182,49 @@ test_wce0_write(void)
 	return 0;
 }
 
+/* Cache off with a write buffer of wt_buf bytes: four 128 KiB writes of
+ * one stream queued at once.  With room for two, the disk takes the
+ * next one's data while it writes the last, and they stream; with room
+ * for one, it takes each only when the last is on the media, and the
+ * data crossing the interface makes it miss its sector: nearly a turn
+ * per write. */
+static int
+test_wce0_write_buffer(void)
+{
+	uint64_t t = 1000 * MS, off = P.stroke / 2, len = 128 * KIB, i, k;
+	struct bk_d8_job *j[4];
+
+	for (k = 1; k <= 2; k++) {
+		struct bk_d8_params p = P;
+		struct bk_d8_model m;
+
+		p.wt_buf = k * len;
+		CHECK(bk_d8_init(&m, &p, false) == 0);
+		for (i = 0; i < 4; i++)
+			j[i] = sub(&m, t + i, BK_D8_WRITE, off + i * len, len);
+		CHECK(drain(&m) == 4);
+		CHECK(m.n_seeks == 1);
+		for (i = 1; i < 4; i++) {
+			uint64_t end = j[i - 1]->done_ns - P.cmd_ns;
+
+			if (k == 2) {
+				CHECK(j[i]->done_ns == j[i - 1]->done_ns + xfer(len, P.media_bps));
+			} else {
+				/* taken at the end of the last, so in the
+				 * disk's queue an interface transfer later */
+				uint64_t at = end + xfer(len, P.iface_bps);
+
+				CHECK(absdiff(j[i]->done_ns, at + rotwait(at, off + i * len) +
+					      xfer(len, P.media_bps) + P.cmd_ns) < 100);
+				CHECK(j[i]->done_ns - j[i - 1]->done_ns > P.rot_ns);
+			}
+		}
+		CHECK(m.n_rot_waits == (k == 2 ? 0 : 3) && m.wt_held == 0 && !m.wt_wait);
+		bk_d8_fini(&m);
+	}
+	return 0;
+}
+
 /* Writes of one stream arriving out of order while the mechanism is
  * busy stream anyway: the next in offset order needs no positioning. */
 static int
@@ -526,6 +569,7 @@ main(void)
 	static const struct { const char *name; int (*fn)(void); } tests[] = {
 		{ "seek_curve", test_seek_curve },
 		{ "wce0_write", test_wce0_write },
+		{ "wce0_write_buffer", test_wce0_write_buffer },
 		{ "clook", test_clook },
 		{ "sptf", test_sptf },
 		{ "wce1_write_flush", test_wce1_write_flush },
@@ -541,6 +585,11 @@ main(void)
 
 	bk_d8_default_params(&P);
 	P.stroke = 64 * MIB;
+	/* the store's disk holds 256 KiB of cache-off writes' data; the
+	 * tests of the queue's order give it room for all of them
+	 * (wce0_write_buffer tests the limit) */
+	CHECK(P.wt_buf == 256 * KIB);
+	P.wt_buf = 0;
 	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
 		int rc = tests[i].fn();
 
