@@ -136,6 +136,7 @@ struct bk_d8_model {
 	uint64_t ndestage;	/* destages queued or under way */
 	/* counters, for the store's closing log line and the tests */
 	uint64_t n_ios, n_seeks, n_rot_waits, n_cache_waits;
+	uint64_t n_starved;	/* accesses taken oldest first (waited > 1 s) */
 	uint64_t busy_ns;	/* mechanism busy time (positioning + transfer) */
 };
 

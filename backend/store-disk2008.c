@@ -384,8 +384,11 @@ bk_d8_advance(struct bk_d8_model *m, uint64_t t)
 			if (!oldest || (*pp)->arrive < (*oldest)->arrive)
 				oldest = pp;
 		}
-		if (at - (*oldest)->arrive > D8_MAX_WAIT_NS)
+		if (at - (*oldest)->arrive > D8_MAX_WAIT_NS) {
+			if (best != oldest)
+				m->n_starved++;
 			best = oldest;
+		}
 		{
 			struct bk_d8_job *j = *best;
 			uint64_t end;
@@ -602,9 +605,10 @@ d8_close(void *priv)
 	struct d8_store *s = priv;
 
 	log_info("disk2008 store %s: %" PRIu64 " requests, %" PRIu64 " seeks, %" PRIu64
-		 " rotation waits, %" PRIu64 " waits for cache room, mechanism busy %.1f s",
+		 " rotation waits, %" PRIu64 " waits for cache room, %" PRIu64
+		 " taken oldest first (waited over 1 s), mechanism busy %.1f s",
 		 s->path, s->m.n_ios, s->m.n_seeks, s->m.n_rot_waits, s->m.n_cache_waits,
-		 (double)s->m.busy_ns / 1e9);
+		 s->m.n_starved, (double)s->m.busy_ns / 1e9);
 	bk_d8_fini(&s->m);
 	pthread_mutex_destroy(&s->lock);
 	close(s->fd);
