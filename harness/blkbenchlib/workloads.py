@@ -129,7 +129,7 @@ class Bonnie(Workload):
             nfiles += ":%d:%d" % o.file_size
         sarg = "%d:%d" % (size, o.chunk)
         if getattr(o, "bonnie_seeks", None) is not None:
-            # bonnie++ 1.97 and later: -s SIZE:CHUNK:SEEKS, 0 skips the phase
+            # bonnie++ 2.00a: -s SIZE:CHUNK:SEEKS, 0 skips the seek phase
             sarg += ":%d" % o.bonnie_seeks
         argv = [ctx.tools.path("bonnie++"), "-d", d, "-s", sarg,
                 "-r", str(o.mem),
