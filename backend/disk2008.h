@@ -30,7 +30,8 @@
  *    mechanism is free, the one it can start soonest (seek plus the
  *    wait for its sector) -- reads, writes that go to the media (cache
  *    off, or FUA) and the write-back ("destage") of cached writes alike;
- *    one that has waited more than 1 s is taken first (no starvation);
+ *    one that has waited more than p.max_wait_ns (3 s) is taken first
+ *    (no starvation);
  *  - positioning before a media access: none when it starts where the
  *    last one ended with the mechanism still busy (streaming), or for a
  *    read that starts where one of the last 8 reads ended (read
@@ -83,6 +84,9 @@ struct bk_d8_params {
 	 * (taken from the host, not yet on the media, the one being written
 	 * included); 0: no limit */
 	uint64_t wt_buf;
+	/* an access that has waited longer than this is taken before any
+	 * other (the queue's starvation bound, > 0) */
+	uint64_t max_wait_ns;
 };
 
 /* The 2008 disk's values (blkbench(1)): stroke 250 GB (the store puts
@@ -136,7 +140,7 @@ struct bk_d8_model {
 	uint64_t ndestage;	/* destages queued or under way */
 	/* counters, for the store's closing log line and the tests */
 	uint64_t n_ios, n_seeks, n_rot_waits, n_cache_waits;
-	uint64_t n_starved;	/* accesses taken oldest first (waited > 1 s) */
+	uint64_t n_starved;	/* accesses taken oldest first (waited > max_wait_ns) */
 	uint64_t busy_ns;	/* mechanism busy time (positioning + transfer) */
 };
 
