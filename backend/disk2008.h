@@ -30,7 +30,8 @@
  *    mechanism is free, the one it can start soonest (seek plus the
  *    wait for its sector) -- reads, writes that go to the media (cache
  *    off, or FUA) and the write-back ("destage") of cached writes alike;
- *    one that has waited more than 1 s is taken first (no starvation);
+ *    one that has waited more than p.max_wait_ns (3 s) is taken first
+ *    (no starvation);
  *  - positioning before a media access: none when it starts where the
  *    last one ended with the mechanism still busy (streaming), or for a
  *    read that starts where one of the last 8 reads ended (read
@@ -52,7 +53,14 @@
  *    before it arrived is on the media.  A WRITE with FUA goes to the
  *    media like a write with the cache off;
  *  - write cache off: a WRITE completes when it is on the media; FLUSH
- *    has nothing to wait for.
+ *    has nothing to wait for.  With p.wt_buf set, the disk takes a
+ *    write's data (and so can queue the write for the media) only while
+ *    the writes it holds -- taken, not yet on the media, the one being
+ *    written included -- come to at most wt_buf bytes; writes wait for
+ *    that in arrival order (one is always taken when it holds none).  A
+ *    write taken only when the mechanism is done with the last one
+ *    crosses the interface first, so the head has passed its sector and
+ *    it waits nearly a turn.
  * Not modelled: reads served from the write cache, zoned recording (one
  * media rate over the whole disk), TRIM (a 2008 disk has none: the store
  * offers no discard).
@@ -72,6 +80,13 @@ struct bk_d8_params {
 	uint64_t rot_ns;	/* one revolution */
 	uint64_t cmd_ns;	/* per-command overhead */
 	uint64_t cache_bytes;	/* the write cache (> 0) */
+	/* cache off: the bytes of writes whose data the disk holds at once
+	 * (taken from the host, not yet on the media, the one being written
+	 * included); 0: no limit */
+	uint64_t wt_buf;
+	/* an access that has waited longer than this is taken before any
+	 * other (the queue's starvation bound, > 0) */
+	uint64_t max_wait_ns;
 };
 
 /* The 2008 disk's values (blkbench(1)): stroke 250 GB (the store puts
@@ -117,10 +132,15 @@ struct bk_d8_model {
 	struct bk_d8_job *room, **room_tail;	/* cache writes waiting for room, FIFO */
 	struct bk_d8_job *flushes;	/* flushes waiting for the destage */
 	struct bk_d8_job *known, **known_tail;	/* done_ns set: for bk_d8_take */
+	/* cache off with p.wt_buf: writes whose data the disk has not taken
+	 * yet (FIFO), the bytes it holds, and those of the access under way */
+	struct bk_d8_job *wt_wait, **wt_tail;
+	uint64_t wt_held, cur_wt_len;
 	uint64_t cached;	/* bytes in the cache not yet destaged */
 	uint64_t ndestage;	/* destages queued or under way */
 	/* counters, for the store's closing log line and the tests */
 	uint64_t n_ios, n_seeks, n_rot_waits, n_cache_waits;
+	uint64_t n_starved;	/* accesses taken oldest first (waited > max_wait_ns) */
 	uint64_t busy_ns;	/* mechanism busy time (positioning + transfer) */
 };
 

@@ -38,6 +38,7 @@ expect_error "--size 0: must be at least 1" run "${common[@]}" --size 0
 expect_error "--size 100: bonnie++ needs at least twice --mem (128 MiB)" run "${common[@]}" --mem 64 --size 100
 expect_error "--chunk 3000: bonnie++ takes a power of two from 256 to 1048576" run "${common[@]}" --chunk 3000
 expect_error "--chunk 128: must be at least 256" run "${common[@]}" --chunk 128
+expect_error "--bonnie-seeks 8k: not a whole number" run "${common[@]}" --bonnie-seeks 8k
 expect_error "--bonnie-fsync 2: 0 or 1" run "${common[@]}" --bonnie-fsync 2
 # a value given twice in an axis would run its cells twice under one name
 expect_error "--where dom0,dom0: dom0 is given twice" run "${common[@]}" --where dom0,dom0

@@ -14,7 +14,7 @@ cleanup_fn force_clean "$tmp"
 res=$tmp/res
 
 blkbench run --out "$res" --workdir "$tmp" --runs 1 --where raw --wce 1 --barrier 1,0 \
-	--fs ext4 --chunk 4096 --bonnie-fsync 1 $SMALL_BONNIE > "$tmp/out" 2> "$tmp/err" ||
+	--fs ext4 --chunk 4096 --bonnie-seeks 0 --bonnie-fsync 1 $SMALL_BONNIE > "$tmp/out" 2> "$tmp/err" ||
 	{ cat "$tmp/err"; fail "bonnie run failed"; }
 assert_clean "$tmp"
 # stdout: each run's bonnie++ table, then the seed table.
@@ -53,8 +53,17 @@ grep -q 'results.csv' "$res/index.html" || fail "index.html does not link result
 [ -s "$res/raw/raw-wce1-barrier1-run1/bonnie.csv" ] || fail "raw bonnie++ output missing"
 # --chunk and --bonnie-fsync reached bonnie++ (its 2.00a CSV leaves
 # chunk_size empty, so the command is what says so)
-grep -qE 'bonnie\+\+ .*-s 64:4096 .* -f -b$' "$res/raw/raw-wce1-barrier1-run1/commands.log" ||
-	{ cat "$res/raw/raw-wce1-barrier1-run1/commands.log"; fail "no bonnie++ -s 64:4096 ... -b"; }
+grep -qE 'bonnie\+\+ .*-s 64:4096:0 .* -f -b$' "$res/raw/raw-wce1-barrier1-run1/commands.log" ||
+	{ cat "$res/raw/raw-wce1-barrier1-run1/commands.log"; fail "no bonnie++ -s 64:4096:0 ... -b"; }
+# --bonnie-seeks 0: bonnie++ made no seeks (its CSV's seek count is 0, the
+# seek phase's rate and latency are empty) and blkbench reports none
+python3 - "$res/raw/raw-wce1-barrier1-run1/bonnie.csv" "$res/results.json" <<'PY' ||
+import json, sys
+f = open(sys.argv[1]).read().strip().splitlines()[-1].split(",")
+assert f[0] == "1.98" and f[7] == "0", f[:9]
+assert all(r["seeks"] is None for r in json.load(open(sys.argv[2]))["runs"])
+PY
+	fail "--bonnie-seeks 0 did not reach bonnie++"
 
 # fsmark and tar on one cell.
 # (from a config file; the command line overrides it: --runs)

@@ -127,7 +127,11 @@ class Bonnie(Workload):
         nfiles = str(o.files)
         if getattr(o, "file_size", None):
             nfiles += ":%d:%d" % o.file_size
-        argv = [ctx.tools.path("bonnie++"), "-d", d, "-s", "%d:%d" % (size, o.chunk),
+        sarg = "%d:%d" % (size, o.chunk)
+        if getattr(o, "bonnie_seeks", None) is not None:
+            # bonnie++ 2.00a: -s SIZE:CHUNK:SEEKS, 0 skips the seek phase
+            sarg += ":%d" % o.bonnie_seeks
+        argv = [ctx.tools.path("bonnie++"), "-d", d, "-s", sarg,
                 "-r", str(o.mem),
                 "-n", nfiles, "-u", "root", "-q", "-m", ctx.cell.name[:15]]
         if not o.bonnie_perchar:
