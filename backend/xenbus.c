@@ -574,7 +574,7 @@ bk_xenbus_check_sizes(struct bk_daemon *d)
 
 	for (dev = d->devs; dev; dev = dev->next)
 		if (dev->phase == DEV_CONNECTED)
-			bk_vbd_check_size(dev, NULL, NULL);
+			bk_vbd_size_ask(dev, false);
 }
 
 /* Will the shutdown leave this vbd Connected without a backend? */

@@ -47,8 +47,8 @@ unsigned int bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, siz
 				unsigned int *guests);
 /* The vbd F/D this daemon knows, or NULL. */
 struct bk_dev *bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id);
-/* bk_vbd_check_size() on every connected vbd (SIGHUP, the periodic
- * check). */
+/* bk_vbd_size_ask() on every connected vbd (SIGHUP, the periodic
+ * check, an rbd image's notice): asks, never waits for a backing. */
 void bk_xenbus_check_sizes(struct bk_daemon *d);
 /* SIGUSR2 (blkcrash): power-cut every vbd's store, no drain. */
 void bk_xenbus_power_cut(struct bk_daemon *d);
