@@ -34,7 +34,8 @@ void bk_xenbus_log_stats(struct bk_daemon *d);
  * SIGTERM, blkbackd-ctl shutdown/upgrade: stop every queue of every vbd
  * at once, wait until each has drained (in parallel: every request
  * taken is answered), destroy them (unmap, unbind, close the stores) and
- * free the vbds.  close: write Closed for each probed vbd (the guests
+ * free the vbds, each as soon as its queues are done (a vbd whose
+ * backing hangs holds up only itself, until it answers).  close: write Closed for each probed vbd (the guests
  * lose their disks); otherwise write nothing at all to xenstore, so a
  * blkbackd started next finds every state as it was.  Blocks.
  * Returns how many vbds were left Connected without a backend (their
