@@ -49,6 +49,10 @@
  * new connections wait in the listen backlog. */
 #define CTL_MAX_PENDING 16
 #define CTL_ANSWER_TIMEOUT_S 10
+/* A resize waits this long for the backing's size (its probe runs on a
+ * queue thread: bk_vbd_size_ask), then answers ETIMEDOUT; blkbackd-ctl
+ * waits 10 s for an answer. */
+#define CTL_RESIZE_WAIT_S 5
 #define CTL_TICK_MS 250			/* their deadlines are looked at this often */
 
 enum { CTL_EV_LISTEN = CTL_MAX_PENDING, CTL_EV_TIMER };
@@ -64,6 +68,12 @@ struct ctl_client {
 	 * goes out as the socket takes it (EPOLLOUT) */
 	struct bk_ctl_buf answer;
 	size_t sent;
+	/* a resize waiting for the answer to size probe rs_gen (or a later
+	 * one) of vbd rs_f/rs_id, until deadline (bk_ctl_resizes); the vbd
+	 * is looked up again each time, never held */
+	bool resizing;
+	uint32_t rs_f, rs_id;
+	uint64_t rs_gen;
 };
 
 struct bk_ctl {
@@ -440,6 +450,11 @@ struct reply {
 	struct bk_ctl_buf out;
 	int err;			/* -errno, 0 ok */
 	char msg[256];
+	/* no answer yet: a resize waits for size probe wait_gen of vbd
+	 * wait_f/wait_id (bk_ctl_resizes answers) */
+	bool wait;
+	uint32_t wait_f, wait_id;
+	uint64_t wait_gen;
 };
 
 static int
@@ -617,9 +632,8 @@ cmd_stats(struct bk_ctl *c, struct reply *rp, char **argv, int argc)
 static void
 cmd_resize(struct bk_ctl *c, struct reply *rp, char **argv, int argc)
 {
-	uint64_t old, now;
 	struct bk_dev *dev;
-	int r;
+	uint64_t gen;
 
 	if (argc != 2) {
 		fail(rp, -EINVAL, "usage: resize DOMID/DEVID");
@@ -628,7 +642,26 @@ cmd_resize(struct bk_ctl *c, struct reply *rp, char **argv, int argc)
 	dev = find_vbd(c->d, argv[1], rp);
 	if (!dev)
 		return;
-	r = bk_vbd_check_size(dev, &old, &now);
+	/* the size is read on the vbd's queue thread, never here: the
+	 * answer waits for it (bk_ctl_resizes), the control thread not */
+	gen = bk_vbd_size_ask(dev, true);
+	if (!gen) {
+		fail(rp, -ENOTCONN, "vbd %s is not connected (its size is read when it connects)",
+		     dev->name);
+		return;
+	}
+	rp->wait = true;
+	rp->wait_f = dev->frontid;
+	rp->wait_id = dev->devid;
+	rp->wait_gen = gen;
+}
+
+/* The answer of a resize whose probe was answered (dev->size). */
+static void
+resize_result(struct reply *rp, const struct bk_dev *dev)
+{
+	int r = dev->size.rc;
+
 	if (r == -ENOTCONN) {
 		fail(rp, r, "vbd %s is not connected (its size is read when it connects)",
 		     dev->name);
@@ -640,8 +673,8 @@ cmd_resize(struct bk_ctl *c, struct reply *rp, char **argv, int argc)
 	} else {
 		bk_ctl_buf_printf(&rp->out, "resize");
 		bk_ctl_buf_kv(&rp->out, "vbd", dev->name);
-		bk_ctl_buf_kvu(&rp->out, "old_sectors", old);
-		bk_ctl_buf_kvu(&rp->out, "sectors", now);
+		bk_ctl_buf_kvu(&rp->out, "old_sectors", dev->size.old_sectors);
+		bk_ctl_buf_kvu(&rp->out, "sectors", dev->size.new_sectors);
 		bk_ctl_buf_printf(&rp->out, "\n");
 	}
 }
@@ -819,6 +852,7 @@ client_drop(struct bk_ctl *c, struct ctl_client *cl, bool keep)
 	if (!keep)
 		close(cl->fd);
 	cl->fd = -1;
+	cl->resizing = false;
 	if (!cl->answer.oom)
 		bk_ctl_buf_free(&cl->answer);
 	memset(&cl->answer, 0, sizeof(cl->answer));
@@ -876,6 +910,61 @@ client_answer(struct bk_ctl *c, struct ctl_client *cl, struct reply *rp, bool ke
 		  &(struct epoll_event){ .events = EPOLLOUT,
 					 .data.u32 = (uint32_t)(cl - c->pending) });
 	client_write(c, cl);
+}
+
+/*
+ * A resize waits for its size probe (rp->wait), within
+ * CTL_RESIZE_WAIT_S.  Nothing is read from the client meanwhile: its fd
+ * stays in epfd for nothing but a hang-up or an error (which drop it).
+ */
+static void
+client_wait(struct bk_ctl *c, struct ctl_client *cl, const struct reply *rp)
+{
+	cl->resizing = true;
+	cl->rs_f = rp->wait_f;
+	cl->rs_id = rp->wait_id;
+	cl->rs_gen = rp->wait_gen;
+	clock_gettime(CLOCK_MONOTONIC, &cl->deadline);
+	cl->deadline.tv_sec += CTL_RESIZE_WAIT_S;
+	epoll_ctl(c->epfd, EPOLL_CTL_MOD, cl->fd,
+		  &(struct epoll_event){ .events = 0,
+					 .data.u32 = (uint32_t)(cl - c->pending) });
+}
+
+/* (ctl.h) */
+void
+bk_ctl_resizes(struct bk_ctl *c)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++) {
+		struct ctl_client *cl = &c->pending[i];
+		struct reply rp = { .err = 0 };
+		const struct bk_dev *dev;
+
+		if (cl->fd < 0 || !cl->resizing)
+			continue;
+		dev = bk_xenbus_find(c->d, cl->rs_f, cl->rs_id);
+		if (!dev || dev->phase != DEV_CONNECTED) {
+			fail(&rp, -ENOTCONN, "vbd %u/%u is not connected any more", cl->rs_f,
+			     cl->rs_id);
+		} else if (dev->size.done_gen >= cl->rs_gen) {
+			resize_result(&rp, dev);
+		} else if (!dev->size.asked) {
+			/* the probe it waited for died with a disconnect */
+			fail(&rp, -ENOTCONN, "vbd %s was disconnected before its size was read",
+			     dev->name);
+		} else if (!ts_before(&now, &cl->deadline)) {
+			fail(&rp, -ETIMEDOUT, "vbd %s: its backing has not told its size within "
+			     "%d s (a file system that hangs?); the guest is told when it does",
+			     dev->name, CTL_RESIZE_WAIT_S);
+		} else {
+			continue;
+		}
+		cl->resizing = false;
+		client_answer(c, cl, &rp, false);
+	}
 }
 
 /*
@@ -968,12 +1057,13 @@ clients_expire(struct bk_ctl *c)
 	if (read(c->tfd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: a tick already taken */
 	}
+	bk_ctl_resizes(c);	/* those past their wait */
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (unsigned int i = 0; i < CTL_MAX_PENDING; i++) {
 		struct ctl_client *cl = &c->pending[i];
 		struct reply rp = { .err = 0 };
 
-		if (cl->fd < 0 || ts_before(&now, &cl->deadline))
+		if (cl->fd < 0 || cl->resizing || ts_before(&now, &cl->deadline))
 			continue;
 		if (cl->answer.p) {	/* it did not take its answer in time */
 			client_drop(c, cl, false);
@@ -1039,6 +1129,10 @@ client_input(struct bk_ctl *c, struct ctl_client *cl)
 	}
 	bk_dbg(BK_DBG_XENBUS, "control socket: \"%s\"", cl->line);
 	act = dispatch(c, cl->line, &rp);
+	if (rp.wait) {
+		client_wait(c, cl, &rp);
+		return act;
+	}
 	/* a shutdown or upgrade client is kept: its EOF, at exit or exec,
 	 * is its "done" */
 	keep = act != BK_CTL_NONE && c->held < 0;
@@ -1102,6 +1196,10 @@ bk_ctl_handle(struct bk_ctl *c)
 			clients_accept(c);
 		} else if (ev == CTL_EV_TIMER) {
 			clients_expire(c);
+		} else if (ev < CTL_MAX_PENDING && c->pending[ev].fd >= 0 &&
+			   c->pending[ev].resizing) {
+			/* a hang-up or an error while its resize waits: gone */
+			client_drop(c, &c->pending[ev], false);
 		} else if (ev < CTL_MAX_PENDING && c->pending[ev].fd >= 0 &&
 			   c->pending[ev].answer.p) {
 			client_write(c, &c->pending[ev]);

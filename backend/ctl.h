@@ -57,6 +57,16 @@ int bk_ctl_fd(const struct bk_ctl *c);
  * process exits or execs (its EOF tells it the daemon is done).
  */
 enum bk_ctl_action bk_ctl_handle(struct bk_ctl *c);
+/*
+ * Answer the resize requests that wait for a size probe
+ * (bk_vbd_size_ask): those whose probe was answered (the main loop
+ * calls this after the queues' reports), whose vbd went or
+ * disconnected (ENOTCONN), and, on the socket's own ticks, those that
+ * waited CTL_RESIZE_WAIT_S (5 s) in vain: ETIMEDOUT (a backing that
+ * hangs; the probe stays out, and its answer is acted on when it
+ * comes).  Never waits.
+ */
+void bk_ctl_resizes(struct bk_ctl *c);
 /* After BK_CTL_UPGRADE: the program to exec (absolute). */
 const char *bk_ctl_upgrade_path(const struct bk_ctl *c);
 /*

@@ -35,6 +35,10 @@
  * consumes no more, finishes what it has in flight, responds, marks
  * itself finished and reports BK_REPORT_DRAINED as its last act.  The
  * control thread joins it (at once, then) when it handles that report.
+ * The same doorbell asks for the store's size (bk_dataplane_probe_size):
+ * the thread reads it and reports it, so that a backing whose file
+ * system hangs holds this thread, as its I/O would, and never the
+ * control thread.
  */
 #include <config.h>
 
@@ -109,21 +113,28 @@ crash_point(struct bk_queue *q, unsigned int point)
 		raise(SIGKILL);
 }
 
+/* Wake the control thread: the report box has something new. */
+static void
+report_wake(struct bk_queue *q)
+{
+	uint64_t one = 1;
+
+	/* an eventfd write fails only on counter overflow */
+	if (write(q->report_efd, &one, sizeof(one)) != sizeof(one))
+		log_error("vbd %s ring %u: cannot wake the control thread: %m", q->name, q->idx);
+}
+
 /* Put an event into the report box and wake the control thread. */
 static void
 report(struct bk_queue *q, unsigned int event, unsigned int withdraw, const char *msg)
 {
-	uint64_t one = 1;
-
 	pthread_mutex_lock(&q->rep_lock);
 	q->rep.events |= event;
 	q->rep.withdraw |= withdraw;
 	if (msg)
 		snprintf(q->rep.msg, sizeof(q->rep.msg), "%s", msg);
 	pthread_mutex_unlock(&q->rep_lock);
-	/* an eventfd write fails only on counter overflow */
-	if (write(q->report_efd, &one, sizeof(one)) != sizeof(one))
-		log_error("vbd %s ring %u: cannot wake the control thread: %m", q->name, q->idx);
+	report_wake(q);
 }
 
 /* The blkif_ops.h table for our features, as data: one plan per
@@ -846,16 +857,40 @@ queue_poll(struct bk_queue *q, uint64_t start)
 	return true;
 }
 
-/* The stop eventfd fired: consume no more, finish what is in flight. */
+/*
+ * The control thread's doorbell (stop_efd) rang: a size probe, a stop,
+ * or both.  The probe first, here: on a backing whose file system hangs
+ * this thread waits in it (as it would in that backing's I/O), never
+ * the control thread.  A stop: consume no more, finish what is in
+ * flight.
+ */
 static void
-queue_stop_seen(struct bk_queue *q)
+queue_bell(struct bk_queue *q)
 {
+	bool probe, stop;
 	uint64_t v;
 
 	if (read(q->stop_efd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: already consumed */
 	}
-	q->stopping = true;
+	pthread_mutex_lock(&q->rep_lock);
+	probe = q->size_asked;
+	q->size_asked = false;
+	stop = q->stop_asked;
+	pthread_mutex_unlock(&q->rep_lock);
+	if (probe) {
+		uint64_t bytes = 0;
+		int rc = bk_store_size(q->store, &bytes);
+
+		pthread_mutex_lock(&q->rep_lock);
+		q->rep.events |= BK_REPORT_SIZE;
+		q->rep.size_rc = rc;
+		q->rep.size_bytes = bytes;
+		pthread_mutex_unlock(&q->rep_lock);
+		report_wake(q);
+	}
+	if (stop)
+		q->stopping = true;
 }
 
 /*
@@ -880,7 +915,7 @@ queue_wait_store(struct bk_queue *q, bool busy, uint64_t start)
 	if (fired & (1u << WAIT_EVTCHN))
 		q->evtchn_unacked = true;	/* after the pass */
 	if (fired & (1u << WAIT_STOP))
-		queue_stop_seen(q);
+		queue_bell(q);
 	if (rc < 0 && rc != -EINTR) {
 		if (!q->stopping || !q->wait_failed)
 			log_error("vbd %s ring %u: waiting in the store: %s; stopping after "
@@ -967,7 +1002,7 @@ bk_queue_main(void *opaque)
 				queue_reap(q);
 				break;
 			case EV_STOP:
-				queue_stop_seen(q);
+				queue_bell(q);
 				break;
 			}
 		}

@@ -4,8 +4,8 @@
  * the frontend's event channel to the response on the ring.
  *
  * The control plane (vbd.c) and the data plane meet here, and only
- * here, through five things: create, start, stop, destroy, and
- * reports.  A queue gets everything it will ever need at creation, in
+ * here, through six things: create, start, stop, destroy, reports,
+ * and a size probe asked of the queue thread.  A queue gets everything it will ever need at creation, in
  * one parameter block (who it serves, the ring, the store, the
  * features negotiated at connect, its limits, where to report); it
  * keeps its own copy of what it may change (the features, when the
@@ -20,9 +20,9 @@
  * dispatch_rw_block_io, __end_block_io_op, make_response), with the
  * op -> host action table of include/blkif_ops.h.
  *
- * Threads: create, start, stop, stopped, join, destroy, reports and
- * stats run on the control thread; everything else is the queue's own
- * thread.
+ * Threads: create, start, stop, stopped, join, destroy, probe_size,
+ * reports and stats run on the control thread; everything else is the
+ * queue's own thread.
  */
 #ifndef BK_DATAPLANE_H
 #define BK_DATAPLANE_H
@@ -229,6 +229,7 @@ enum {
 	BK_REPORT_FAILED = 1u << 1,	/* a flush failed (msg): the vbd has failed */
 	BK_REPORT_WITHDRAW = 1u << 2,	/* the host refused an op: withdraw features */
 	BK_REPORT_DRAINED = 1u << 3,	/* the thread finished (bk_dataplane_stopped) */
+	BK_REPORT_SIZE = 1u << 4,	/* bk_dataplane_probe_size's answer: size_rc, size_bytes */
 };
 
 /* Features to withdraw (BK_REPORT_WITHDRAW): set their nodes to 0. */
@@ -242,7 +243,27 @@ struct bk_report {
 	unsigned int events;		/* BK_REPORT_* */
 	unsigned int withdraw;		/* BK_WITHDRAW_* */
 	char msg[256];			/* BROKEN_RING / FAILED: the latest reason */
+	int size_rc;			/* SIZE: bk_store_size()'s 0/-errno */
+	uint64_t size_bytes;		/* SIZE: the backing's size (when size_rc is 0) */
 };
+
+/*
+ * Ask the queue's thread to read its store's size (bk_store_size(): the
+ * backing's fstat or BLKGETSIZE64, librbd's size) and report it
+ * (BK_REPORT_SIZE).  Returns at once: the thread does it the next time
+ * it looks at its events (within a ring pass), so the control thread
+ * never waits for the backing.  On a backing whose file system hangs,
+ * the queue thread waits in the probe instead, as it would in that
+ * backing's I/O, and the report comes when the probe returns; a stop
+ * asked meanwhile is seen after it (the drain waits for the probe as
+ * it waits for I/O in flight).  A probe the thread has not taken when
+ * it stops is dropped: no SIZE report comes after DRAINED.  The caller
+ * keeps at most one outstanding per queue (asking again before the
+ * report only asks once).  True when asked; false when the queue was
+ * never started, was asked to stop, or its thread has finished (no
+ * report will come).  Control thread.
+ */
+bool bk_dataplane_probe_size(struct bk_queue *q);
 
 /*
  * Take what the queue has reported since the last call (the box is

@@ -66,6 +66,11 @@ struct bk_daemon {
 	char vbd_root[64];		/* /local/domain/<self>/backend/vbd */
 	struct bk_trace *trace;
 	int report_efd;			/* queue threads -> control thread */
+	/* stores -> control thread: "a backing's size may have changed"
+	 * (rbd's header watch: bk_store_config.notify_efd); main.c then
+	 * asks every connected vbd's size (bk_xenbus_check_sizes) */
+	int size_efd;
+	uint64_t size_gen;		/* the size probes asked so far (vbd-reports.c) */
 	struct bk_dev *devs;
 	struct bk_claims claims;	/* who serves which backing */
 	bool rescan_waiters;		/* a draining claim was released */
@@ -152,6 +157,25 @@ struct bk_dev {
 	bool persistent;		/* this connection uses persistent grants */
 	bool keep_state;		/* disconnect for a successor: keep the records */
 	bool size_lost;			/* the backing's size cannot be read: reported */
+	/*
+	 * The backing's size probe (vbd-reports.c, bk_vbd_size_ask): asked
+	 * of queue 0's thread, which may wait in it on a backing that
+	 * hangs, and answered through that queue's report; never two at
+	 * once.  What is out dies with the queues (bk_vbd_disconnect_finish
+	 * clears asked and again); the last answer stays.
+	 */
+	struct {
+		bool asked;		/* one is out: queue 0 has it */
+		bool again;		/* ask one more once it is answered */
+		bool said_slow;		/* its slowness was logged */
+		uint64_t gen;		/* its number (d->size_gen) */
+		struct timespec when;	/* CLOCK_MONOTONIC: when it was asked */
+		/* the last one answered: its number and result, what
+		 * blkbackd-ctl resize tells (bk_vbd_size_ask) */
+		uint64_t done_gen;
+		int rc;
+		uint64_t old_sectors, new_sectors;
+	} size;
 	/* another backend serves it (a ring found served, without our
 	 * record of it, or bound to the kernel's xen-blkback): nothing is
 	 * written to it and its backing is not opened, until the toolstack

@@ -408,8 +408,9 @@ setup(struct run *r)
 			return -1;
 	}
 	d->report_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	d->size_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	r->sfd = signalfd(-1, &r->sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (d->report_efd < 0 || r->sfd < 0) {
+	if (d->report_efd < 0 || d->size_efd < 0 || r->sfd < 0) {
 		log_error("eventfd/signalfd: %m");
 		return -1;
 	}
@@ -551,15 +552,16 @@ loop(struct run *r)
 
 	clock_gettime(CLOCK_MONOTONIC, &xs_seen);
 	for (;;) {
-		struct pollfd pfd[6] = {
+		struct pollfd pfd[7] = {
 			{ .fd = xs_fileno(d->xs), .events = POLLIN },
 			{ .fd = r->sfd, .events = POLLIN },
 			{ .fd = d->report_efd, .events = POLLIN },
 			{ .fd = bk_ctl_fd(r->ctl), .events = POLLIN },
 			{ .fd = r->size_tfd, .events = POLLIN },
+			{ .fd = d->size_efd, .events = POLLIN },
 			{ .fd = r->tfd, .events = POLLIN },
 		};
-		int n = poll(pfd, r->tfd >= 0 ? 6 : 5, XS_PING_MS);
+		int n = poll(pfd, r->tfd >= 0 ? 7 : 6, XS_PING_MS);
 		uint64_t v;
 
 		if (n < 0) {
@@ -585,11 +587,16 @@ loop(struct run *r)
 		}
 		if (pfd[0].revents & POLLIN)
 			bk_xenbus_handle_watches(d);
-		if (pfd[2].revents & POLLIN)
+		if (pfd[2].revents & POLLIN) {
 			bk_xenbus_handle_reports(d);
+			/* a size probe's answer may be what a resize waits for */
+			bk_ctl_resizes(r->ctl);
+		}
 		if ((pfd[4].revents & POLLIN) && read(r->size_tfd, &v, sizeof(v)) > 0)
 			bk_xenbus_check_sizes(d);
-		if (r->tfd >= 0 && (pfd[5].revents & POLLIN) && read(r->tfd, &v, sizeof(v)) > 0)
+		if ((pfd[5].revents & POLLIN) && read(d->size_efd, &v, sizeof(v)) > 0)
+			bk_xenbus_check_sizes(d);
+		if (r->tfd >= 0 && (pfd[6].revents & POLLIN) && read(r->tfd, &v, sizeof(v)) > 0)
 			bk_xenbus_log_stats(d);
 		if ((pfd[3].revents & POLLIN) && handle_ctl(r))
 			return 0;
@@ -616,6 +623,8 @@ teardown(struct run *r, int rc)
 		close(r->sfd);
 	if (d->report_efd >= 0)
 		close(d->report_efd);
+	if (d->size_efd >= 0)
+		close(d->size_efd);
 	bk_trace_close(d->trace);
 	if (d->xs)
 		xs_close(d->xs);
@@ -679,6 +688,7 @@ main(int argc, char **argv)
 				.max_pgrants = BK_PGRANT_DEFAULT_MAX,
 			},
 			.report_efd = -1,
+			.size_efd = -1,
 		},
 		.argv = argv,
 		.size_check_secs = 2,

@@ -377,17 +377,40 @@ bk_dataplane_start(struct bk_queue *q)
 	return 0;
 }
 
-void
-bk_dataplane_stop(struct bk_queue *q)
+/* Ring the queue thread's doorbell (stop_efd): it looks at stop_asked
+ * and size_asked. */
+static void
+ring_bell(struct bk_queue *q, const char *what)
 {
 	uint64_t one = 1;
 
-	if (!q->started || q->stop_sent)
-		return;
 	/* an eventfd write fails only on counter overflow: never here */
 	if (write(q->stop_efd, &one, sizeof(one)) != sizeof(one))
-		log_error("vbd %s ring %u: cannot signal stop: %m", q->name, q->idx);
+		log_error("vbd %s ring %u: cannot signal %s: %m", q->name, q->idx, what);
+}
+
+void
+bk_dataplane_stop(struct bk_queue *q)
+{
+	if (!q->started || q->stop_sent)
+		return;
+	pthread_mutex_lock(&q->rep_lock);
+	q->stop_asked = true;
+	pthread_mutex_unlock(&q->rep_lock);
+	ring_bell(q, "stop");
 	q->stop_sent = true;
+}
+
+bool
+bk_dataplane_probe_size(struct bk_queue *q)
+{
+	if (q->stop_sent || bk_dataplane_stopped(q))
+		return false;
+	pthread_mutex_lock(&q->rep_lock);
+	q->size_asked = true;
+	pthread_mutex_unlock(&q->rep_lock);
+	ring_bell(q, "a size probe");
+	return true;
 }
 
 bool

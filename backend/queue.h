@@ -147,6 +147,11 @@ struct bk_queue {
 	 * empties it (bk_dataplane_reports). */
 	pthread_mutex_t rep_lock;
 	struct bk_report rep;
+	/* The control thread's requests, under rep_lock too, each rung
+	 * through stop_efd (the queue's one doorbell): stop (set once by
+	 * bk_dataplane_stop) and read the store's size (set by
+	 * bk_dataplane_probe_size, cleared by the thread as it takes it). */
+	bool stop_asked, size_asked;
 };
 
 /* data.c: a request's data (see there).  0/-errno; -ENOSPC from

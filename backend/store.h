@@ -172,8 +172,8 @@ struct bk_store_config {
 	 * changed" (resized from another host: rbd), or NULL.  A driver
 	 * whose backing can change size writes 1 to *notify_efd, from any
 	 * thread, whenever it may have, and does nothing else about it:
-	 * the control thread then asks bk_store_size().  Borrowed; the fd
-	 * outlives the store.
+	 * bk_store_size() is asked then.  Borrowed; the fd outlives the
+	 * store.
 	 */
 	const int *notify_efd;
 	/*
@@ -269,11 +269,13 @@ struct bk_store_driver {
 	 * Optional (a backing whose size can change while open).  The
 	 * backing's size now, in bytes rounded down to 512, into *bytes;
 	 * -errno when it cannot tell or the backing is gone (a removed
-	 * file: -ENOENT).  Cheap, no I/O (fstat, an ioctl): the control
-	 * thread asks after *cfg->notify_efd fired, every few seconds and
-	 * on request.  After a shrink, the driver fails READ/WRITE past the
-	 * new end (-EIO): the dispatch keeps the larger size.  Control
-	 * thread.
+	 * file: -ENOENT).  Cheap, no data I/O (fstat, an ioctl), but it may
+	 * block where the backing's file system hangs: blkbackd asks it on
+	 * a queue thread of the store (after *cfg->notify_efd fired, every
+	 * few seconds and on request), never on its control thread.  After
+	 * a shrink, the driver fails READ/WRITE past the new end (-EIO):
+	 * the dispatch keeps the larger size.  One call at a time, from
+	 * any thread, concurrently with the queues' I/O.
 	 */
 	int (*size)(void *priv, uint64_t *bytes);
 
@@ -385,14 +387,15 @@ const char *bk_store_name(const struct bk_store *s);
 
 /*
  * The backing's size now, in bytes (a multiple of 512): asked after a
- * notify_efd polled readable, periodically, and on request.  From a
+ * notify_efd polled readable, periodically, and on request (blkbackd:
+ * on the vbd's first queue thread, as it may block).  From a
  * driver with a size op (file, rbd); -EOPNOTSUPP for every other store,
  * and for a stack with wrappers (blkcrash's layers keep the size of the
  * open); the driver's -errno when the backing is gone.
  * A grown size also becomes the layer's size for the checks of
  * bk_store_submit(), so that I/O up to the new end is accepted; a
  * shrunk one does not (the checks keep the larger size, and the driver
- * fails I/O past the new end).  Control thread.
+ * fails I/O past the new end).  One caller at a time, any thread.
  */
 int bk_store_size(struct bk_store *s, uint64_t *bytes);
 

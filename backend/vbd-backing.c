@@ -106,9 +106,9 @@ bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
 		.writethrough = c->writethrough,
 		.record_path = d->opt.record_path,
 		.volatile_cache = d->opt.volatile_cache,
-		/* a resize from the cluster (rbd) wakes the control loop as
-		 * the queues' reports do; bk_vbd_reports() looks */
-		.notify_efd = &d->report_efd,
+		/* a resize from the cluster (rbd) wakes the control loop,
+		 * which asks the sizes (bk_xenbus_check_sizes) */
+		.notify_efd = &d->size_efd,
 		/* rbd: the image lock's owner, for a takeover after a crash */
 		.state_dir = d->opt.state_dir,
 		/* the vbd's io-engine key, else --io-engine */

@@ -333,6 +333,9 @@ bk_vbd_disconnect_finish(struct bk_dev *dev)
 		dev->queues[i] = NULL;
 	}
 	dev->nr_queues = 0;
+	/* a size probe out died with queue 0 (answered or not: a stopped
+	 * queue takes no new one) */
+	dev->size.asked = dev->size.again = false;
 	bk_stack_close(dev->store);
 	dev->store = NULL;
 	/* a vbd may wait for this backing (backing_wait): look again once

@@ -43,18 +43,28 @@ void bk_vbd_read_labels(struct bk_dev *dev);
 /* The frontend's domain died (@releaseDomain). */
 void bk_vbd_domain_gone(struct bk_dev *dev);
 /* Act on the reports of the vbd's queues (xenbus.c handle_reports),
- * and on a resize of its backing (the store writes report_efd too). */
+ * a size probe's answer among them (bk_vbd_size_ask). */
 void bk_vbd_reports(struct bk_dev *dev);
 /*
- * Read the backing's size (bk_store_size) and, when it changed, write
- * sectors and rewrite state in one transaction (bk_negotiate_resize);
- * a shrink or an unreadable size is logged and written to the error
- * node, once.  *old_sectors / *new_sectors (either may be NULL): the
- * size before and after.  0 (changed or not), -ENOTCONN when the vbd is
- * not connected, -EOPNOTSUPP when its store cannot tell (memory, null,
- * a blkcrash stack), or the store's or xenstore's -errno.
+ * Ask for the backing's size (the periodic check, SIGHUP, rbd's notice,
+ * blkbackd-ctl resize).  Never waits for the backing: queue 0's thread
+ * reads it (bk_dataplane_probe_size) and reports it, and
+ * bk_vbd_reports() then does what Linux blkback's xen_blkbk_resize
+ * does: when it changed, sectors and our state rewritten in one
+ * transaction (bk_negotiate_resize); a shrink or an unreadable size
+ * logged and written to the error node, once.  At most one probe is out
+ * per vbd: asked again meanwhile, again=true makes one more follow it
+ * (blkbackd-ctl resize wants a size read after it asked), again=false
+ * drops the ask; one out for 10 s or more is logged, once.
+ * Returns the number of the probe whose answer will do for this ask:
+ * the answer is in once dev->size.done_gen >= it, with dev->size.rc (0
+ * whether it changed or not, -ENOTCONN when the vbd was no longer
+ * connected, -EOPNOTSUPP when its store cannot tell -- memory, null, a
+ * blkcrash stack -- or the store's or xenstore's -errno) and
+ * dev->size.old_sectors / new_sectors.  0 when nothing was asked: the
+ * vbd is not connected.
  */
-int bk_vbd_check_size(struct bk_dev *dev, uint64_t *old_sectors, uint64_t *new_sectors);
+uint64_t bk_vbd_size_ask(struct bk_dev *dev, bool again);
 /* True when a drain is over: the caller then runs bk_vbd_drain_done(). */
 bool bk_vbd_drained(const struct bk_dev *dev);
 /* Finish the disconnect and write what waited for it (Closed, for a

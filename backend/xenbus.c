@@ -574,7 +574,50 @@ bk_xenbus_check_sizes(struct bk_daemon *d)
 
 	for (dev = d->devs; dev; dev = dev->next)
 		if (dev->phase == DEV_CONNECTED)
-			bk_vbd_check_size(dev, NULL, NULL);
+			bk_vbd_size_ask(dev, false);
+}
+
+/* Shutdown: a vbd disconnected, or drained (its queues all finished),
+ * or NULL. */
+static struct bk_dev *
+first_drained(struct bk_daemon *d)
+{
+	struct bk_dev *dev;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		if (dev->phase != DEV_DRAINING || bk_vbd_drained(dev))
+			return dev;
+	return NULL;
+}
+
+/* Shutdown: wait (up to a second) for a queue's report -- its last one,
+ * DRAINED, among them.  After SHUTDOWN_SLOW_S, say once which vbds
+ * still hold the exit up. */
+#define SHUTDOWN_SLOW_S 10
+static void
+wait_drained(struct bk_daemon *d, const struct timespec *since, bool *said)
+{
+	struct pollfd p = { .fd = d->report_efd, .events = POLLIN };
+	struct timespec now;
+	uint64_t v;
+
+	if (poll(&p, 1, 1000) > 0 && read(d->report_efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: taken already */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!*said && now.tv_sec - since->tv_sec >= SHUTDOWN_SLOW_S) {
+		struct bk_dev *dev;
+		char names[256] = "";
+		size_t used = 0;
+
+		for (dev = d->devs; dev && used + 40 < sizeof(names); dev = dev->next)
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+						 used ? " " : "", dev->name);
+		log_error("stopping: still waiting after %d s for vbd %s%s to finish its I/O in "
+			  "flight (a backing that hangs?); every other vbd is done",
+			  SHUTDOWN_SLOW_S, names, dev ? " ..." : "");
+		*said = true;
+	}
 }
 
 /* Will the shutdown leave this vbd Connected without a backend? */
@@ -590,6 +633,8 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
 {
 	struct bk_dev *dev, *o;
 	unsigned int stalled = 0;
+	struct timespec since;
+	bool said = false;
 	size_t used = 0;
 
 	if (len)
@@ -610,7 +655,7 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
 	}
 
 	/* Stop every queue of every vbd first, so they drain in parallel;
-	 * then wait for each (here, and only here, the control thread waits
+	 * then wait for them (here, and only here, the control thread waits
 	 * for I/O: nothing else is left to serve). */
 	for (dev = d->devs; dev; dev = dev->next) {
 		unsigned int i;
@@ -618,8 +663,7 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
 		for (i = 0; i < dev->nr_queues; i++)
 			bk_dataplane_stop(dev->queues[i]);
 	}
-	while (d->devs) {
-		dev = d->devs;
+	for (dev = d->devs; dev; dev = dev->next) {
 		/* staying Connected for a successor: it takes the queues over
 		 * from their recovery records (qstate.h) */
 		dev->keep_state = !close;
@@ -638,8 +682,23 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
 				}
 			}
 		}
-		if (!bk_vbd_disconnect(dev))
-			bk_vbd_disconnect_finish(dev);
+		bk_vbd_disconnect(dev);	/* draining now, or done */
+	}
+	/* Each vbd as soon as its queues are done, in whatever order they
+	 * finish: one whose backing hangs (a queue thread waiting in its
+	 * I/O or its size probe) holds up only itself -- every other one is
+	 * destroyed, and closed with close, meanwhile.  That one is waited
+	 * for until its backing answers; a SIGKILL meanwhile leaves its
+	 * recovery records, as a crash does. */
+	clock_gettime(CLOCK_MONOTONIC, &since);
+	while (d->devs) {
+		dev = first_drained(d);
+		if (!dev) {
+			wait_drained(d, &since, &said);
+			continue;
+		}
+		if (dev->phase == DEV_DRAINING)
+			bk_vbd_disconnect_finish(dev);	/* drained: no wait */
 		if (close && dev->probed && dev->state != XenbusStateClosed)
 			bk_vbd_set_state(dev, XenbusStateClosed);
 		bk_stats_log(dev->name, &dev->closed_stats);

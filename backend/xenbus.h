@@ -34,7 +34,8 @@ void bk_xenbus_log_stats(struct bk_daemon *d);
  * SIGTERM, blkbackd-ctl shutdown/upgrade: stop every queue of every vbd
  * at once, wait until each has drained (in parallel: every request
  * taken is answered), destroy them (unmap, unbind, close the stores) and
- * free the vbds.  close: write Closed for each probed vbd (the guests
+ * free the vbds, each as soon as its queues are done (a vbd whose
+ * backing hangs holds up only itself, until it answers).  close: write Closed for each probed vbd (the guests
  * lose their disks); otherwise write nothing at all to xenstore, so a
  * blkbackd started next finds every state as it was.  Blocks.
  * Returns how many vbds were left Connected without a backend (their
@@ -47,8 +48,8 @@ unsigned int bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, siz
 				unsigned int *guests);
 /* The vbd F/D this daemon knows, or NULL. */
 struct bk_dev *bk_xenbus_find(struct bk_daemon *d, uint32_t f, uint32_t id);
-/* bk_vbd_check_size() on every connected vbd (SIGHUP, the periodic
- * check). */
+/* bk_vbd_size_ask() on every connected vbd (SIGHUP, the periodic
+ * check, an rbd image's notice): asks, never waits for a backing. */
 void bk_xenbus_check_sizes(struct bk_daemon *d);
 /* SIGUSR2 (blkcrash): power-cut every vbd's store, no drain. */
 void bk_xenbus_power_cut(struct bk_daemon *d);

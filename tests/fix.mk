@@ -21,6 +21,14 @@ FIX_TESTS = \
 	test-fix-ro-blockdev.sh \
 	test-fix-backing-swapped.sh \
 	test-fix-nbd-flush-idle.sh \
+	test-fix-fuse-size-check.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
+
+# One file through FUSE, to stop like a dead NFS server
+# (test-fix-fuse-size-check.sh).
+check_PROGRAMS += fuse-file
+fuse_file_SOURCES = fuse-file.c
+fuse_file_CFLAGS = $(AM_CFLAGS) $(FUSE3_CFLAGS)
+fuse_file_LDADD = $(FUSE3_LIBS)
