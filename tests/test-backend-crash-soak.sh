@@ -17,21 +17,26 @@
 # successor finds them in the dead daemon's record and answers them: the
 # soak kills on, up to 3 times its count, until it has seen that many, as
 # a slow machine may answer everything between two kills more often.
+# On a loaded machine a kill and takeover can take 4 s (ASan beside a
+# nested-Xen boot): each soak stops early once its time (BK_SOAK_SECONDS,
+# 420 s for the flush soak, a third for the barrier one) is up, with at
+# least a quarter of its kills made and its kills in flight seen; fewer
+# than that fails.  The guest's own bound is only a safety net past it.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 requires test -x "$abs_top_builddir/sim/xensim"
 need_frontend
 start_xensim
-soak() { # flush-mode kills
-	local kills=$2 want=${BK_SOAK_INFLIGHT:-5}
-	local most=$((3 * kills))
+soak() { # flush-mode kills seconds
+	local kills=$2 secs=$3 want=${BK_SOAK_INFLIGHT:-5}
+	local most=$((3 * kills)) least=$(($2 / 4)) t0
 	[ $want -le $kills ] || want=$kills
 	start_backend
 	guest_with_disk 32M
 	# as many writes as the kills need: the guest must still be running
 	# (--foreground: our SIGINT reaches verify once, not also through
 	# timeout's process group)
-	timeout --foreground 600 blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 16M \
+	timeout --foreground $((secs + 240)) blkfront-test verify --domid $DOM --queues 2 --bs 64k --size 16M \
 		--count 100000000 --iodepth 32 --flush-every 20 --timeout 20000 \
 		> "$BK_TMP/verify.out" 2>&1 &
 	vpid=$!
@@ -52,9 +57,16 @@ soak() { # flush-mode kills
 	# from the guest's connect on, every xenstore change in order
 	xs_wait "/local/domain/$DOM/device/vbd/51712/state" 4
 	xs_record "$BK_TMP/watch.$1"
+	t0=$SECONDS
 	while [ $n -lt $kills ] || [ $inflight -lt $want ]; do
 		[ $n -lt $most ] ||
 			fail "$1: $n kills, $inflight of them with requests in flight: fewer than $want"
+		if [ $((SECONDS - t0)) -ge "$secs" ]; then
+			[ $n -ge $least ] && [ $inflight -ge $want ] ||
+				fail "$1: $n kills ($inflight with requests in flight) in $secs s: fewer than $least (or $want)"
+			echo "$1: $secs s are up after $n of $kills kills: the soak ends there"
+			break
+		fi
 		# each kill hits a daemon that serves the vbd, at a random
 		# instant of its first 200 ms
 		sleep "$(printf '0.%03d' $((RANDOM % 200)))"
@@ -89,7 +101,7 @@ soak() { # flush-mode kills
 	stop_backend
 	: > "$BACKEND_LOG"
 }
-soak flush ${BK_SOAK_KILLS:-200}
+soak flush ${BK_SOAK_KILLS:-200} ${BK_SOAK_SECONDS:-420}
 guest_with_disk() { new_disk "$1"; new_guest; add_disk $DOM "$params" --be-key flush-mode=barrier; }
-soak barrier ${BK_SOAK_BARRIER_KILLS:-60}
+soak barrier ${BK_SOAK_BARRIER_KILLS:-60} $((${BK_SOAK_SECONDS:-420} / 3))
 exit 0
