@@ -238,6 +238,22 @@ cluster_create(const struct rbd_spec *sp, bool writethrough, rados_t *out,
 	rc = rados_conf_set(cl, "rbd_skip_partial_discard", "false");
 	if (rc < 0)
 		goto err;
+	/* A write's data stays where the guest put it: librbd takes the
+	 * iovecs we hand it (the guest's pages, data.c) without copying
+	 * them, unless its cache holds dirty data (writeback, writearound:
+	 * librbd copies then, whatever this says).  librbd's default
+	 * copies every write (a buffer changed while the messenger sends
+	 * it fails the data CRC; the OSD drops the message and librados
+	 * sends it again): a guest that changes a page it is writing gets
+	 * either contents, as on a disk, at the cost of a resend.  The
+	 * completion (rbd_done) comes only once librbd and librados hold
+	 * no reference to the pages any more (librbd blocks the
+	 * completion until the last one is dropped), and the request's
+	 * grants are released only after it.  The admin's options below
+	 * may say otherwise. */
+	rc = rados_conf_set(cl, "rbd_disable_zero_copy_writes", "false");
+	if (rc < 0)
+		goto err;
 	opts = strdup(sp->opts);
 	if (!opts) {
 		rc = -ENOMEM;
