@@ -77,6 +77,11 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 ceph_start "$dir/ceph" > "$dir/cluster.out" 2>&1 || { cat "$dir/cluster.out"; exit 1; }
+# BENCH_CEPH_CLIENT: librbd options for both paths, ';'-separated
+# ("rbd_cache = false"), in ceph.conf's [client] section
+if [ -n "${BENCH_CEPH_CLIENT:-}" ]; then
+	{ echo "[client]"; tr ';' '\n' <<< "$BENCH_CEPH_CLIENT"; } >> "$CEPH_CONF"
+fi
 image=bench
 rbdc create --size "$size" "$CEPH_POOL/$image"
 # fio's rbd engine finds the cluster through librados's CEPH_CONF
@@ -153,7 +158,7 @@ fiorun() { # name rw bs iodepth
 }
 
 rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)}
-echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job"
+echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job${BENCH_CEPH_CLIENT:+, client: $BENCH_CEPH_CLIENT}"
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 # pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: alternate, print each, then the medians' ratio
