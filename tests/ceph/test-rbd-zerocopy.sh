@@ -5,7 +5,10 @@
 #  - librbd does not copy the writes: with blkbackd's cache=writethrough
 #    (no librbd cache) librbd's own log (debug_rbd=5) must not say
 #    "disabling zero-copy writes", which it says when it will copy every
-#    write into buffers of its own;
+#    write into buffers of its own; and an image whose own configuration
+#    (rbd config image set) turns a writethrough cache on is reopened
+#    with copies (zero-copy there would hold each write's completion
+#    until the cache drops the pages);
 #  - byte-exact through the ring with persistent grants on and off, in
 #    4 KiB and 1 MiB blocks (1 MiB: the segments' pages, persistent or
 #    mapped for the request, given to librbd as few merged iovecs), the
@@ -45,6 +48,24 @@ vfy $DOM "$wt" --be-key cache=writethrough -- --bs 4k --size 4M --offset 0 --iod
 grep -q "disabling zero-copy writes" "$rlog" &&
 	fail "librbd copies the writes: $(grep -m1 "disabling zero-copy" "$rlog")"
 grep -q "writethrough" "$BACKEND_LOG" || fail "the vbd did not run with cache=writethrough"
+
+# 1b. the image's own configuration turns a writethrough cache on: librbd
+#     would keep the written pages as clean cache and hold every write's
+#     completion until they are evicted; blkbackd reopens the image with
+#     copies, and the writes complete
+rbdi() { timeout 60 rbd -c "$CEPH_CONF" "$@"; }
+# (the metadata is written under the image's lock: the vbd of step 1 may
+# still be closing its store)
+wait_for 30 rbdi config image set "$img" rbd_cache true 2>"$BK_TMP/cfg.err" ||
+	fail "rbd config image set: $(cat "$BK_TMP/cfg.err")"
+wait_for 30 rbdi config image set "$img" rbd_cache_policy writethrough 2>"$BK_TMP/cfg.err" ||
+	fail "rbd config image set: $(cat "$BK_TMP/cfg.err")"
+new_guest
+vfy $DOM "$base" --be-key cache=writethrough -- --bs 4k --size 1M --offset 0 --iodepth 4
+grep -q "librbd's cache is on: its writes are copied" "$BACKEND_LOG" ||
+	fail "no reopen with copies for an image whose own configuration has the cache on"
+rbdi config image remove "$img" rbd_cache || fail "rbd config image remove"
+rbdi config image remove "$img" rbd_cache_policy || fail "rbd config image remove"
 
 # 2. byte-exact, persistent grants on and off, 4 KiB and 1 MiB, with and
 #    without librbd's cache (the default cache copies in librbd)
