@@ -26,7 +26,13 @@
 # rbd store in this build, without the Ceph daemons, or without fio's rbd
 # engine.  Knobs: BENCH_RBD_SIZE (image, default 256M; memstore keeps it
 # in the OSD's RAM, 1 GiB at most), BENCH_SECONDS (per run, default 5),
-# BENCH_REPEAT (default 3), BENCH_SEQ_QD (default 4), CEPH_OBJECTSTORE.
+# BENCH_REPEAT (default 3), BENCH_SEQ_QD (default 4), CEPH_OBJECTSTORE,
+# BENCH_WARMUP (seconds of one uncounted ring and fio run per row before
+# the counted ones, default 2; 0 none), BENCH_ROWS (the rows to run, e.g. "seqwrite-1m seqread-1m"; default all).
+# CPU: bk_us_per_req/bk_us_per_MiB are blkbackd's whole process (its
+# librbd threads included) over the ring run; fio_proc_us_per_* are
+# fio's whole process, the same measure (fio_us_per_req is fio's own
+# figure, its job thread alone).
 set -euo pipefail
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,6 +77,11 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 ceph_start "$dir/ceph" > "$dir/cluster.out" 2>&1 || { cat "$dir/cluster.out"; exit 1; }
+# BENCH_CEPH_CLIENT: librbd options for both paths, ';'-separated
+# ("rbd_cache = false"), in ceph.conf's [client] section
+if [ -n "${BENCH_CEPH_CLIENT:-}" ]; then
+	{ echo "[client]"; tr ';' '\n' <<< "$BENCH_CEPH_CLIENT"; } >> "$CEPH_CONF"
+fi
 image=bench
 rbdc create --size "$size" "$CEPH_POOL/$image"
 # fio's rbd engine finds the cluster through librados's CEPH_CONF
@@ -96,38 +107,78 @@ jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
+# BENCH_PERF_DIR: a flat profile (perf, where the CPU goes by library and
+# symbol) of blkbackd per ring run and of fio per fio run, kept there
+# (perf's own CPU then counts in fio's time(1) figure: not for cited runs)
+perf_report() { # perf.data out.txt
+	perf report -i "$1" --no-children --sort dso,sym --percent-limit 0.5 --stdio 2>/dev/null |
+		grep -v '^$' | grep -v '^ *|' | grep -v -- '---' > "$2" || true
+}
 ring() { # name rw bs iodepth max-indirect
 	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 fe_us ios
 	t0=$(cpu_ticks "$backend_pid")
+	local perf_pid=
+	if [ -n "${BENCH_PERF_DIR:-}" ]; then
+		perf record -q -F 999 -g -p "$backend_pid" -o "$BENCH_PERF_DIR/$name.ring.perf" 2>/dev/null &
+		perf_pid=$!
+	fi
 	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
 		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
 		${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
 		--runtime "$secs" --output-format json > "$dir/$name.json"
 	t1=$(cpu_ticks "$backend_pid")
+	if [ -n "$perf_pid" ]; then
+		kill -INT "$perf_pid"; wait "$perf_pid" || true
+		perf_report "$BENCH_PERF_DIR/$name.ring.perf" "$BENCH_PERF_DIR/$name.ring.$(date +%s).txt"
+	fi
 	ios=$(jget "$dir/$name.json" "d['ios']")
 	fe_us=$(awk -v ios="$ios" '{ printf "%.2f", ($1 + $2) * 1e6 / (ios > 0 ? ios : 1) }' "$dir/$name.time")
-	echo "bench=$name path=ring store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round(($t1 - $t0) * 1e6 / $hz / max($ios, 1), 2))") fe_us_per_req=$fe_us"
+	local bk_us mib
+	bk_us=$(python3 -c "print(($t1 - $t0) * 1e6 / $hz)")
+	mib=$(jget "$dir/$name.json" "d['bytes'] / 1048576")
+	echo "bench=$name path=ring store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']")"
 }
 fiorun() { # name rw bs iodepth
-	fio --name="$1" --ioengine=rbd --clientname=admin --pool="$CEPH_POOL" --rbdname="$image" \
+	local perf=()
+	[ -z "${BENCH_PERF_DIR:-}" ] || perf=(perf record -q -F 999 -g -o "$BENCH_PERF_DIR/$1.fio.perf" --)
+	/usr/bin/time -f '%U %S' -o "$dir/$1.fio.time" \
+	"${perf[@]}" fio --name="$1" --ioengine=rbd --clientname=admin --pool="$CEPH_POOL" --rbdname="$image" \
 		--size="$size" --rw="$2" --bs="$3" --iodepth="$4" --runtime="$secs" --time_based \
 		--output-format=json > "$dir/$1.fio.json"
+	[ -z "${BENCH_PERF_DIR:-}" ] || perf_report "$BENCH_PERF_DIR/$1.fio.perf" "$BENCH_PERF_DIR/$1.fio.$(date +%s).txt"
 	local k=read; [ "$2" = write ] || [ "$2" = randwrite ] && k=write
-	echo "bench=$1 path=fio store=rbd rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)")"
+	# fio's usr_cpu/sys_cpu are its job thread's alone (getrusage
+	# RUSAGE_THREAD), without librbd's threads, where the copies and the
+	# messenger run; the whole process's CPU (time(1), connect and image
+	# open included) is the figure to set beside blkbackd's
+	local ios proc_us
+	ios=$(jget "$dir/$1.fio.json" "d['jobs'][0]['$k']['total_ios']")
+	proc_us=$(awk '{ printf "%.0f", ($1 + $2) * 1e6 }' "$dir/$1.fio.time")
+	echo "bench=$1 path=fio store=rbd rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)") fio_proc_us_per_req=$(python3 -c "print(round($proc_us / max($ios, 1), 2))") fio_proc_us_per_MiB=$(jget "$dir/$1.fio.json" "round($proc_us / max(d['jobs'][0]['$k']['io_bytes'] / 1048576, 1e-9), 1)") lat_p50_us=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['lat_ns']['percentile']['50.000000'] / 1e3, 1) if 'percentile' in d['jobs'][0]['$k']['lat_ns'] else round(d['jobs'][0]['$k']['clat_ns']['percentile']['50.000000'] / 1e3, 1)")"
 }
 
-rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
-echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job"
+rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job${BENCH_CEPH_CLIENT:+, client: $BENCH_CEPH_CLIENT}"
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 # pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: alternate, print each, then the medians' ratio
 pair() {
 	local name=$1 key=$2 goal=$3 i l rv=() fv=()
 	shift 3
+	case " ${BENCH_ROWS:-$name} " in *" $name "*) ;; *) return 0;; esac
 	local -a ra=() fa=()
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
+	# warm-up, not counted: the first run after the prefill or after
+	# another row (the OSD settling, blkbackd's first connection
+	# mapping its persistent grants) was 2-4x slower than the next
+	if [ "${BENCH_WARMUP:-2}" -gt 0 ]; then
+		local secs=${BENCH_WARMUP:-2}
+		ring "${ra[@]}" > /dev/null
+		fiorun "${fa[@]}" > /dev/null
+		secs=$(( ${BENCH_SECONDS:-5} ))
+	fi
 	for (( i=0; i<repeat; i++ )); do
 		l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")")
 		l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")")

@@ -14,21 +14,37 @@
 
 #include "queue.h"
 
-/* One iovec per segment, at base + i pages (the segments' pages,
- * mapped contiguously) or at pages[i] (persistent grants). */
+/*
+ * The segments as iovecs, at base + i pages (the segments' pages,
+ * mapped contiguously) or at pages[i] (persistent grants): one per
+ * segment, except that a segment that begins where the previous one
+ * ends in our address space extends it.  Whole-page segments of a
+ * contiguous mapping make one iovec: an rbd write of 1 MiB is then one
+ * buffer for librbd instead of 256 (each one its own bufferptr, and,
+ * when librbd copies, its own allocation and memcpy).  Sets
+ * req->niovs.
+ */
 static void
 seg_iovs(struct bk_req *req, char *base, void *const *pages)
 {
 	const struct blkreq *br = &req->br;
-	unsigned int i;
+	unsigned int i, n = 0;
 
 	for (i = 0; i < br->nr_segments; i++) {
 		unsigned int first = br->seg[i].first_sect, last = br->seg[i].last_sect;
 		char *page = pages ? pages[i] : base + (size_t)i * XEN_PAGE_SIZE;
+		char *p = page + (first << SECTOR_SHIFT);
+		size_t len = (size_t)(last - first + 1) << SECTOR_SHIFT;
 
-		req->iovs[i].iov_base = page + (first << SECTOR_SHIFT);
-		req->iovs[i].iov_len = (last - first + 1) << SECTOR_SHIFT;
+		if (n && (char *)req->iovs[n - 1].iov_base + req->iovs[n - 1].iov_len == p) {
+			req->iovs[n - 1].iov_len += len;
+			continue;
+		}
+		req->iovs[n].iov_base = p;
+		req->iovs[n].iov_len = len;
+		n++;
 	}
+	req->niovs = n;
 }
 
 /*

@@ -323,9 +323,10 @@ req_prepare_io(struct bk_req *req, enum bk_step step)
 		io->offset = req->br.sector << SECTOR_SHIFT;
 		io->len = req->br.nr_sectors << SECTOR_SHIFT;
 		if (req->map || req->pg) {
-			/* zero-copy: one iovec per segment of the mapped pages */
+			/* zero-copy: the segments on the mapped pages, those
+			 * adjacent in our address space merged (data.c) */
 			io->iov = req->iovs;
-			io->iovcnt = req->br.nr_segments;
+			io->iovcnt = req->niovs;
 		} else {
 			req->iov.iov_base = req->buf;
 			req->iov.iov_len = io->len;

@@ -54,6 +54,7 @@ struct bk_req {
 	bool pg;
 	bk_pgrant_hold_t *holds;	/* max_segs entries */
 	struct iovec *iovs;		/* max_segs entries */
+	unsigned int niovs;		/* map/pg: how many of iovs (seg_iovs) */
 	/* Its segments in the queue's grant copy batch, and the result:
 	 * 0, or the first failing segment's -errno. */
 	unsigned int cfirst, cn;

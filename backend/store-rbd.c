@@ -205,6 +205,28 @@ spec_parse(const struct bk_store_config *cfg, const char *arg, struct rbd_spec *
 	return 0;
 }
 
+/* Does the arg set librados option name? */
+static bool
+spec_has_opt(const struct rbd_spec *sp, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = sp->opts; p && *p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == '=')
+			return true;
+	return false;
+}
+
+/* Is the handle's option name set to value? */
+static bool
+conf_is(rados_t cl, const char *name, const char *value)
+{
+	char buf[64];
+
+	return rados_conf_get(cl, name, buf, sizeof(buf)) == 0 && !strcmp(buf, value);
+}
+
 /* A librados handle configured from sp (not connected).  0/-errno;
  * *what names the call that failed. */
 static int
@@ -270,6 +292,24 @@ cluster_create(const struct rbd_spec *sp, bool writethrough, rados_t *out,
 		goto err;
 	/* blkbackd's cache=writethrough: no librbd cache at all */
 	if (writethrough && (rc = rados_conf_set(cl, "rbd_cache", "false")) < 0)
+		goto err;
+	/* Without librbd's cache, a write's data stays where the guest put
+	 * it: librbd takes the iovecs we hand it (the guest's pages,
+	 * data.c) without copying them.  librbd's default copies every
+	 * write (rbd_disable_zero_copy_writes=true: a buffer changed while
+	 * the messenger sends it fails the data CRC, the OSD drops the
+	 * message and librados sends it again); a guest that changes a
+	 * page it is writing gets either contents, as on a disk.  librbd
+	 * blocks the completion until its last reference to the pages is
+	 * dropped, so rbd_done means it no longer touches them, and the
+	 * request's grants are released only after that.  Not with the
+	 * cache on: a writeback or writearound cache makes librbd copy
+	 * anyway, and a writethrough one keeps the written buffers as
+	 * clean cache, holding the completion back until they are evicted
+	 * (a write that never completes).  The admin's own setting wins;
+	 * zero_copy_check() looks again at what the image got. */
+	if (!spec_has_opt(sp, "rbd_disable_zero_copy_writes") && conf_is(cl, "rbd_cache", "false") &&
+	    (rc = rados_conf_set(cl, "rbd_disable_zero_copy_writes", "false")) < 0)
 		goto err;
 	*out = cl;
 	return 0;
@@ -348,6 +388,30 @@ cache_is_volatile(struct rbd_store *s)
 	/* writeback, writearound, or unknown: say volatile (flushes are
 	 * cheap where nothing is dirty; a lost flush is not) */
 	return strcmp(dirty, "0") != 0;
+}
+
+/*
+ * Zero-copy writes with librbd's cache on would hold writes back (see
+ * cluster_create): the image may have got its cache from the pool's or
+ * its own configuration (rbd config pool/image set), or the admin may
+ * have asked for both.  Then reopen it with librbd copying the writes,
+ * before the lock is taken.  0 or -errno (s->image closed).
+ */
+static int
+zero_copy_check(struct rbd_store *s, const char *name)
+{
+	char cache[16], nocopy[16];
+
+	image_option(s->image, s->cluster, "rbd_cache", cache, sizeof(cache));
+	image_option(s->image, s->cluster, "rbd_disable_zero_copy_writes", nocopy, sizeof(nocopy));
+	if (strcmp(cache, "true") != 0 || strcmp(nocopy, "false") != 0)
+		return 0;
+	log_info("rbd %s: librbd's cache is on: its writes are copied "
+		 "(rbd_disable_zero_copy_writes=true)", name);
+	rbd_close(s->image);
+	if (rados_conf_set(s->cluster, "rbd_disable_zero_copy_writes", "true") < 0)
+		return -EINVAL;
+	return rbd_open(s->io, s->spec.image, &s->image, NULL);
 }
 
 /* librbd's thread: the image's header changed (a resize, a snapshot). */
@@ -627,6 +691,12 @@ rbd_store_open(const struct bk_store_config *cfg, void **priv, struct bk_store_f
 	if (rc < 0) {
 		s->image = NULL;
 		rc = bk_store_fail(cfg, rc, "rbd store", "image %s: %s", name, strerror(-rc));
+		goto err;
+	}
+	if (!ro && (rc = zero_copy_check(s, name)) < 0) {
+		s->image = NULL;
+		rc = bk_store_fail(cfg, rc, "rbd store", "image %s (reopened to copy writes): %s",
+				   name, strerror(-rc));
 		goto err;
 	}
 	if (!ro && (rc = take_lock(cfg, s, name)) < 0)

@@ -24,6 +24,7 @@ CEPH_TEST_FILES = \
 	ceph/test-rbd-errors.sh \
 	ceph/test-rbd-durability.sh \
 	ceph/test-rbd-conformance.sh \
+	ceph/test-rbd-zerocopy.sh \
 	$(NULL)
 EXTRA_DIST += $(CEPH_TEST_FILES)
 
