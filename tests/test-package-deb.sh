@@ -106,7 +106,7 @@ check_list "$tmp/blkbackd-tools_${ver}_${arch}.deb" \
 	/usr/bin/xensim /usr/bin/xensim-ctl \
 	/usr/libexec/blkbackd/blkcrash-run /usr/libexec/blkbackd/fsmark \
 	/usr/libexec/blkbackd/fsync-tester \
-	$lib/__init__.py $lib/ceiling.py $lib/cli.py $lib/matrix.py $lib/parsers.py $lib/report.py \
+	$lib/__init__.py $lib/ceiling.py $lib/cli.py $lib/crash.py $lib/matrix.py $lib/parsers.py $lib/report.py \
 	$lib/stack.py $lib/system.py $lib/workloads.py $lib/xen.py \
 	/usr/share/doc/blkbackd-tools/changelog.gz /usr/share/doc/blkbackd-tools/copyright \
 	/usr/share/lintian/overrides/blkbackd-tools \
