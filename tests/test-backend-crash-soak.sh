@@ -19,7 +19,7 @@
 # a slow machine may answer everything between two kills more often.
 # On a loaded machine a kill and takeover can take 4 s (ASan beside a
 # nested-Xen boot): each soak stops early once its time (BK_SOAK_SECONDS,
-# 420 s for the flush soak, a third for the barrier one) is up, with at
+# 300 s for the flush soak, a third for the barrier one) is up, with at
 # least a quarter of its kills made and its kills in flight seen; fewer
 # than that fails.  The guest's own bound is only a safety net past it.
 . ./functions.sh
@@ -101,7 +101,7 @@ soak() { # flush-mode kills seconds
 	stop_backend
 	: > "$BACKEND_LOG"
 }
-soak flush ${BK_SOAK_KILLS:-200} ${BK_SOAK_SECONDS:-420}
+soak flush ${BK_SOAK_KILLS:-200} ${BK_SOAK_SECONDS:-300}
 guest_with_disk() { new_disk "$1"; new_guest; add_disk $DOM "$params" --be-key flush-mode=barrier; }
-soak barrier ${BK_SOAK_BARRIER_KILLS:-60} $((${BK_SOAK_SECONDS:-420} / 3))
+soak barrier ${BK_SOAK_BARRIER_KILLS:-60} $((${BK_SOAK_SECONDS:-300} / 3))
 exit 0
