@@ -154,7 +154,16 @@ fiorun() { # name rw bs iodepth
 	local ios proc_us
 	ios=$(jget "$dir/$1.fio.json" "d['jobs'][0]['$k']['total_ios']")
 	proc_us=$(awk '{ printf "%.0f", ($1 + $2) * 1e6 }' "$dir/$1.fio.time")
-	echo "bench=$1 path=fio store=rbd rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)") fio_proc_us_per_req=$(python3 -c "print(round($proc_us / max($ios, 1), 2))") fio_proc_us_per_MiB=$(jget "$dir/$1.fio.json" "round($proc_us / max(d['jobs'][0]['$k']['io_bytes'] / 1048576, 1e-9), 1)") lat_p50_us=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['lat_ns']['percentile']['50.000000'] / 1e3, 1) if 'percentile' in d['jobs'][0]['$k']['lat_ns'] else round(d['jobs'][0]['$k']['clat_ns']['percentile']['50.000000'] / 1e3, 1)")"
+	local f="$dir/$1.fio.json" J="d['jobs'][0]"
+	local iops mbps req_us proc_req proc_mib p50
+	iops=$(jget "$f" "round($J['$k']['iops'])")
+	mbps=$(jget "$f" "round($J['$k']['bw_bytes']/1e6,1)")
+	req_us=$(jget "$f" "round(($J['usr_cpu'] + $J['sys_cpu']) / 100 * $J['job_runtime'] * 1e3 / max($J['$k']['total_ios'], 1), 2)")
+	proc_req=$(python3 -c "print(round($proc_us / max($ios, 1), 2))")
+	proc_mib=$(jget "$f" "round($proc_us / max($J['$k']['io_bytes'] / 1048576, 1e-9), 1)")
+	p50=$(jget "$f" "round($J['$k']['lat_ns']['percentile']['50.000000'] / 1e3, 1) if 'percentile' in $J['$k']['lat_ns'] else round($J['$k']['clat_ns']['percentile']['50.000000'] / 1e3, 1)")
+	echo "bench=$1 path=fio store=rbd rw=$2 bs=$3 iodepth=$4 iops=$iops MBps=$mbps" \
+		"fio_us_per_req=$req_us fio_proc_us_per_req=$proc_req fio_proc_us_per_MiB=$proc_mib lat_p50_us=$p50"
 }
 
 rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)}
