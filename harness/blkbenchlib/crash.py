@@ -156,16 +156,9 @@ class CrashNested:
                    FSMARK=t.optional("fsmark") or "/nonexistent")
         if not os.path.isfile(os.path.join(build, "dom0.cpio")):
             info("xen-nested: building the initramfs images (log %s/build.log)" % build)
-            with open(os.path.join(build, "build.log"), "w") as lg:
-                rc = subprocess.call(["cc", "-O2", "-o", os.path.join(build, "xt-holes"),
-                                      os.path.join(self.xendir, "xt-holes.c")],
-                                     stdout=lg, stderr=subprocess.STDOUT)
-                if rc == 0:
-                    rc = subprocess.call(["bash", os.path.join(self.xendir, "build-initramfs.sh")],
-                                         stdout=lg, stderr=subprocess.STDOUT, env=env,
-                                         stdin=subprocess.DEVNULL)
-            if rc != 0:
-                raise BenchError("building the initramfs images failed (see %s/build.log)" % build)
+            _build_initramfs(self.xendir, build, env, "the initramfs images",
+                             ["cc", "-O2", "-o", os.path.join(build, "xt-holes"),
+                              os.path.join(self.xendir, "xt-holes.c")])
         serial = os.path.join(outdir, "serial.log")
         # phase lw's quick boot took 131-376 s; the full campaign has
         # twice its rounds, each ext4 round's fsck grows with --points
@@ -177,6 +170,20 @@ class CrashNested:
         return _run_following(["bash", os.path.join(self.xendir, "boot.sh"), serial,
                                "xt.phases=lw", "xt.lw=full", "xt.lwpoints=%d" % ns.points],
                               dict(env, TIMEOUT=str(timeout)), serial, subprocess.DEVNULL)
+
+
+def _build_initramfs(xendir, build, env, what, first=None):
+    """tests/xen/build-initramfs.sh into BUILD (after the command FIRST,
+    if any), its output in BUILD/build.log; BenchError naming WHAT if
+    either fails."""
+    with open(os.path.join(build, "build.log"), "w") as lg:
+        rc = subprocess.call(first, stdout=lg, stderr=subprocess.STDOUT) if first else 0
+        if rc == 0:
+            rc = subprocess.call(["bash", os.path.join(xendir, "build-initramfs.sh")],
+                                 stdout=lg, stderr=subprocess.STDOUT, env=env,
+                                 stdin=subprocess.DEVNULL)
+    if rc != 0:
+        raise BenchError("building %s failed (see %s/build.log)" % (what, build))
 
 
 def _run_following(argv, env, serial, out):
@@ -432,15 +439,11 @@ class CrashHost:
         gb = os.path.join(workdir, "guest")
         os.makedirs(gb)
         info("xen-host: building the guests' initramfs for %s (log %s/build.log)" % (ver, gb))
-        with open(os.path.join(gb, "build.log"), "w") as lg:
-            env = dict(os.environ, B=gb, DOMU_ONLY="1", K=ver, SRCDIR=self.xendir,
-                       TOP_SRCDIR=self.paths["srcdir"], BLKFRONT_TEST=t.path("blkfront-test"),
-                       FSMARK="/nonexistent")
-            rc = subprocess.call(["bash", os.path.join(self.xendir, "build-initramfs.sh")],
-                                 stdout=lg, stderr=subprocess.STDOUT, env=env,
-                                 stdin=subprocess.DEVNULL)
-        if rc != 0:
-            raise BenchError("building the guests' initramfs failed (see %s/build.log)" % gb)
+        _build_initramfs(self.xendir, gb,
+                         dict(os.environ, B=gb, DOMU_ONLY="1", K=ver, SRCDIR=self.xendir,
+                              TOP_SRCDIR=self.paths["srcdir"],
+                              BLKFRONT_TEST=t.path("blkfront-test"), FSMARK="/nonexistent"),
+                         "the guests' initramfs")
         serial = os.path.join(outdir, "serial.log")
         env = dict(os.environ, LW_DATA=ns.data, LW_LOG=ns.log, LW_TMP=workdir,
                    GUEST_KERNEL=kernel, GUEST_RAMDISK=os.path.join(gb, "domu.cpio"),
