@@ -189,7 +189,7 @@ verify_read_all() {
 	local n
 	n=$(sed -n 's/^verify: ok: .* \([0-9]*\) blocks of [0-9]* bytes read back;.*/\1/p' "$1")
 	[ "$n" = "$2" ] || {
-		tail -n 20 "$1"
+		tail -n 20 "$1" >&2
 		fail "${3:+$3: }verify read back ${n:-no} blocks, not all $2 of its region"
 	}
 }

@@ -20,14 +20,15 @@ add_disk $A memory:4M
 add_disk $B memory:4M
 feA=/local/domain/$A/device/vbd/51712 beA=$(bk_be $A)
 
+answer_ms=$(( $(case_bound 1) * 1000 ))	# (under valgrind 6 s: case_bound)
 gen() { # file dom: I/O for as long as the flood runs, each answer < 1 s
 	local i
 	{
 		echo "xs-expect fe go 1 timeout=30000"
 		for i in $(seq 1 600); do
 			echo "fill p1 seed:$i"
-			echo "send op=write sector=$(( (i % 100) * 8 )) seg=p1 expect=OKAY timeout=1000"
-			echo "send op=read sector=$(( (i % 100) * 8 )) seg=p2 expect=OKAY timeout=1000"
+			echo "send op=write sector=$(( (i % 100) * 8 )) seg=p1 expect=OKAY timeout=$answer_ms"
+			echo "send op=read sector=$(( (i % 100) * 8 )) seg=p2 expect=OKAY timeout=$answer_ms"
 			echo "check p2 seed:$i"
 			echo "sleep 10"
 		done

@@ -49,7 +49,7 @@ xs_wait /local/domain/$A/device/vbd/51712/state 3
 sleep 0.5
 t0=$EPOCHREALTIME
 start_backend
-connected $A 2
+connected $A $(case_bound 2)
 echo "1: Connected $(secs $t0) s after blkbackd started"
 wait $f1 || { cat "$BK_TMP/1.out"; fail "1: the frontend's I/O failed"; }
 
@@ -67,7 +67,7 @@ xs_wait /local/domain/$B/device/vbd/51712/state 3
 sleep 0.5
 t0=$EPOCHREALTIME
 kill -CONT "$(bk_pid)"
-connected $B 2
+connected $B $(case_bound 2)
 echo "2: Connected $(secs $t0) s after SIGCONT"
 wait $f2 || { cat "$BK_TMP/2.out"; fail "2: the frontend's I/O failed"; }
 
@@ -89,7 +89,7 @@ xs_wait /local/domain/$C/device/vbd/51712/state 4
 xs_absent $be/hotplug-status
 t0=$EPOCHREALTIME
 xenstore-write $be/hotplug-status connected
-xs_wait $be/state 4 1
+xs_wait $be/state 4 $(case_bound 1)
 # (the guest closes only once the test has seen Connected)
 xenstore-write /local/domain/$C/device/vbd/51712/seen 1
 wait $f3 || { cat "$BK_TMP/3.out"; fail "3: the frontend's I/O failed"; }

@@ -78,7 +78,7 @@ cleanup_fn kill "${pids[@]}"
 wait_for 60 all state 3 || fail "not every frontend reached Initialised"
 t0=$EPOCHREALTIME
 kill -CONT "$(bk_pid)"
-wait_for 10 all_be 4 || fail "not all $NV vbds Connected within 10 s"
+wait_for $(case_bound 10) all_be 4 || fail "not all $NV vbds Connected within $(case_bound 10) s"
 echo "$NV vbds Connected $(awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN { printf "%.2f", b - a }') s after blkbackd went on"
 wait_for 30 all written 1 || fail "not every vbd wrote its index"
 read -r fdn thrn rssn <<< "$(bk_res)"
