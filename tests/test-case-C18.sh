@@ -33,7 +33,9 @@ gen() { # file dom: I/O for as long as the flood runs, each answer < 1 s
 			echo "sleep 10"
 		done
 		echo "xs-write fe io-done 1"
-		if [ "$2" = "$A" ]; then echo "xs-expect be state 5 timeout=60000"; fi
+		# (A's then waits for the test's xl-remove after the flood,
+		# however long the flood takes: under valgrind over a minute)
+		if [ "$2" = "$A" ]; then echo "xs-expect be state 5 timeout=600000"; fi
 	} > "$1"
 }
 gen "$BK_TMP/a" $A
