@@ -50,8 +50,11 @@
  * from being reused under the epoll.
  * Completion callbacks run in whichever thread drove the handle (with a
  * shared handle, possibly another queue's): they push the request onto
- * its queue's lock-free list and write that queue's eventfd, as the rbd
- * store's librbd callbacks do.
+ * its queue's lock-free list and, from another queue's thread, write
+ * that queue's eventfd, as the rbd store's librbd callbacks do; the
+ * queue's own thread takes its list without one.  Submit only hands
+ * requests to libnbd (which sends them at once when the socket takes
+ * them); reap reads the replies.
  *
  * iovecs: NBD takes one buffer per request.  A request with one iovec
  * (the dataplane's own buffer) goes as it is; one with several (mapped
@@ -107,6 +110,7 @@
 #define NBD_RECONNECT_MS 2000	/* a queue thread reconnecting, bounded */
 #define NBD_RECONNECT_GAP_NS 1000000000ull	/* one attempt a second */
 #define NBD_DEFAULT_TIMEOUT 30	/* seconds */
+#define NBD_SNDBUF (4 << 20)	/* bytes: the socket's send buffer asked for */
 
 /* epoll tags in a queue's set */
 enum { EV_SOCK = 1, EV_DONE, EV_TIMER };
@@ -333,6 +337,18 @@ conn_connect(const char *uri, int ms, struct nbd_conn **out, char *err, size_t l
 		goto fail;
 	}
 	c->fd = nbd_aio_get_fd(c->h);
+	{
+		/* Room for a whole large write in the socket: with the
+		 * default send buffer (wmem_default, 208 KiB here) a 1 MiB
+		 * write's send stops four times for the server to drain it,
+		 * each a wake-up on both sides.  Capped by the kernel
+		 * (net.core.wmem_max); best effort. */
+		int sz = NBD_SNDBUF;
+
+		if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0) {
+			/* the default then */
+		}
+	}
 	*out = c;
 	return 0;
 fail:
