@@ -50,8 +50,11 @@
  * from being reused under the epoll.
  * Completion callbacks run in whichever thread drove the handle (with a
  * shared handle, possibly another queue's): they push the request onto
- * its queue's lock-free list and write that queue's eventfd, as the rbd
- * store's librbd callbacks do.
+ * its queue's lock-free list and, from another queue's thread, write
+ * that queue's eventfd, as the rbd store's librbd callbacks do; the
+ * queue's own thread takes its list without one.  Submit only hands
+ * requests to libnbd (which sends them at once when the socket takes
+ * them); reap reads the replies.
  *
  * iovecs: NBD takes one buffer per request.  A request with one iovec
  * (the dataplane's own buffer) goes as it is; one with several (mapped
@@ -107,6 +110,7 @@
 #define NBD_RECONNECT_MS 2000	/* a queue thread reconnecting, bounded */
 #define NBD_RECONNECT_GAP_NS 1000000000ull	/* one attempt a second */
 #define NBD_DEFAULT_TIMEOUT 30	/* seconds */
+#define NBD_SNDBUF (4 << 20)	/* bytes: the socket's send buffer asked for */
 
 /* epoll tags in a queue's set */
 enum { EV_SOCK = 1, EV_DONE, EV_TIMER };
@@ -165,7 +169,16 @@ struct nbd_queue {
 	struct nbd_slot *done;		/* atomic: pushed by callbacks */
 	unsigned int inflight;		/* queue thread: submitted, not reaped */
 	unsigned int in_cb;		/* atomic: callbacks running */
+	bool efd_set;			/* atomic: efd written since reap last read it */
+	uint64_t tick_at;		/* queue thread: the timer's next expiry (ns) */
 };
+
+/*
+ * The queue whose thread is in a libnbd call right now (submit, reap,
+ * close): a completion callback for that same queue needs no eventfd
+ * write, since the thread takes q->done itself before it returns.
+ */
+static __thread struct nbd_queue *tls_q;
 
 static uint64_t
 now_ns(void)
@@ -266,6 +279,20 @@ conn_connect(const char *uri, int ms, struct nbd_conn **out, char *err, size_t l
 		free(c);
 		return -ENOMEM;
 	}
+	/* No zeroing of each read's buffer before the read (a memset of
+	 * the whole request, 1 MiB for a large read).  Nothing
+	 * reads a failed read's buffer: reap copies a bounce buffer out
+	 * and the dataplane copies its own to the guest only on success;
+	 * a guest's mapped pages hold the guest's own data or the
+	 * server's, never another's. */
+	nbd_set_pread_initialize(c->h, false);
+	/* Simple replies: a read's answer is a 16-byte header and the data,
+	 * which libnbd takes in two recv() calls (and nbdkit sends in two);
+	 * a structured one adds a chunk header and an offset, two calls
+	 * more each side.  Structured replies only buy what this store does
+	 * not use (block status, DF, holes sent as a length: a sparse
+	 * read now carries its zeroes). */
+	nbd_set_request_structured_replies(c->h, false);
 	if (nbd_aio_connect_uri(c->h, uri) < 0) {
 		rc = -nbd_err();
 		snprintf(err, len, "%s", nbd_get_error());
@@ -310,6 +337,18 @@ conn_connect(const char *uri, int ms, struct nbd_conn **out, char *err, size_t l
 		goto fail;
 	}
 	c->fd = nbd_aio_get_fd(c->h);
+	{
+		/* Room for a whole large write in the socket: with the
+		 * default send buffer (wmem_default, 208 KiB here) a 1 MiB
+		 * write's send stops four times for the server to drain it,
+		 * each a wake-up on both sides.  Capped by the kernel
+		 * (net.core.wmem_max); best effort. */
+		int sz = NBD_SNDBUF;
+
+		if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0) {
+			/* the default then */
+		}
+	}
 	*out = c;
 	return 0;
 fail:
@@ -483,14 +522,18 @@ nbd_store_close(void *priv)
 /* Queues.                                                            */
 /* ---------------------------------------------------------------- */
 
+/* Make q's fd readable: completions wait to be reaped.  Any thread.
+ * The flag is set after the write, so that reap, which reads the
+ * eventfd only when the flag says so, never leaves it readable. */
 static void
-signal_efd(int efd)
+signal_efd(struct nbd_queue *q)
 {
 	uint64_t one = 1;
 
-	if (write(efd, &one, sizeof(one)) != sizeof(one)) {
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one)) {
 		/* the counter cannot overflow here; nothing to do */
 	}
+	__atomic_store_n(&q->efd_set, true, __ATOMIC_RELEASE);
 }
 
 /* Any thread holding the handle's lock: one request is done. */
@@ -520,7 +563,10 @@ slot_done(void *user_data, int *error)
 		sl->next = head;
 	} while (!__atomic_compare_exchange_n(&q->done, &head, sl, true, __ATOMIC_RELEASE,
 					      __ATOMIC_RELAXED));
-	signal_efd(q->efd);
+	/* q's own thread takes q->done after this libnbd call returns;
+	 * another queue's thread (a shared handle) must wake q's */
+	if (tls_q != q)
+		signal_efd(q);
 	__atomic_sub_fetch(&q->in_cb, 1, __ATOMIC_SEQ_CST);
 	return 1;	/* retire the command */
 }
@@ -598,8 +644,17 @@ conn_check(struct nbd_queue *q)
 	return false;
 }
 
-/* Move the handle's state machine on as far as the socket lets it,
- * without blocking. */
+/*
+ * Move the handle's state machine on as far as the socket lets it,
+ * without blocking.  Called when the queue's fd polled readable (reap),
+ * not after every submit: libnbd sends a request inside nbd_aio_*
+ * already when the socket takes it, and asks for POLLOUT (sock_update)
+ * when it did not.  Each notify comes after a poll that saw the socket
+ * ready: libnbd 1.14 must not be told "readable" when it is not (a
+ * recv that finds nothing at the start of a reply leaves the handle in
+ * a state that waits for no direction at all, and the queue would
+ * never be woken for that connection again).
+ */
 static void
 drive(struct nbd_queue *q)
 {
@@ -795,20 +850,36 @@ complete_now(struct nbd_queue *q, struct nbd_slot *sl, int err)
 	for (tail = &q->ready; *tail; tail = &(*tail)->next)
 		;
 	*tail = sl;
-	signal_efd(q->efd);
+	signal_efd(q);
 }
 
-/* The timer: tick while requests are in flight; a request older than
- * the timeout drops the connection (libnbd then fails all of its). */
+/* The timer's period: a quarter of the timeout. */
+static uint64_t
+tick_ns(const struct nbd_queue *q)
+{
+	return (uint64_t)q->s->timeout_s * 1000000000ull / 4;
+}
+
+/*
+ * The timer: ticks while requests are in flight; a request older than
+ * the timeout drops the connection (libnbd then fails all of its).
+ * The timerfd is read only once its next expiry has passed (or when
+ * force): it is armed on an absolute schedule, so q->tick_at says when
+ * it can be readable, and a reap in between costs no read() for it.
+ * Whenever it polls readable, tick_at has passed, so it is drained
+ * (a tick left behind would keep the epoll readable).
+ */
 static void
-timer_check(struct nbd_queue *q)
+timer_check(struct nbd_queue *q, bool force)
 {
 	uint64_t ticks, now, limit = (uint64_t)q->s->timeout_s * 1000000000ull;
 	unsigned int i;
 
-	/* always drained: a tick left behind would keep the epoll readable */
+	if (!force && (!q->timer_on || now_ns() < q->tick_at))
+		return;
 	if (read(q->tfd, &ticks, sizeof(ticks)) != sizeof(ticks) || !q->timer_on)
 		return;
+	q->tick_at += ticks * tick_ns(q);
 	if (q->sock < 0)
 		return;
 	now = now_ns();
@@ -824,21 +895,27 @@ timer_check(struct nbd_queue *q)
 	}
 }
 
+/* Arm (every tick_ns from now) or disarm the timer; disarming also
+ * clears a tick not yet read. */
 static void
 timer_set(struct nbd_queue *q, bool on)
 {
-	uint64_t ns = (uint64_t)q->s->timeout_s * 1000000000ull / 4;
+	uint64_t ns = tick_ns(q), at = 0;
 	struct itimerspec its = { 0 };
 
 	if (on == q->timer_on)
 		return;
 	if (on) {
+		at = now_ns() + ns;
 		its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
 		its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
-		its.it_value = its.it_interval;
+		its.it_value.tv_sec = (time_t)(at / 1000000000ull);
+		its.it_value.tv_nsec = (long)(at % 1000000000ull);
 	}
-	if (timerfd_settime(q->tfd, 0, &its, NULL) == 0)
+	if (timerfd_settime(q->tfd, on ? TFD_TIMER_ABSTIME : 0, &its, NULL) == 0) {
 		q->timer_on = on;
+		q->tick_at = at;
+	}
 }
 
 static void
@@ -846,16 +923,19 @@ nbd_queue_close(void *qpriv)
 {
 	struct nbd_queue *q = qpriv;
 	struct pollfd pfd = { .fd = q->ep, .events = POLLIN };
+	struct nbd_queue *outer = tls_q;
 	unsigned int i;
 	uint64_t v;
 
 	/* Wait for everything in flight (the contract), bounded by the
 	 * timeout: a callback must not find q freed. */
+	tls_q = q;
 	for (;;) {
+		__atomic_store_n(&q->efd_set, false, __ATOMIC_RELEASE);
 		if (read(q->efd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: nothing new */
 		}
-		timer_check(q);
+		timer_check(q, true);
 		drive(q);
 		take_done(q);
 		while (q->ready) {
@@ -867,6 +947,7 @@ nbd_queue_close(void *qpriv)
 		if (poll(&pfd, 1, 100) < 0 && errno != EINTR)
 			break;
 	}
+	tls_q = outer;
 	sock_drop(q);
 	conn_put(q->s, q->c);
 	close(q->ep);
@@ -974,9 +1055,11 @@ nbd_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 {
 	struct nbd_queue *q = qpriv;
 	struct nbd_store *s = q->s;
+	struct nbd_queue *outer = tls_q;
 	bool live;
 	unsigned int i;
 
+	tls_q = q;
 	live = !conn_check(q) || reconnect(q);
 	for (i = 0; i < n && q->free; i++) {
 		struct bk_io *io = ios[i];
@@ -1009,10 +1092,20 @@ nbd_submit(void *qpriv, struct bk_io **ios, unsigned int n)
 			complete_now(q, sl, err);
 		}
 	}
-	if (live) {
-		drive(q);
+	/* libnbd sent what it could inside nbd_aio_*; poll for the rest
+	 * (POLLOUT) and for the replies.  No drive here: replies are read
+	 * when the socket polls readable, and the caller polls our fd
+	 * before it sleeps. */
+	if (live && !conn_check(q)) {
+		sock_update(q);
 		timer_set(q, true);
 	}
+	/* a send that found the socket full may have read replies meanwhile
+	 * (libnbd pauses a send for them): their callbacks ran in this
+	 * thread without a wake-up */
+	if (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE))
+		signal_efd(q);
+	tls_q = outer;
 	return i ? (int)i : (n ? -EAGAIN : 0);
 }
 
@@ -1020,15 +1113,24 @@ static int
 nbd_reap(void *qpriv, struct bk_io **done, unsigned int max)
 {
 	struct nbd_queue *q = qpriv;
+	struct nbd_queue *outer = tls_q;
 	unsigned int n = 0;
 	uint64_t v;
 	int i;
 
-	/* clear readiness first, then collect: a later completion re-arms */
-	if (read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	/* clear readiness first, then collect: a later completion re-arms.
+	 * The eventfd is read only when written: with a handle of its own
+	 * the queue's callbacks run in its own thread, which takes them
+	 * without one.  A shared handle's callbacks may run on another
+	 * queue's thread: always read then (its flag is set after its
+	 * write, and could be seen unset while the fd is readable). */
+	if ((!q->s->per_queue || __atomic_exchange_n(&q->efd_set, false, __ATOMIC_ACQ_REL)) &&
+	    read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
-	timer_check(q);
+	tls_q = q;
+	timer_check(q, false);
 	drive(q);
+	tls_q = outer;
 	take_done(q);
 	while (n < max && q->ready) {
 		struct nbd_slot *sl = q->ready;
@@ -1060,7 +1162,7 @@ nbd_reap(void *qpriv, struct bk_io **done, unsigned int max)
 	if (!q->inflight)
 		timer_set(q, false);
 	if (q->ready)	/* more than max: keep the fd readable */
-		signal_efd(q->efd);
+		signal_efd(q);
 	return (int)n;
 }
 
