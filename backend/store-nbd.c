@@ -342,12 +342,13 @@ conn_connect(const char *uri, int ms, struct nbd_conn **out, char *err, size_t l
 		 * default send buffer (wmem_default, 208 KiB here) a 1 MiB
 		 * write's send stops four times for the server to drain it,
 		 * each a wake-up on both sides.  Capped by the kernel
-		 * (net.core.wmem_max); best effort. */
+		 * (net.core.wmem_max) without an error; a refusal only
+		 * costs speed, so it is said and the default kept. */
 		int sz = NBD_SNDBUF;
 
-		if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0) {
-			/* the default then */
-		}
+		if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
+			log_error("nbd %s: SO_SNDBUF %d: %m; the socket keeps its default "
+				  "send buffer", uri, sz);
 	}
 	*out = c;
 	return 0;
