@@ -3,8 +3,10 @@
 # A connected frontend whose vbd the toolstack removes at once (xl-remove
 # --force: both directories go, blkbackd is not asked to close first)
 # notices at once, and gives up without waiting for a backend that
-# cannot answer: attach --hold reports "went away" and, on SIGINT, exits
-# 1 (the device broke) within seconds, not after the 30 s close wait.
+# cannot answer: attach --hold reports "went away" and exits 1 (the
+# device broke) within seconds, not after the 30 s close wait.  It closes
+# by itself once its device broke; the SIGINT sent here may find it gone
+# already (a slow host, valgrind), or may be what ends its hold.
 # Its closing state writes never bring the removed frontend directory
 # back (as Linux's __xenbus_switch_state).  A removed directory reads
 # as ENOENT, or as EACCES once its parent is gone too.
@@ -27,14 +29,12 @@ blkfront-test xl-remove --domid $DOM --force || fail "xl-remove --force failed"
 # (xl-remove takes the frontend's directory first: either is noticed)
 wait_for 10 grep -q -e "backend $(be_dir) went away" -e "frontend $(fe_dir) was removed" "$FT/hold.err" ||
 	{ cat "$FT/hold.err"; fail "attach --hold did not notice its vbd going away"; }
-t0=$EPOCHREALTIME
-kill -INT $hold
+kill -INT $hold 2>/dev/null || true	# it may have closed by itself already
 rc=0
-wait_for 10 eval "! kill -0 $hold 2>/dev/null" || fail "attach --hold did not exit within 10 s of SIGINT"
+wait_for 10 eval "! kill -0 $hold 2>/dev/null" || fail "attach --hold did not exit within 10 s of its device breaking"
 wait $hold || rc=$?
 cat "$FT/hold.err"
 [ "$rc" = 1 ] || fail "attach --hold: exit $rc after its device broke, expected 1"
-awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN { exit !(b - a < 10) }' || fail "SIGINT took 10 s or more"
 xs_absent "$(fe_dir)"
 xs_absent "$(be_dir)"
 grep -q "vbd $DOM/51712: removed" "$BACKEND_LOG" || fail "blkbackd did not forget the vbd"
