@@ -12,18 +12,21 @@
  *             for FUA), FLUSH an FSYNC SQE with IORING_FSYNC_DATASYNC.
  *             A submit call prepares one SQE per I/O and enters the
  *             kernel once (io_uring_submit); completions are read from
- *             the CQ ring in userspace.  With BLKBACKD_URING_WAIT=1
- *             (not the default) and where the kernel has multishot
- *             poll (5.13; probed once, said in the engine's log line)
- *             the queue thread sleeps in our ring
- *             (queue_wait_setup/queue_wait): its event channel and stop
- *             fds and our worker's eventfd are multishot POLL_ADDs
- *             there, so one io_uring_enter(GETEVENTS) waits for all of
- *             them and for the I/O, with no epoll_wait and no eventfd
- *             signalled per completion.  Otherwise the queue's eventfd
- *             is registered with the ring (io_uring_register_eventfd),
- *             so the caller's epoll sees completions as it sees
- *             libaio's.  No SQPOLL: nothing spins on an idle disk.
+ *             the CQ ring in userspace.  How the queue's thread
+ *             learns of completions (uring_wait_mode, said in the
+ *             engine's log line): by default, where the kernel has
+ *             multishot poll (5.13), the queue's fd is the ring's own,
+ *             readable while a CQE waits there, so a completion taken
+ *             right after its submit leaves nothing to wake for; the
+ *             worker's eventfd is a multishot POLL_ADD in the ring.
+ *             Otherwise (or BLKBACKD_URING_WAIT=eventfd) the queue's
+ *             eventfd is registered with the ring
+ *             (io_uring_register_eventfd), so the caller's epoll sees
+ *             completions as it sees libaio's.  BLKBACKD_URING_WAIT=1
+ *             (not the default): the queue thread sleeps in our ring
+ *             (queue_wait_setup/queue_wait), its event channel and stop
+ *             fds and our worker's eventfd multishot POLL_ADDs there.
+ *             No SQPOLL: nothing spins on an idle disk.
  *   libaio    one io_submit per submit call; completions read from the
  *             kernel's aio ring in userspace (ring_getevents).
  * Both map results the same way: res < 0 is the result, a short
@@ -95,7 +98,7 @@ struct file_store {
 	bool is_blk;
 	bool blk_no_cache;	/* a block device whose queue has no write cache */
 	bool uring;		/* io_uring, else libaio */
-	bool uring_wait;	/* io_uring with multishot poll: queues may own the wait */
+	int uring_mode;		/* io_uring: enum uring_wait_mode */
 	bool fdsync_aio;	/* the engine's fdatasync (FDSYNC iocb, FSYNC SQE) works */
 	bool rwf_dsync;		/* RWF_DSYNC works on the engine's writes */
 	bool writethrough;
@@ -131,6 +134,15 @@ struct file_queue {
 	pthread_t worker;
 	unsigned int aio_inflight;	/* iocbs or SQEs in the kernel */
 	bool edge;			/* efd polled edge-triggered: never read */
+	/*
+	 * UW_RINGFD: the caller polls the ring's fd (file_queue_fd); the
+	 * efd, never read, is wfd[0] (nwfd 1), a multishot poll armed in
+	 * the ring by the queue's own thread (ringfd_arm) so that what
+	 * writes it (the worker, queue_fail) makes a CQE; waits stays
+	 * false.
+	 */
+	bool ringfd;
+	bool ringfd_gave_up;		/* logged: the efd's poll failed WAIT_FAIL_MAX times */
 
 	/*
 	 * The queue thread sleeps in our ring (file_queue_wait_setup): no
@@ -315,23 +327,37 @@ uring_available(void)
 }
 
 /*
- * Shall a queue thread sleep in io_uring_enter with its fds as multishot
- * POLL_ADDs in the ring (IORING_POLL_ADD_MULTI, Linux 5.13)?  Only when
- * asked (BLKBACKD_URING_WAIT=1: not the default, its nested-Xen A/B did
- * not show it faster; BENCHMARKS.md "io_uring queues that sleep in their
- * ring"), and then only if the kernel can: asked once per process after
- * uring_available() said yes, a multishot poll on an eventfd written
- * once must complete with POLLIN and IORING_CQE_F_MORE (an older kernel
- * fails it with -EINVAL).  The answer's reason is kept for the engine's
- * log line.
+ * How an io_uring queue's thread learns that I/O completed (the wait
+ * mode), chosen once per process after uring_available() said yes; the
+ * engine's log line ends with which and why:
+ *   UW_RINGFD   the default where the kernel has multishot poll (5.13):
+ *               the caller polls the ring's own fd, readable while the
+ *               CQ holds a CQE (level-triggered), so a completion reaped
+ *               right after its submit leaves nothing to wake for.  The
+ *               worker eventfd reaches the CQ through a multishot poll.
+ *   UW_EVENTFD  an older kernel, or BLKBACKD_URING_WAIT=eventfd: the
+ *               queue's eventfd is registered with the ring, which
+ *               writes it for every CQE, reaped or not, so a thread that
+ *               reaped its completion after the submit comes back from
+ *               its next epoll_wait once for nothing.
+ *   UW_ENTER    BLKBACKD_URING_WAIT=1: the queue thread sleeps in
+ *               io_uring_enter with its fds as multishot POLL_ADDs in the
+ *               ring (file_queue_wait).  Not the default: its nested-Xen
+ *               A/B did not show it faster (BENCHMARKS.md "io_uring
+ *               queues that sleep in their ring").
+ * Multishot poll is probed with an eventfd written once: its poll must
+ * complete with POLLIN and IORING_CQE_F_MORE (an older kernel fails it
+ * with -EINVAL).
  */
-static int uring_wait_avail;		/* 0: not asked yet; 1: yes; -errno: no */
-static char uring_wait_why[120];
+enum uring_wait_mode { UW_EVENTFD, UW_RINGFD, UW_ENTER };
 
+static int uring_mode = -1;		/* enum uring_wait_mode; -1: not chosen yet */
+static char uring_mode_why[160];
+
+/* Multishot poll works here: 1, or -errno with why[] saying why not. */
 static int
-uring_wait_available(void)
+uring_multishot_probe(char *why, size_t len)
 {
-	const char *env = getenv("BLKBACKD_URING_WAIT");
 	struct __kernel_timespec ts = { .tv_sec = 10 };
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
@@ -339,37 +365,17 @@ uring_wait_available(void)
 	uint64_t one = 1;
 	int efd, rc;
 
-	if (uring_wait_avail)
-		return uring_wait_avail;
-	if (!env || strcmp(env, "1")) {
-		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
-			 "epoll_wait (the default; BLKBACKD_URING_WAIT=1: in io_uring_enter)");
-		return uring_wait_avail = -EOPNOTSUPP;
-	}
-#ifdef HAVE_VALGRIND_MEMCHECK_H
-	/* valgrind (3.19 here) runs one thread at a time and does not let
-	 * the others run while one sleeps in io_uring_enter: the control
-	 * thread would stop with the first queue that sleeps */
-	if (RUNNING_ON_VALGRIND) {
-		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait "
-			 "in epoll_wait: under valgrind, which runs no other thread while "
-			 "one sleeps in io_uring_enter");
-		return uring_wait_avail = -EOPNOTSUPP;
-	}
-#endif
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (efd < 0) {
 		rc = -errno;
-		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
-			 "epoll_wait: eventfd: %s", strerror(-rc));
-		return uring_wait_avail = rc;
+		snprintf(why, len, "eventfd: %s", strerror(-rc));
+		return rc;
 	}
 	rc = io_uring_queue_init(2, &ring, 0);
 	if (rc < 0) {
 		close(efd);
-		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
-			 "epoll_wait: io_uring_setup: %s", strerror(-rc));
-		return uring_wait_avail = rc;
+		snprintf(why, len, "io_uring_setup: %s", strerror(-rc));
+		return rc;
 	}
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_poll_multishot(sqe, efd, POLLIN);
@@ -381,23 +387,65 @@ uring_wait_available(void)
 	if (rc == 0) {
 		if (cqe->res > 0 && (cqe->res & POLLIN) && (cqe->flags & IORING_CQE_F_MORE)) {
 			rc = 1;
-			snprintf(uring_wait_why, sizeof(uring_wait_why),
-				 "queue threads wait in io_uring_enter (multishot poll)");
 		} else {
 			rc = cqe->res < 0 ? cqe->res : -EOPNOTSUPP;
-			snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait "
-				 "in epoll_wait: multishot poll %s%s", cqe->res < 0 ?
+			snprintf(why, len, "multishot poll %s%s", cqe->res < 0 ?
 				 "refused: " : "not kept armed", cqe->res < 0 ?
 				 strerror(-cqe->res) : "");
 		}
 		io_uring_cqe_seen(&ring, cqe);
 	} else {
-		snprintf(uring_wait_why, sizeof(uring_wait_why), "queue threads wait in "
-			 "epoll_wait: multishot poll probe: %s", strerror(-rc));
+		snprintf(why, len, "multishot poll probe: %s", strerror(-rc));
 	}
 	io_uring_queue_exit(&ring);
 	close(efd);
-	return uring_wait_avail = rc;
+	return rc;
+}
+
+static enum uring_wait_mode
+uring_wait_mode(void)
+{
+	const char *env = getenv("BLKBACKD_URING_WAIT");
+	char why[120] = "";
+	bool enter = env && (!strcmp(env, "1") || !strcmp(env, "enter"));
+	const char *ignored = "";
+
+	if (uring_mode >= 0)
+		return uring_mode;
+	if (env && *env && !enter && strcmp(env, "eventfd") && strcmp(env, "ring"))
+		ignored = " (BLKBACKD_URING_WAIT's value is none of 1, enter, ring, "
+			  "eventfd: ignored)";
+	if (env && !strcmp(env, "eventfd")) {
+		snprintf(uring_mode_why, sizeof(uring_mode_why), "queue threads wait in "
+			 "epoll_wait on an eventfd the ring writes per completion "
+			 "(BLKBACKD_URING_WAIT=eventfd)");
+		return uring_mode = UW_EVENTFD;
+	}
+	if (uring_multishot_probe(why, sizeof(why)) < 0) {
+		snprintf(uring_mode_why, sizeof(uring_mode_why), "queue threads wait in "
+			 "epoll_wait on an eventfd the ring writes per completion: %s%s",
+			 why, ignored);
+		return uring_mode = UW_EVENTFD;
+	}
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	/* valgrind (3.19 here) runs one thread at a time and does not let
+	 * the others run while one sleeps in io_uring_enter: the control
+	 * thread would stop with the first queue that sleeps */
+	if (enter && RUNNING_ON_VALGRIND) {
+		snprintf(uring_mode_why, sizeof(uring_mode_why), "queue threads wait "
+			 "in epoll_wait on the ring's fd: under valgrind, which runs no "
+			 "other thread while one sleeps in io_uring_enter");
+		return uring_mode = UW_RINGFD;
+	}
+#endif
+	if (enter) {
+		snprintf(uring_mode_why, sizeof(uring_mode_why), "queue threads wait in "
+			 "io_uring_enter (multishot poll; BLKBACKD_URING_WAIT=%s)", env);
+		return uring_mode = UW_ENTER;
+	}
+	snprintf(uring_mode_why, sizeof(uring_mode_why), "queue threads wait in "
+		 "epoll_wait on the ring's fd (the default)%s", ignored);
+	return uring_mode = UW_RINGFD;
 }
 
 /*
@@ -426,19 +474,20 @@ choose_engine(const struct bk_store_config *cfg, struct file_store *s)
 			return bk_store_fail(cfg, rc, s->path, "io-engine io_uring: io_uring is "
 					     "unavailable: %s", uring_why);
 		s->uring = true;
-		s->uring_wait = uring_wait_available() > 0;
+		s->uring_mode = uring_wait_mode();
 		if (!logged[e])
 			log_info("I/O engine: io_uring for file stores (io-engine io_uring, as "
-				 "asked: %s; %s)", uring_why, uring_wait_why);
+				 "asked: %s; %s)", uring_why, uring_mode_why);
 		logged[e] = true;
 		return 0;
 	}
 	s->uring = rc > 0;
-	s->uring_wait = s->uring && uring_wait_available() > 0;
+	if (s->uring)
+		s->uring_mode = uring_wait_mode();
 	if (!logged[e])
 		log_info("I/O engine: %s for file stores (io-engine auto: %s%s%s%s)",
 			 s->uring ? "io_uring" : "libaio", s->uring ? "" : "io_uring is unavailable: ",
-			 uring_why, s->uring ? "; " : "", s->uring ? uring_wait_why : "");
+			 uring_why, s->uring ? "; " : "", s->uring ? uring_mode_why : "");
 	logged[e] = true;
 	return 0;
 }
@@ -763,8 +812,11 @@ ring_tell_valgrind(io_context_t ctx)
 /*
  * The queue's ring: depth SQEs (the kernel rounds up to a power of two)
  * and twice that many CQEs, so that the CQ never overflows with at most
- * depth I/Os in flight; the eventfd registered, so that every CQE
- * writes it as libaio's io_set_eventfd does.  SUBMIT_ALL (5.18) where
+ * depth I/Os in flight, and at most depth more from the efd's poll
+ * (UW_RINGFD: one per write of the efd, one write per request the
+ * worker or queue_fail finishes).  UW_EVENTFD and UW_ENTER: the eventfd
+ * registered, so that every CQE writes it as libaio's io_set_eventfd
+ * does (UW_ENTER takes it out again at wait_setup).  SUBMIT_ALL (5.18) where
  * the kernel has it: an SQE the kernel refuses at submission gets its
  * CQE and the ones after it still go in (older kernels stop there:
  * uring_enter() gives the rest back).  0 or -errno (logged).
@@ -786,6 +838,12 @@ uring_queue_init(struct file_queue *q)
 		errno = -rc;
 		log_error("io_uring_setup(%u) for %s: %m", q->depth, q->s->path);
 		return rc;
+	}
+	if (q->s->uring_mode == UW_RINGFD) {
+		q->ringfd = true;
+		q->wfd[0] = q->efd;
+		q->nwfd = 1;
+		return 0;
 	}
 	rc = io_uring_register_eventfd(&q->ring, q->efd);
 	if (rc < 0) {
@@ -925,15 +983,18 @@ file_queue_fd(void *qpriv)
 {
 	struct file_queue *q = qpriv;
 
-	return q->efd;
+	return q->ringfd ? q->ring.ring_fd : q->efd;
 }
 
-static void
+static bool
 file_queue_edge(void *qpriv)
 {
 	struct file_queue *q = qpriv;
 
+	if (q->ringfd)
+		return false;	/* the ring's fd: level-triggered, never read */
 	q->edge = true;
+	return true;
 }
 
 /* A CQE of one of the wait's polls (any thread walking the CQ: ours). */
@@ -973,6 +1034,58 @@ wait_cqes_at_head(struct file_queue *q)
 	}
 	if (seen)
 		io_uring_cq_advance(&q->ring, seen);
+}
+
+/*
+ * UW_RINGFD: put the efd's multishot poll into the ring if it is not
+ * there (before the queue's first submit, and again after the kernel
+ * ended it: an error, a full CQ), in an io_uring_enter of its own from
+ * the queue's thread, whose task the kernel completes the poll in.  The
+ * SQ is empty here (every submit enters what it prepared).  Arming polls
+ * the efd once: a write while it was not armed is seen then (the efd is
+ * never read, so it stays readable).  After WAIT_FAIL_MAX failures in a
+ * row without an event it is left out, said once: the worker's
+ * completions are then seen at the queue's next wake-up for another
+ * reason (a request, a completion), never by spinning.
+ */
+static void
+ringfd_arm(struct file_queue *q)
+{
+	struct io_uring_sq *sq = &q->ring.sq;
+	struct io_uring_sqe *sqe;
+	int rc;
+
+	if (q->armed[0])
+		return;
+	if (q->wfail[0] >= WAIT_FAIL_MAX) {
+		if (!q->ringfd_gave_up)
+			log_error("%s: the kernel refused to poll the queue's worker eventfd "
+				  "in its io_uring %u times: discards and worker flushes are "
+				  "answered at the queue's next wake-up", q->s->path,
+				  WAIT_FAIL_MAX);
+		q->ringfd_gave_up = true;
+		return;
+	}
+	sqe = io_uring_get_sqe(&q->ring);
+	if (!sqe)
+		return;		/* cannot happen: the SQ is empty */
+	io_uring_prep_poll_multishot(sqe, q->efd, POLLIN);
+	io_uring_sqe_set_data64(sqe, WAIT_TAG(0));
+	do
+		rc = io_uring_submit(&q->ring);
+	while (rc == -EINTR);
+	if (rc == 1) {
+		q->armed[0] = true;
+		return;
+	}
+	/* not taken (out of memory): out of the SQ again, tried next time */
+	{
+		unsigned int khead = io_uring_smp_load_acquire(sq->khead);
+
+		sq->sqe_tail = sq->sqe_head = khead;
+		io_uring_smp_store_release(sq->ktail, khead);
+	}
+	q->wfail[0]++;
 }
 
 /*
@@ -1031,7 +1144,7 @@ file_queue_wait_setup(void *qpriv, const int *fds, unsigned int n)
 
 	if (q->waits && n == 0)
 		return wait_teardown(q);
-	if (!q->uring || !q->s->uring_wait)
+	if (!q->uring || q->s->uring_mode != UW_ENTER)
 		return -EOPNOTSUPP;
 	/* our completions are seen in the CQ; the efd is only the worker's */
 	rc = io_uring_unregister_eventfd(&q->ring);
@@ -1260,6 +1373,9 @@ uring_submit(struct file_queue *q, struct bk_io **ios, unsigned int n)
 	uint64_t end = __atomic_load_n(&s->end, __ATOMIC_RELAXED);
 	unsigned int i = 0, nb = 0, took;
 
+	if (q->ringfd && !q->armed[0])
+		ringfd_arm(q);
+
 	while (i < n && q->aio_inflight < q->depth) {
 		struct bk_io *io = ios[i];
 		struct io_uring_sqe *sqe;
@@ -1379,7 +1495,7 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 	 * completion re-arms).  Edge-triggered: every completion writes the
 	 * fd (the aio's eventfd, queue_signal), which is all the caller
 	 * needs; the counter is never read and cannot reach 2^64 - 1. */
-	if (!q->edge && read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (!q->edge && !q->ringfd && read(q->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	pthread_mutex_lock(&q->lock);
 	while (n < max && q->done_count) {
@@ -1388,7 +1504,7 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 		q->done_count--;
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (n < max && (q->aio_inflight || q->waits) && q->uring) {
+	if (n < max && (q->aio_inflight || q->waits || q->ringfd) && q->uring) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0, ios = 0;
 
@@ -1412,9 +1528,19 @@ file_reap(void *qpriv, struct bk_io **done, unsigned int max)
 		/* the slots are the kernel's again */
 		io_uring_cq_advance(&q->ring, seen);
 		q->aio_inflight -= ios;
-		/* More left than we took: keep the fd readable. */
-		if (n == max && io_uring_cq_ready(&q->ring))
+		/* More left than we took: keep the fd readable (the ring's
+		 * fd stays readable by itself while a CQE is left). */
+		if (n == max && !q->ringfd && io_uring_cq_ready(&q->ring))
 			queue_signal(q);
+		if (q->ringfd) {
+			/* a CQ that overflowed keeps the ring's fd readable
+			 * with nothing in it until the kernel flushes it
+			 * into the CQ (not with our sizes; never spin) */
+			if (n < max && io_uring_cq_has_overflow(&q->ring))
+				io_uring_get_events(&q->ring);
+			if (!q->armed[0])
+				ringfd_arm(q);
+		}
 	} else if (n < max && q->aio_inflight) {
 		unsigned int want = max - n;
 

@@ -737,8 +737,7 @@ bk_store_queue_edge(struct bk_store_queue *q)
 
 	if (drv->io || !drv->queue_edge)
 		return false;
-	drv->queue_edge(q->qpriv);
-	return true;
+	return drv->queue_edge(q->qpriv);
 }
 
 int

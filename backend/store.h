@@ -238,11 +238,13 @@ struct bk_store_driver {
 	/* Optional.  A cheap look without a system call or side effect:
 	 * true when reap would find a completion now. */
 	bool (*poll)(void *qpriv);
-	/* Optional.  The caller polls the queue's fd edge-triggered from
-	 * now on (before the first submit): the driver writes the fd on
-	 * every completion and reap need not read it, one system call
-	 * less per wake-up.  Without this op the fd is level-triggered. */
-	void (*queue_edge)(void *qpriv);
+	/* Optional.  May the caller poll the queue's fd edge-triggered
+	 * from now on (before the first submit)?  true: the driver writes
+	 * the fd on every completion and reap need not read it, one
+	 * system call less per wake-up.  false (or without this op): the
+	 * fd is polled level-triggered (the file store's io_uring fd,
+	 * readable exactly while its CQ holds a CQE, needs no read). */
+	bool (*queue_edge)(void *qpriv);
 	/*
 	 * Optional, both or neither (io_uring).  wait_setup: the queue's
 	 * thread sleeps in wait from now on instead of polling queue_fd:
