@@ -12,10 +12,15 @@
 # run: the calls per request in total and for each call that made at
 # least 0.01 per request.  The rounds rotate the engines' order.
 # IOPS under strace mean nothing; the counts do.
-# Knobs: BENCH_ENGINES (default "libaio io_uring"), BENCH_ROUNDS (2),
+# Knobs: BENCH_ENGINES (default "libaio io_uring"; an io_uring entry may
+# name the queues' wait mode, e.g. "io_uring/eventfd io_uring/ring",
+# blkbackd's BLKBACKD_URING_WAIT), BENCH_ROUNDS (2),
 # BENCH_SECONDS (4), BENCH_SIZE (256M), BENCH_DIR (/var/tmp),
 # BENCH_BACKEND_ARGS (e.g. --poll-max-us=0: no polling, as blkbackd
-# chooses in a PV dom0).  BENCH_OUT: keep each run's strace table there.
+# chooses in a PV dom0), BENCH_FRONT_ARGS (blkfront-test's, e.g.
+# "--poll-max-us 0": a guest that sleeps until its response's event, as
+# an interrupt-driven kernel does, instead of polling the ring for 50 us).
+# BENCH_OUT: keep each run's strace table there.
 set -euo pipefail
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 engines=(${BENCH_ENGINES:-libaio io_uring})
@@ -47,12 +52,14 @@ dom=$("$top_builddir/sim/xensim-ctl" --dir "$sim" create-domain bench)
 front="$top_builddir/frontend-test/blkfront-test"
 rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "# blkbackd system calls per request, git $rev, $(nproc) CPUs, file $size on" \
-	"$(df --output=fstype "$dir" | tail -1), $secs s per run, blkbackd ${BENCH_BACKEND_ARGS:-(defaults)}"
+	"$(df --output=fstype "$dir" | tail -1), $secs s per run, blkbackd ${BENCH_BACKEND_ARGS:-(defaults)}," \
+	"blkfront-test ${BENCH_FRONT_ARGS:-(defaults)}"
 
-one() { # ENGINE RW QD
-	local engine=$1 rw=$2 qd=$3 bk st ios
+one() { # ENGINE[/WAIT] RW QD
+	local engine=${1%%/*} wait= rw=$2 qd=$3 bk st ios
+	[ "$engine" = "$1" ] || wait=${1#*/}
 	rm -f "$dir/bk.pid"
-	"$top_builddir/backend/blkbackd" -f --transport=sim --sim-dir="$sim" \
+	BLKBACKD_URING_WAIT=$wait "$top_builddir/backend/blkbackd" -f --transport=sim --sim-dir="$sim" \
 		--io-engine="$engine" ${BENCH_BACKEND_ARGS:-} --pidfile="$dir/bk.pid" 2>>"$dir/bk.log" &
 	bk=$!
 	pids+=($bk)
@@ -63,13 +70,13 @@ one() { # ENGINE RW QD
 	sleep 0.5	# strace attached to every thread
 	"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect 32 \
 		--rw "$rw" --bs 4k --iodepth "$qd" --size "$size" --runtime "$secs" \
-		--output-format json > "$dir/io.json"
+		${BENCH_FRONT_ARGS:-} --output-format json > "$dir/io.json"
 	kill -INT "$st"; wait "$st" || true
 	"$front" xl-remove --domid "$dom" >/dev/null
 	kill "$bk"; wait "$bk" || true
 	ios=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['ios'])" "$dir/io.json")
-	[ -z "${BENCH_OUT:-}" ] || cp "$dir/strace" "$BENCH_OUT/strace-$engine-$rw-qd$qd-$round.txt"
-	python3 - "$dir/strace" "$ios" "$engine" "$rw" "$qd" <<'EOP'
+	[ -z "${BENCH_OUT:-}" ] || cp "$dir/strace" "$BENCH_OUT/strace-${1//\//-}-$rw-qd$qd-$round.txt"
+	python3 - "$dir/strace" "$ios" "$1" "$rw" "$qd" <<'EOP'
 import sys
 path, ios, engine, rw, qd = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
 calls = {}
