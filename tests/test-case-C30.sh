@@ -43,11 +43,14 @@ fe() { echo "/local/domain/$DOM/device/vbd/$(devid $1)"; }
 for i in $(seq 0 $((NV - 1))); do
 	blkfront-test xl-add --domid $DOM --devid "$(devid $i)" --params memory:1M >/dev/null ||
 		fail "xl-add vbd $i"
+	# (the wait for go is a hang bound: the second half's go comes
+	# after the first half has read back and closed, over a minute
+	# under valgrind on a busy machine)
 	cat > "$BK_TMP/v$i" <<EOS
 fill p0 seed:$((i + 1000))
 send op=write sector=0 seg=p0 expect=OKAY timeout=30000
 xs-write fe written 1
-xs-expect fe go 1 timeout=60000
+xs-expect fe go 1 timeout=600000
 send op=read sector=0 seg=p1 expect=OKAY timeout=30000
 check p1 seed:$((i + 1000))
 close
