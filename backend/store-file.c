@@ -229,10 +229,65 @@ probe_aio(int fd, struct iocb *cb)
 	return rc;
 }
 
+/*
+ * fn(arg) on a thread of its own, ended before this returns: fn's value,
+ * or -errno (logged) when no thread could be made.
+ *
+ * Every io_uring made here (the probes' and the queues' rings) is made,
+ * and a probe's used, this way, never by the caller: the control
+ * thread, which serves every vbd's xenstore.  Linux counts each task
+ * that made or used a ring as one of the ring's, and when the ring goes
+ * away (io_ring_exit_work, 15-50 ms after its last close) queues task
+ * work on each such task still alive.  That is no signal, but it
+ * interrupts what the task is doing: its epoll_wait returns EINTR, and
+ * a fallocate on tmpfs fails with it (Linux 6.1): once the recovery
+ * record of a vbd's second queue, under /run, just after the first
+ * queue's open had run a probe.  A thread that has ended gets nothing;
+ * a queue's ring is then the queue thread's alone (it submits).
+ */
+struct own_thread {
+	int (*fn)(void *);
+	void *arg;
+	int rc;
+};
+
+static void *
+own_thread_main(void *arg)
+{
+	struct own_thread *t = arg;
+
+	t->rc = t->fn(t->arg);
+	return NULL;
+}
+
+static int
+run_on_own_thread(int (*fn)(void *), void *arg)
+{
+	struct own_thread t = { .fn = fn, .arg = arg };
+	pthread_t th;
+	int rc;
+
+	rc = pthread_create(&th, NULL, own_thread_main, &t);
+	if (rc) {
+		log_error("io_uring: no thread to make a ring on: %s", strerror(rc));
+		return -rc;
+	}
+	pthread_join(th, NULL);
+	return t.rc;
+}
+
+struct probe_uring_args {
+	int fd;
+	bool fsync;
+};
+
 /* One io_uring round trip for the probes: submit, wait up to 10 s. */
 static int
-probe_uring(int fd, bool fsync)
+probe_uring_fn(void *arg)
 {
+	const struct probe_uring_args *a = arg;
+	int fd = a->fd;
+	bool fsync = a->fsync;
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
@@ -266,6 +321,14 @@ probe_uring(int fd, bool fsync)
 	return rc;
 }
 
+static int
+probe_uring(int fd, bool fsync)
+{
+	struct probe_uring_args a = { .fd = fd, .fsync = fsync };
+
+	return run_on_own_thread(probe_uring_fn, &a);
+}
+
 /*
  * Does this kernel give us io_uring with the operations the store
  * needs?  Asked once per process (control thread: opens run there);
@@ -276,7 +339,7 @@ static int uring_avail;		/* 0: not asked yet; 1: yes; -errno: no */
 static char uring_why[160];	/* why not, or what was checked */
 
 static int
-uring_available(void)
+uring_ops_probe(void *unused)
 {
 	static const struct {
 		int op;
@@ -288,21 +351,14 @@ uring_available(void)
 	};
 	struct io_uring ring;
 	struct io_uring_probe *p;
-	const char *env = getenv("BLKBACKD_TEST_NO_IO_URING");
 	unsigned int i;
 	int rc;
 
-	if (uring_avail)
-		return uring_avail;
-	if (env && *env) {
-		snprintf(uring_why, sizeof(uring_why), "io_uring_setup: %s "
-			 "(BLKBACKD_TEST_NO_IO_URING is set)", strerror(ENOSYS));
-		return uring_avail = -ENOSYS;
-	}
+	(void)unused;
 	rc = io_uring_queue_init(2, &ring, 0);
 	if (rc < 0) {
 		snprintf(uring_why, sizeof(uring_why), "io_uring_setup: %s", strerror(-rc));
-		return uring_avail = rc;
+		return rc;
 	}
 	p = io_uring_get_probe_ring(&ring);
 	if (!p) {
@@ -323,7 +379,26 @@ uring_available(void)
 		io_uring_free_probe(p);
 	}
 	io_uring_queue_exit(&ring);
-	return uring_avail = rc;
+	return rc;
+}
+
+static int
+uring_available(void)
+{
+	const char *env = getenv("BLKBACKD_TEST_NO_IO_URING");
+
+	if (uring_avail)
+		return uring_avail;
+	if (env && *env) {
+		snprintf(uring_why, sizeof(uring_why), "io_uring_setup: %s "
+			 "(BLKBACKD_TEST_NO_IO_URING is set)", strerror(ENOSYS));
+		return uring_avail = -ENOSYS;
+	}
+	uring_avail = run_on_own_thread(uring_ops_probe, NULL);
+	if (uring_avail < 0 && !uring_why[0])
+		snprintf(uring_why, sizeof(uring_why), "no thread for the probe: %s",
+			 strerror(-uring_avail));
+	return uring_avail;
 }
 
 /*
@@ -354,10 +429,18 @@ enum uring_wait_mode { UW_EVENTFD, UW_RINGFD, UW_ENTER };
 static int uring_mode = -1;		/* enum uring_wait_mode; -1: not chosen yet */
 static char uring_mode_why[160];
 
+struct multishot_args {
+	char *why;
+	size_t len;
+};
+
 /* Multishot poll works here: 1, or -errno with why[] saying why not. */
 static int
-uring_multishot_probe(char *why, size_t len)
+uring_multishot_probe_fn(void *arg)
 {
+	const struct multishot_args *a = arg;
+	char *why = a->why;
+	size_t len = a->len;
 	struct __kernel_timespec ts = { .tv_sec = 10 };
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
@@ -399,6 +482,17 @@ uring_multishot_probe(char *why, size_t len)
 	}
 	io_uring_queue_exit(&ring);
 	close(efd);
+	return rc;
+}
+
+static int
+uring_multishot_probe(char *why, size_t len)
+{
+	struct multishot_args a = { .why = why, .len = len };
+	int rc = run_on_own_thread(uring_multishot_probe_fn, &a);
+
+	if (rc < 0 && !why[0])
+		snprintf(why, len, "no thread for the probe: %s", strerror(-rc));
 	return rc;
 }
 
@@ -819,11 +913,13 @@ ring_tell_valgrind(io_context_t ctx)
  * does (UW_ENTER takes it out again at wait_setup).  SUBMIT_ALL (5.18) where
  * the kernel has it: an SQE the kernel refuses at submission gets its
  * CQE and the ones after it still go in (older kernels stop there:
- * uring_enter() gives the rest back).  0 or -errno (logged).
+ * uring_enter() gives the rest back).  0 or -errno (logged).  Run on a
+ * thread of its own (run_on_own_thread).
  */
 static int
-uring_queue_init(struct file_queue *q)
+uring_queue_init(void *arg)
 {
+	struct file_queue *q = arg;
 	struct io_uring_params p;
 	int rc;
 
@@ -897,7 +993,7 @@ file_queue_open(void *priv, unsigned int depth, void **qpriv)
 	}
 	q->uring = s->uring;
 	if (q->uring) {
-		rc = uring_queue_init(q);
+		rc = run_on_own_thread(uring_queue_init, q);
 		if (rc < 0)
 			goto err;
 	} else {
