@@ -1133,6 +1133,25 @@ wait_cqes_at_head(struct file_queue *q)
 }
 
 /*
+ * Take the SQEs the kernel did not consume back out of the SQ (its tail
+ * back to its head): how many.  Only the queue's thread moves the tail,
+ * and without SQPOLL the kernel reads the SQ only inside our
+ * io_uring_enter, so nothing else moves either end meanwhile.
+ */
+static unsigned int
+sq_take_back(struct io_uring_sq *sq)
+{
+	unsigned int khead = io_uring_smp_load_acquire(sq->khead);
+	unsigned int left = *sq->ktail - khead;
+
+	if (left) {
+		sq->sqe_tail = sq->sqe_head = khead;
+		io_uring_smp_store_release(sq->ktail, khead);
+	}
+	return left;
+}
+
+/*
  * UW_RINGFD: put the efd's multishot poll into the ring if it is not
  * there (before the queue's first submit, and again after the kernel
  * ended it: an error, a full CQ), in an io_uring_enter of its own from
@@ -1147,7 +1166,6 @@ wait_cqes_at_head(struct file_queue *q)
 static void
 ringfd_arm(struct file_queue *q)
 {
-	struct io_uring_sq *sq = &q->ring.sq;
 	struct io_uring_sqe *sqe;
 	int rc;
 
@@ -1175,12 +1193,7 @@ ringfd_arm(struct file_queue *q)
 		return;
 	}
 	/* not taken (out of memory): out of the SQ again, tried next time */
-	{
-		unsigned int khead = io_uring_smp_load_acquire(sq->khead);
-
-		sq->sqe_tail = sq->sqe_head = khead;
-		io_uring_smp_store_release(sq->ktail, khead);
-	}
+	sq_take_back(&q->ring.sq);
 	q->wfail[0]++;
 }
 
@@ -1259,7 +1272,6 @@ static int
 file_queue_wait(void *qpriv, bool block, unsigned int *fired)
 {
 	struct file_queue *q = qpriv;
-	struct io_uring_sq *sq = &q->ring.sq;
 	unsigned int i, arming[BK_STORE_WAIT_FDS + 1], na = 0, left;
 	int rc = 0;
 
@@ -1292,12 +1304,8 @@ file_queue_wait(void *qpriv, bool block, unsigned int *fired)
 	/* What the kernel did not take goes back out of the SQ (only this
 	 * thread moves its tail, and no I/O SQE waits there): armed again
 	 * next time. */
-	left = *sq->ktail - io_uring_smp_load_acquire(sq->khead);
+	left = sq_take_back(&q->ring.sq);
 	if (left) {
-		unsigned int khead = io_uring_smp_load_acquire(sq->khead);
-
-		sq->sqe_tail = sq->sqe_head = khead;
-		io_uring_smp_store_release(sq->ktail, khead);
 		for (i = na - (left < na ? left : na); i < na; i++)
 			q->armed[arming[i]] = false;
 	}
@@ -1440,7 +1448,6 @@ aio_submit(struct file_queue *q, struct bk_io **ios, unsigned int n)
 static unsigned int
 uring_enter(struct file_queue *q, unsigned int nb)
 {
-	struct io_uring_sq *sq = &q->ring.sq;
 	int rc;
 
 	if (!nb)
@@ -1452,12 +1459,7 @@ uring_enter(struct file_queue *q, unsigned int nb)
 		return nb;
 	if (rc < 0)
 		rc = 0;
-	{
-		unsigned int khead = io_uring_smp_load_acquire(sq->khead);
-
-		sq->sqe_tail = sq->sqe_head = khead;
-		io_uring_smp_store_release(sq->ktail, khead);
-	}
+	sq_take_back(&q->ring.sq);
 	q->aio_inflight -= nb - (unsigned int)rc;
 	return (unsigned int)rc;
 }
