@@ -237,7 +237,7 @@ probe_aio(int fd, struct iocb *cb)
  * and a probe's used, this way, never by the caller: the control
  * thread, which serves every vbd's xenstore.  Linux counts each task
  * that made or used a ring as one of the ring's, and when the ring goes
- * away (io_ring_exit_work, 15-50 ms after its last close) queues task
+ * away (io_ring_exit_work, within some 50 ms of its last close) queues task
  * work on each such task still alive.  That is no signal, but it
  * interrupts what the task is doing: its epoll_wait returns EINTR, and
  * a fallocate on tmpfs fails with it (Linux 6.1): once the recovery
