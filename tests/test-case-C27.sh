@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # C27: a reconnect with I/O in flight and reused ids.  The guest sends
 # WRITE id=7 (pattern A) to sector 0, which the store holds (hold=) until
-# the test lets it go; meanwhile the guest goes 5, 6, 1 and, once the
+# the test lets it go; once blkbackd has taken it (it mapped the data
+# page's grant, xensim's ledger shows: a request still on the ring at the
+# close is never taken, so a close sent at once could beat the queue
+# thread to it) the guest goes 5, 6, 1 and, once the
 # write is answered, sets up a new ring (a request still on the ring when
 # the frontend is Closed is never taken, as in Linux blkback, whose ring
 # thread stops there); then WRITE id=7 (pattern B) to sector 0 and READ
@@ -27,6 +30,7 @@ add_disk $DOM "memory:4M,hold=$hold"
 cat > "$BK_TMP/s" <<'EOS'
 fill p0 seed:71
 send op=write id=7 sector=0 seg=p0
+xs-expect fe taken 1 timeout=600000
 xs-write fe state 5
 xs-expect be state 5 timeout=10000
 xs-write fe state 6
@@ -49,6 +53,11 @@ EOS
 blkfront-test script --domid $DOM --max-indirect 16 "$BK_TMP/s" > "$BK_TMP/s.out" 2>&1 &
 front=$!
 cleanup_fn kill $front
+# taken: blkbackd maps the ring's page and, once it took the write, its
+# data page (a hang bound only: the script waits for it)
+taken() { [ "$(xensim-ctl maps "$DOM" | grep -c " pid=$(bk_pid) ")" -ge 2 ] || ! kill -0 $front 2>/dev/null; }
+wait_for 600 taken || fail "blkbackd did not map the write's page"
+xenstore-write "/local/domain/$DOM/device/vbd/51712/taken" 1
 # the guest has seen Closing held through its 6 and 1: let the write go
 released() { _xs_eq "/local/domain/$DOM/device/vbd/51712/release" 1 || ! kill -0 $front 2>/dev/null; }
 wait_for 30 released || fail "the guest's script neither failed nor got to its release"
