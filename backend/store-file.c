@@ -276,18 +276,10 @@ run_on_own_thread(int (*fn)(void *), void *arg)
 	return t.rc;
 }
 
-struct probe_uring_args {
-	int fd;
-	bool fsync;
-};
-
 /* One io_uring round trip for the probes: submit, wait up to 10 s. */
 static int
-probe_uring_fn(void *arg)
+probe_uring(int fd, bool fsync)
 {
-	const struct probe_uring_args *a = arg;
-	int fd = a->fd;
-	bool fsync = a->fsync;
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
@@ -321,12 +313,24 @@ probe_uring_fn(void *arg)
 	return rc;
 }
 
-static int
-probe_uring(int fd, bool fsync)
-{
-	struct probe_uring_args a = { .fd = fd, .fsync = fsync };
+/* A store's io_uring probes at open, run together on one thread of their
+ * own (run_on_own_thread): each result 0 or -errno. */
+struct uring_open_probes {
+	int fd;
+	bool fsync, dsync;	/* which to try: FSYNC, a WRITEV with RWF_DSYNC */
+	int fsync_rc, dsync_rc;
+};
 
-	return run_on_own_thread(probe_uring_fn, &a);
+static int
+uring_open_probes(void *arg)
+{
+	struct uring_open_probes *p = arg;
+
+	if (p->fsync)
+		p->fsync_rc = probe_uring(p->fd, true);
+	if (p->dsync)
+		p->dsync_rc = probe_uring(p->fd, false);
+	return 0;
 }
 
 /*
@@ -605,6 +609,7 @@ file_identify(const char *arg, char *id, size_t len)
 static int
 file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features *f)
 {
+	struct uring_open_probes up = { .fsync_rc = -EOPNOTSUPP, .dsync_rc = -EOPNOTSUPP };
 	struct file_store *s;
 	struct stat st;
 	int flags, rc;
@@ -717,12 +722,19 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 	rc = choose_engine(cfg, s);
 	if (rc < 0)
 		goto err;
+	if (s->uring) {
+		up.fd = s->fd;
+		up.fsync = s->f.can_flush;
+		up.dsync = !cfg->read_only;
+		rc = run_on_own_thread(uring_open_probes, &up);
+		if (rc < 0)
+			up.fsync_rc = up.dsync_rc = rc;
+	}
 	if (s->f.can_flush && s->uring) {
-		rc = probe_uring(s->fd, true);
-		s->fdsync_aio = rc == 0;
+		s->fdsync_aio = up.fsync_rc == 0;
 		if (!s->fdsync_aio)
 			log_info("%s: IORING_OP_FSYNC unavailable (%s); flushes run on a worker thread",
-				 s->path, strerror(-rc));
+				 s->path, strerror(-up.fsync_rc));
 	} else if (s->f.can_flush) {
 		struct iocb cb;
 
@@ -734,7 +746,7 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 				 s->path, strerror(-rc));
 	}
 	if (!cfg->read_only && s->uring) {
-		s->rwf_dsync = probe_uring(s->fd, false) == 0;
+		s->rwf_dsync = up.dsync_rc == 0;
 	} else if (!cfg->read_only) {
 		struct iocb cb;
 		struct iovec iov = { .iov_base = NULL, .iov_len = 0 };

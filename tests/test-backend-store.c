@@ -389,10 +389,15 @@ uring_quiet_thread(void *arg)
 	int ep = epoll_create1(EPOLL_CLOEXEC), n, *rc = arg;
 
 	*rc = 1;
-	if (ep < 0 || bk_store_open(drv, &cfg, &s, &why) != 0)
-		return NULL;
-	if (bk_store_queue_open(s, 4, &q) != 0)
-		return NULL;
+	if (ep < 0 || bk_store_open(drv, &cfg, &s, &why) != 0) {
+		fprintf(stderr, "uring_quiet: cannot open %s with io_uring\n", path);
+		goto out;
+	}
+	if (bk_store_queue_open(s, 4, &q) != 0) {
+		fprintf(stderr, "uring_quiet: cannot open a queue\n");
+		bk_store_close(s);
+		goto out;
+	}
 	bk_store_queue_close(q);
 	bk_store_close(s);
 	/* 300 ms: six times the latest interruption seen */
@@ -401,7 +406,9 @@ uring_quiet_thread(void *arg)
 		fprintf(stderr, "uring_quiet: epoll_wait after the store's close: %d (%s)\n",
 			n, n < 0 ? strerror(errno) : "an event on an empty epoll");
 	*rc = n != 0;
-	close(ep);
+out:
+	if (ep >= 0)
+		close(ep);
 	unlink(path);
 	free(path);
 	return NULL;
