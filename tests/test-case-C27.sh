@@ -2,13 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # C27: a reconnect with I/O in flight and reused ids.  The guest sends
 # WRITE id=7 (pattern A) to sector 0, which the store holds (hold=) until
-# the test lets it go; once blkbackd has taken it (it mapped the data
-# page's grant, xensim's ledger shows: a request still on the ring at the
-# close is never taken, so a close sent at once could beat the queue
-# thread to it) the guest goes 5, 6, 1 and, once the
-# write is answered, sets up a new ring (a request still on the ring when
-# the frontend is Closed is never taken, as in Linux blkback, whose ring
-# thread stops there); then WRITE id=7 (pattern B) to sector 0 and READ
+# the test lets it go; once blkbackd has taken it (xensim's ledger shows
+# the data page's grant mapped: a request still on the ring when the
+# frontend closes is never taken, as in Linux blkback, whose ring thread
+# stops there, so a close sent at once could beat the queue thread to it)
+# the guest goes 5, 6, 1 and, once the write is answered, sets up a new
+# ring; then WRITE id=7 (pattern B) to sector 0 and READ
 # id=8 on the new ring.  All seen by the guest:
 #  - while the old write is held the backend stays Closing: no Closed, no
 #    InitWait for a new ring before the drain;
