@@ -40,6 +40,10 @@ expect_error "--chunk 3000: bonnie++ takes a power of two from 256 to 1048576" r
 expect_error "--chunk 128: must be at least 256" run "${common[@]}" --chunk 128
 expect_error "--bonnie-seeks 8k: not a whole number" run "${common[@]}" --bonnie-seeks 8k
 expect_error "--bonnie-fsync 2: 0 or 1" run "${common[@]}" --bonnie-fsync 2
+expect_error "--bonnie-seed -3: not a whole number" run "${common[@]}" --bonnie-seed -3
+expect_error "--journal big: not a whole number" run "${common[@]}" --journal big
+expect_error "--journal 3: only ext3 and ext4 have a journal of a size mkfs sets (--fs xfs)" \
+	run "${common[@]}" --fs xfs --journal 3
 # a value given twice in an axis would run its cells twice under one name
 expect_error "--where dom0,dom0: dom0 is given twice" run "${common[@]}" --where dom0,dom0
 expect_error "--wce 1,1: 1 is given twice" run "${common[@]}" --wce 1,1

@@ -17,7 +17,7 @@ import time
 from . import ceiling, crash, matrix, parsers, report, xen
 from .stack import WHERES
 from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
-                     detect_memory_cgroup, dmesg_tail, find_tool, info,
+                     detect_memory_cgroup, dmesg_tail, ext_journal_mib, find_tool, info,
                      install_signal_handlers, kernel_release, make_backing,
                      mount_options_of, run,
                      tool_version, umount, warn)
@@ -30,17 +30,17 @@ RUN_DEFAULTS = {
     "fs": "ext3:data=journal", "mount-opts": "", "sched": "", "atime": "",
     "workload": "bonnie", "runs": "3", "mem": "512", "size": "", "files": "16",
     "file-size": "",
-    "bonnie-perchar": "0", "bonnie-fsync": "0", "bonnie-seeks": "", "chunk": "8192", "threads": "1",
+    "bonnie-perchar": "0", "bonnie-fsync": "0", "bonnie-seeks": "", "bonnie-seed": "", "chunk": "8192", "threads": "1",
     "fsmark-files": "1000",
     "fsmark-size": "65536", "fsmark-sync": "1", "loops": "3", "fsync-count": "30",
     "scale": "1.0", "disk": "0", "timeout": "3600", "out": "", "workdir": "",
     "platform": "sim", "backing": "", "guest-kernel": "", "prefill": "sparse",
-    "disk-model": "host", "warmup": "0",
+    "disk-model": "host", "warmup": "0", "journal": "0",
 }
 INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
             "fsmark-files": 1, "fsmark-size": 0, "fsmark-sync": 0, "loops": 1,
             "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "bonnie-fsync": 0, "chunk": 256,
-            "timeout": 1, "warmup": 0}
+            "timeout": 1, "warmup": 0, "journal": 0}
 
 # "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
@@ -75,8 +75,20 @@ DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
 # with mkfs and mount: 26 runs, the warm-ups included, in 8-10 minutes.
 # More files do not fit: 8192 of them outgrow 32 MiB, and bonnie++'s
 # read phases then go to the disk (220 files/s: 95 s a run).
+#
+# A 3 MiB journal (mke2fs's own is 8 MiB on this disk) and one bonnie++
+# seed make the creates agree from run to run.  With 8 MiB the journal
+# filled a few times a run and each time the writer stopped to
+# checkpoint ~0.5 s of scattered writes; whether one such stop fell in
+# the ~1 s create phase decided its rate (2 700 or 4 800/s, idle
+# machine).  A small journal checkpoints often and little, so every
+# create phase pays alike; the seed gives every run the same file sizes
+# and order.  2 MiB agreed better still but made a run 60 % longer (the
+# demo 13 minutes); 4 MiB was as spread as 8 (BENCHMARKS "The 2008 disk:
+# runs that agree").
 DEMO_2008 = {"mem": "32", "size": "64", "bonnie-seeks": "0", "files": "4",
-             "file-size": "2048:512", "disk": "256", "timeout": "120"}
+             "file-size": "2048:512", "disk": "256", "timeout": "120",
+             "journal": "3", "bonnie-seed": "1"}
 
 
 # where --disk-model 2008 keeps the model's data (RAM)
@@ -132,6 +144,8 @@ def _add_run_options(p):
     a("--fs", action="append",
       help="FSTYPE[:MOUNTOPTS], repeatable: ext3:data=journal (default), ext4, xfs")
     a("--mount-opts", help="extra mount options for every cell, e.g. commit=30")
+    a("--journal", help="ext3/ext4: the journal's size in MiB (mke2fs -J size=; "
+      "default 0: mke2fs's own, 8 MiB on a 256 MiB disk, growing with it)")
     a("--sched", help="comma list of I/O schedulers of the guest's disk (the loop "
       "device), e.g. none,mq-deadline (default: leave the kernel's)")
     a("--atime", help="comma list of access-time modes: strictatime, relatime, noatime "
@@ -148,6 +162,8 @@ def _add_run_options(p):
       "file created, so that each waits for the disk (default 0)")
     a("--bonnie-seeks", help="bonnie++'s random seeks (-s SIZE:CHUNK:SEEKS; default its "
       "own, 8192; 0 skips the seek phase)")
+    a("--bonnie-seed", help="bonnie++ -z: the seed of its random file sizes and "
+      "create order, the same in every run (default: bonnie++'s own, a new one each run)")
     a("--chunk", help="bonnie++'s block size in bytes (-s SIZE:CHUNK), a power of two "
       "from 256 to 1048576 (default 8192)")
     a("--threads", help="fsmark -t (default 1)")
@@ -203,6 +219,12 @@ def _resolve_options(ns, defaults):
         attr = key.replace("-", "_")
         if key == "size" and v == "":
             o.size = 0	# not given: 2 x --mem
+        elif key == "bonnie-seed":
+            o.bonnie_seed = None	# not given: bonnie++'s own
+            if v != "":
+                if not re.fullmatch(r"\d+", v):
+                    raise BenchError("--bonnie-seed %s: not a whole number" % v)
+                o.bonnie_seed = int(v)
         elif key == "bonnie-seeks":
             o.bonnie_seeks = None	# not given: bonnie++'s own
             if v != "":
@@ -504,7 +526,9 @@ class Bench:
 
             # bonnie++ -n N makes N*1024 files at once: room for them all
             inodes = self.o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
-            run(cell.fs.mkfs_argv(loop.dev, inodes), log=log)
+            run(cell.fs.mkfs_argv(loop.dev, inodes, self.o.journal), log=log)
+            if cell.fs.fstype.startswith("ext"):
+                row["journal_mib"] = ext_journal_mib(loop.dev)
             mnt = os.path.join(tmp, "mnt")
             os.mkdir(mnt)
             mopts = cell.fs.mount_options(cell.barrier, self.o.mount_opts, cell.atime)

@@ -55,10 +55,17 @@ class FsSpec:
                              "use ext3/ext4 for barrier 0 cells" % kernel_release())
         return on if barrier else off
 
-    def mkfs_argv(self, dev, inodes=0):
+    def mkfs_argv(self, dev, inodes=0, journal_mib=0):
         """mkfs for this fs on dev; inodes: at least that many (ext3/ext4
-        have a fixed inode table; XFS allocates inodes dynamically)."""
-        extra = ["-N", str(inodes)] if inodes and self.fstype.startswith("ext") else []
+        have a fixed inode table; XFS allocates inodes dynamically);
+        journal_mib: ext3/ext4's journal size (0: mke2fs's own, which
+        grows with the filesystem)."""
+        extra = []
+        if self.fstype.startswith("ext"):
+            if inodes:
+                extra += ["-N", str(inodes)]
+            if journal_mib:
+                extra += ["-J", "size=%d" % journal_mib]
         return FILESYSTEMS[self.fstype][0] + extra + [dev]
 
     def mount_options(self, barrier, extra, atime=""):
@@ -145,6 +152,9 @@ def expand(opts, where_names, workload_names):
     atimes = _atime_list(opts)
     if not (wheres and workloads and fss):
         raise BenchError("empty matrix: give at least one where, fs and workload")
+    if getattr(opts, "journal", 0) and any(not f.fstype.startswith("ext") for f in fss):
+        raise BenchError("--journal %d: only ext3 and ext4 have a journal of a size "
+                         "mkfs sets (--fs %s)" % (opts.journal, opts.fs.replace(";", " --fs ")))
     # two filesystems of one type (ext4 and ext4:data=journal) are told
     # apart by their options in the cell name
     fs_names = {str(f): f.fstype for f in fss}

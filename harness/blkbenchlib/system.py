@@ -590,6 +590,18 @@ def is_mountpoint(path):
     return False
 
 
+def ext_journal_mib(dev):
+    """The journal size, in MiB, of the ext3/ext4 filesystem on dev as
+    its superblock says (dumpe2fs -h "Total journal size"), or None when
+    it has none or does not say."""
+    p = run(["dumpe2fs", "-h", dev], check=False)
+    m = re.search(r"^Total journal size:\s+(\d+)([kMG])", p.stdout, re.M)
+    if not m:
+        return None
+    n = int(m.group(1))
+    return {"k": n / 1024, "M": n, "G": n * 1024}[m.group(2)]
+
+
 def mount_options_of(path):
     """The options the kernel reports for the mount at path (what it
     actually applied, defaults included), or "" when it is not mounted."""

@@ -138,6 +138,8 @@ class Bonnie(Workload):
             argv.append("-f")
         if o.bonnie_fsync:
             argv.append("-b")
+        if getattr(o, "bonnie_seed", None) is not None:
+            argv += ["-z", str(o.bonnie_seed)]
         csv_path = ctx.raw("bonnie.csv")
         ctx.run_to_file(argv, "bonnie++", csv_path)
         with open(csv_path) as f:

@@ -118,7 +118,7 @@ def job_script(bench, cell, r, scratch):
     if prog not in GUEST_TOOL:
         raise BenchError("--platform %s: no guest program for %s" % (o.platform, prog))
     inodes = o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
-    mk = cell.fs.mkfs_argv("DEV", inodes)
+    mk = cell.fs.mkfs_argv("DEV", inodes, o.journal)
     mkfs = ['"$G"/' + MKFS[mk[0]][0]] + [shlex.quote(a) for a in MKFS[mk[0]][1:] + mk[1:-1]] + ['"$D"']
     mopts = cell.fs.mount_options(cell.barrier, o.mount_opts, cell.atime)
     tool = ['"$G"/' + GUEST_TOOL[prog]] + [_q(a, mnt) for a in argv[1:]]
