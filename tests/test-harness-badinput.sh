@@ -32,6 +32,9 @@ expect_error "--disk-model 2009: host or 2008" run "${common[@]}" --disk-model 2
 expect_error "--warmup 2: 0 or 1" run "${common[@]}" --warmup 2
 expect_error "--disk-model 2008: where=raw has no store to model the disk in" \
 	run "${common[@]}" --where raw --wce 1 --barrier 1 --disk-model 2008
+# the demo's disk is the 2008 one unless asked otherwise
+expect_error "--disk-model 2008: where=raw has no store to model the disk in" \
+	demo "${common[@]}" --where raw --wce 1 --barrier 1
 # 0 is not "the default", and too small a bonnie++ file is said before
 # anything is set up
 expect_error "--size 0: must be at least 1" run "${common[@]}" --size 0
