@@ -197,8 +197,8 @@ pair() {
 	echo "ratio rbd-$name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
 }
 # 4 KiB: 32 indirect segments (Linux blkfront's default); 1 MiB: 256 (one request each)
-pair randread-4k-qd32 iops 0.9 rbd-randread-4k randread 4k 32 32 -- rbd-randread-4k randread 4k 32
-pair randwrite-4k-qd32 iops 0.9 rbd-randwrite-4k randwrite 4k 32 32 -- rbd-randwrite-4k randwrite 4k 32
+pair randread-4k-qd32 iops 1.0 rbd-randread-4k randread 4k 32 32 -- rbd-randread-4k randread 4k 32
+pair randwrite-4k-qd32 iops 1.0 rbd-randwrite-4k randwrite 4k 32 32 -- rbd-randwrite-4k randwrite 4k 32
 pair seqwrite-1m MBps 0.95 rbd-seqwrite-1m write 1m "$seq_qd" 256 -- rbd-seqwrite-1m write 1m "$seq_qd"
 pair seqread-1m MBps 0.95 rbd-seqread-1m read 1m "$seq_qd" 256 -- rbd-seqread-1m read 1m "$seq_qd"
 "$front" xl-remove --domid "$dom" >/dev/null
