@@ -222,18 +222,11 @@ def _resolve_options(ns, defaults):
         attr = key.replace("-", "_")
         if key == "size" and v == "":
             o.size = 0	# not given: 2 x --mem
-        elif key == "bonnie-seed":
-            o.bonnie_seed = None	# not given: bonnie++'s own
-            if v != "":
-                if not re.fullmatch(r"\d+", v):
-                    raise BenchError("--bonnie-seed %s: not a whole number" % v)
-                o.bonnie_seed = int(v)
-        elif key == "bonnie-seeks":
-            o.bonnie_seeks = None	# not given: bonnie++'s own
-            if v != "":
-                if not re.fullmatch(r"\d+", v):
-                    raise BenchError("--bonnie-seeks %s: not a whole number" % v)
-                o.bonnie_seeks = int(v)
+        elif key in ("bonnie-seed", "bonnie-seeks"):
+            # not given: None, bonnie++'s own
+            if v != "" and not re.fullmatch(r"\d+", v):
+                raise BenchError("--%s %s: not a whole number" % (key, v))
+            setattr(o, attr, int(v) if v != "" else None)
         elif key in INT_KEYS:
             try:
                 iv = int(v)
