@@ -42,7 +42,8 @@ INT_KEYS = {"runs": 1, "mem": 16, "size": 1, "files": 1, "threads": 1,
             "fsync-count": 1, "disk": 0, "bonnie-perchar": 0, "bonnie-fsync": 0, "chunk": 256,
             "timeout": 1, "warmup": 0, "journal": 0}
 
-# "blkbench demo": the README's main job.  8 cells x 3 runs of bonnie++
+# "blkbench demo --disk-model host": the README's main job on the host's
+# disk.  8 cells x 3 runs of bonnie++
 # (block output + creates) on ext3 data=journal, sized for <= 10 minutes
 # on 2 cores: 96 MiB of guest memory, a 224 MiB bonnie++ file, 32k files
 # of 512..2048 bytes.  bonnie++ prints "+++++" for a phase shorter than
@@ -67,10 +68,10 @@ DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
 # file, the journal and the checkpoints: 24 such runs do not fit the
 # demo's 12 minutes.
 #
-# The demo runs on the 2008 disk by default, which gives the published
-# findings with runs that agree where the host's disk does not (the
-# host's page cache and CPU, not a disk, set bonnie++'s pace there), and
-# sizes bonnie++ for the model instead
+# The demo runs on the 2008 disk by default: there the published
+# findings show and its runs agree far better than on the host's disk,
+# where the host's page cache and CPU, not a disk, set bonnie++'s pace.
+# It sizes bonnie++ for the model
 # (BENCHMARKS "The 2008 disk: a demo sized for it"): a 64 MiB file in
 # 32 MiB of memory, 4096 files of 512..2048 bytes, and no seek phase
 # (-s 64:8192:0: the table does not use it, and its 8192 random reads
