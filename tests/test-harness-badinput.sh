@@ -32,9 +32,14 @@ expect_error "--disk-model 2009: host or 2008" run "${common[@]}" --disk-model 2
 expect_error "--warmup 2: 0 or 1" run "${common[@]}" --warmup 2
 expect_error "--disk-model 2008: where=raw has no store to model the disk in" \
 	run "${common[@]}" --where raw --wce 1 --barrier 1 --disk-model 2008
-# the demo's disk is the 2008 one unless asked otherwise
+# the demo's disk is the 2008 one unless asked otherwise, on the command
+# line or in a --config file; the host disk then gets the host's sizes
+# (--mem 96)
 expect_error "--disk-model 2008: where=raw has no store to model the disk in" \
 	demo "${common[@]}" --where raw --wce 1 --barrier 1
+printf 'disk-model = host\n' > "$tmp/host.conf"
+expect_error "--size 100: bonnie++ needs at least twice --mem (192 MiB)" \
+	demo "${common[@]}" --config "$tmp/host.conf" --size 100
 # 0 is not "the default", and too small a bonnie++ file is said before
 # anything is set up
 expect_error "--size 0: must be at least 1" run "${common[@]}" --size 0

@@ -785,9 +785,11 @@ def cmd_demo(ns, paths, argv):
     sized for its disk; the xen platforms' rows have their own disks."""
     defaults = dict(RUN_DEFAULTS)
     defaults.update(DEMO)
-    model = getattr(ns, "disk_model", None)
-    sim = (getattr(ns, "platform", None) or "sim") == "sim"
-    if model == "2008" or (model is None and sim and not getattr(ns, "backing", None)):
+    # what the command line or else the --config file says
+    conf = matrix.read_config(ns.config, set(RUN_DEFAULTS)) if ns.config else {}
+    model = ns.disk_model or conf.get("disk-model")
+    sim = (ns.platform or conf.get("platform") or "sim") == "sim"
+    if model == "2008" or (model is None and sim and not (ns.backing or conf.get("backing"))):
         defaults.update(DEMO_2008)
     b = cmd_run(ns, paths, argv, defaults, show_runs=False)
     return _crash_campaign(paths, b.outdir)
