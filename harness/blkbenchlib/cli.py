@@ -75,8 +75,10 @@ DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
 # (BENCHMARKS "The 2008 disk: a demo sized for it"): a 64 MiB file in
 # 32 MiB of memory, 4096 files of 2048..4096 bytes, and no seek phase
 # (-s 64:8192:0: the table does not use it, and its 8192 random reads
-# took 16 s of a 33 s run at ~500 seeks/s).  One run then takes 16-23 s
-# with mkfs and mount: 26 runs, the warm-ups included, in 8-10 minutes.
+# took 16 s of a 33 s run at ~500 seeks/s).  One run then takes 14-32 s
+# with mkfs and mount: 26 runs, the warm-ups included, in about 11
+# minutes (10 min 42 s on 2 idle cores, 11 min 50 s with install and
+# build).
 # More files do not fit: 8192 of them outgrow 32 MiB, and bonnie++'s
 # read phases then go to the disk (220 files/s: 95 s a run).
 #
