@@ -99,8 +99,9 @@ DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
 # phase lasts ~3 s instead of ~1.6.  Over a longer phase the disk's
 # random positioning and the host's timing average out: a wce0 cell's
 # creates spread 1.03-1.14 over 4 runs, against 1.06-1.21 (BENCHMARKS
-# "Why the creates still spread").  More files do not fit 32 MiB (6144
-# made a run 63 s), and more memory makes every block phase longer.
+# "The 2008 disk: why the creates still spread").  6144 files made a
+# run 63 s (as 8192 above), and more memory makes every block phase
+# longer.
 DEMO_2008 = {"mem": "32", "size": "64", "bonnie-seeks": "0", "files": "4",
              "file-size": "4096:2048", "disk": "256", "timeout": "120",
              "journal": "3", "bonnie-seed": "1", "disk-model": "2008"}
