@@ -50,8 +50,10 @@ cp --sparse=always "$d/backing.img" "$d/base.img"
 start_daemon -P "$d/bk.pid" blkbackd -f --transport=sim --sim-dir="$XENSIM_DIR" \
 	-P "$d/bk.pid" --cache=volatile --record="$d/host.crashlog" 2>"$d/bk.log"
 blkfront-test xl-add --domid "$domid" --params "$d/backing.img"
+# (--timeout: after the cut no answer comes; the guest gives up 5 s on,
+# not after the default 30 s per step)
 blkfront-test verify --sim-dir "$XENSIM_DIR" --domid "$domid" --size 4M \
-	--count 1000000 --iodepth 8 --flush-every 16 --seed 3 \
+	--count 1000000 --iodepth 8 --flush-every 16 --seed 3 --timeout 5000 \
 	--log "$d/guest.log" > "$d/verify.out" 2>&1 &
 vpid=$!
 cleanup_fn kill "$vpid"

@@ -5,7 +5,7 @@
 # toolstack, frontend and daemon steps against one xensim and the
 # blkbackd it starts (and restarts) itself, and checks the invariants
 # after each sequence.
-#   FUZZ_CONTROL_SECONDS  how long (default 120; 30 under valgrind)
+#   FUZZ_CONTROL_SECONDS  how long (default 60; 30 under valgrind)
 #   FUZZ_CONTROL_SEED     the seed (default 20261202: make check runs the
 #                         same sequences each time; make fuzz-long picks
 #                         a new one); printed, so a failure replays with
@@ -23,7 +23,7 @@ requires test -x ./fuzz-control
 if [ "${BLK_VALGRIND:-}" = 1 ]; then
 	secs=${FUZZ_CONTROL_SECONDS:-30} slow=5 per=15
 else
-	secs=${FUZZ_CONTROL_SECONDS:-120} slow=1 per=4
+	secs=${FUZZ_CONTROL_SECONDS:-60} slow=1 per=4
 fi
 min=${FUZZ_CONTROL_MIN_SEQUENCES:-$(( ${secs%.*} / per ))}
 seed=${FUZZ_CONTROL_SEED:-20261202}
