@@ -22,7 +22,11 @@ need_frontend
 unset BK_IO_ENGINE
 start_xensim
 failed=
-for mode in eventfd 1; do
+modes="eventfd 1"
+# under valgrind, which has no multishot poll, mode 1 takes the default
+# way (its engine line says so): only the eventfd way is new there
+[ "${BLK_VALGRIND:-}" = 1 ] && modes=eventfd
+for mode in $modes; do
 	# the mode asked for is the one blkbackd took (its engine line),
 	# else the cases below would only test the default again
 	case $mode in
