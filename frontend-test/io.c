@@ -527,6 +527,7 @@ run_bonnie(blkfront_t *bf, const struct io_job *base, bool json)
 struct io_opts {
 	struct io_job job;
 	bool json, bonnie;
+	bool flush_at_start;	/* one flush before the job, untimed */
 };
 
 static void
@@ -534,8 +535,8 @@ io_usage(FILE *f)
 {
 	fprintf(f, "usage: blkfront-test io [device options] [--rw MODE] [--bs SIZE]\n"
 		"         [--iodepth N] [--size SIZE] [--offset SIZE] [--runtime SEC] [--fua]\n"
-		"         [--flush-every N] [--rwmixread PCT] [--seed N] [--bonnie]\n"
-		"         [--output-format normal|json]\n"
+		"         [--flush-every N] [--flush-at-start] [--rwmixread PCT] [--seed N]\n"
+		"         [--bonnie] [--output-format normal|json]\n"
 		"  MODE: read write randread randwrite rw randrw\n%s", FT_COMMON_HELP);
 }
 
@@ -594,6 +595,7 @@ io_opt(void *ctx, int opt, const char *arg)
 	case 'S':
 		return ft_parse_size(arg, &o->job.seed) ? ft_bad("a whole number") : 1;
 	case 'B': o->bonnie = true; return 1;
+	case 'A': o->flush_at_start = true; return 1;
 	case 'O':
 		if (strcmp(arg, "json") == 0)
 			o->json = true;
@@ -616,6 +618,7 @@ ft_cmd_io(int argc, char **argv)
 		{ "runtime", required_argument, NULL, 't' },
 		{ "fua", no_argument, NULL, 'F' },
 		{ "flush-every", required_argument, NULL, 'f' },
+		{ "flush-at-start", no_argument, NULL, 'A' },
 		{ "rwmixread", required_argument, NULL, 'm' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "bonnie", no_argument, NULL, 'B' },
@@ -676,6 +679,18 @@ ft_cmd_io(int argc, char **argv)
 		log_warning("io: --fua: the backend offers neither flush nor barrier (a "
 			    "write-through disk): plain writes, reported without fua");
 		o.job.fua = false;
+	}
+	/*
+	 * --flush-at-start: what a guest's filesystem sends at its first
+	 * journal commit, and fio's rbd engine at open.  A cache that stays
+	 * write-through until it has seen one (librbd's default,
+	 * rbd_cache_writethrough_until_flush) behaves from here on as it
+	 * does under a real guest.  Outside the timed job.
+	 */
+	if (o.flush_at_start && (rc = blkfront_flush(bf)) < 0) {
+		log_error("io: --flush-at-start: %s", strerror(-rc));
+		ft_common_close(&c, bf);
+		return 1;
 	}
 	if (o.bonnie) {
 		rc = run_bonnie(bf, &o.job, o.json);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# blkfront-test io through blkbackd: the JSON report adds up, --flush-every
-# and --fua send exactly the requests they promise (counted in blkbackd's
+# blkfront-test io through blkbackd: the JSON report adds up, --flush-every,
+# --flush-at-start and --fua send exactly the requests they promise (counted in blkbackd's
 # trace: FLUSH_DISKCACHE with flush-mode=flush, WRITE_BARRIER with data
 # with flush-mode=barrier), and --bonnie runs its four phases.
 . ./functions.sh
@@ -32,6 +32,16 @@ n1=$(grep -c ' op=flush .* status=0$' "$BACKEND_TRACE" || true)
 grep -q '"ios":32,' "$FT/j" || fail "2 MiB / 64 KiB is 32 writes: $(cat "$FT/j")"
 grep -q '"flushes":4,' "$FT/j" || fail "32 writes, a flush every 8: $(cat "$FT/j")"
 [ $((n1 - n0)) = 4 ] || fail "blkbackd saw $((n1 - n0)) flushes, expected 4"
+
+# --flush-at-start: one flush before the job, outside it (the job's own
+# count stays 0)
+n0=$(grep -c ' op=flush .* status=0$' "$BACKEND_TRACE" || true)
+blkfront-test io --domid $DOM --rw write --bs 4k --iodepth 2 --size 64k \
+	--flush-at-start --output-format json >"$FT/j" || fail "io --flush-at-start"
+n1=$(grep -c ' op=flush .* status=0$' "$BACKEND_TRACE" || true)
+grep -q '"ios":16,' "$FT/j" || fail "64 KiB / 4 KiB is 16 writes: $(cat "$FT/j")"
+grep -q '"flushes":0,' "$FT/j" || fail "the flush at start is not the job's: $(cat "$FT/j")"
+[ $((n1 - n0)) = 1 ] || fail "--flush-at-start: blkbackd saw $((n1 - n0)) flushes, expected 1"
 
 # --fua with barriers only: each write is a WRITE_BARRIER with data
 blkfront-test xl-remove --domid $DOM >/dev/null
