@@ -38,8 +38,10 @@
  *
  * Completions: librbd calls rbd_done() on one of its own threads.  It
  * pushes the request's slot onto the queue's lock-free list (one
- * compare-and-swap) and writes the queue's eventfd; the queue thread
- * takes the whole list with one exchange in reap.  No thread per
+ * compare-and-swap) and, if the list was empty, writes the queue's
+ * eventfd (one system call per batch, not per request); the queue
+ * thread reads the eventfd, then takes the whole list with one exchange
+ * in reap.  No thread per
  * request, no lock on the data path.
  * identify: "rbd:<fsid>/<pool>/<image>[@snap]", the cluster's fsid from
  * the configuration (no connection), else its mon_host.
@@ -792,7 +794,12 @@ rbd_done(rbd_completion_t c, void *arg)
 		sl->next = head;
 	} while (!__atomic_compare_exchange_n(&q->done, &head, sl, true, __ATOMIC_RELEASE,
 					      __ATOMIC_RELAXED));
-	signal_efd(q->efd);
+	/* Only the push onto an empty list wakes the queue thread: a
+	 * list that was not empty has had its wake-up, and reap reads the
+	 * eventfd before it takes the list, so the list it leaves empty is
+	 * one whose next push signals again. */
+	if (!head)
+		signal_efd(q->efd);
 	__atomic_sub_fetch(&q->in_cb, 1, __ATOMIC_SEQ_CST);
 }
 
