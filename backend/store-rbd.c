@@ -41,8 +41,7 @@
  * compare-and-swap) and, if the list was empty, writes the queue's
  * eventfd (one system call per batch, not per request); the queue
  * thread reads the eventfd, then takes the whole list with one exchange
- * in reap.  No thread per
- * request, no lock on the data path.
+ * in reap.  No thread per request, no lock on the data path.
  * identify: "rbd:<fsid>/<pool>/<image>[@snap]", the cluster's fsid from
  * the configuration (no connection), else its mon_host.
  */
