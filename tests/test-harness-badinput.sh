@@ -49,6 +49,7 @@ expect_error "--chunk 128: must be at least 256" run "${common[@]}" --chunk 128
 expect_error "--bonnie-seeks 8k: not a whole number" run "${common[@]}" --bonnie-seeks 8k
 expect_error "--bonnie-fsync 2: 0 or 1" run "${common[@]}" --bonnie-fsync 2
 expect_error "--bonnie-seed -3: not a whole number" run "${common[@]}" --bonnie-seed -3
+expect_error "--bonnie-dirs 0: must be at least 1" run "${common[@]}" --bonnie-dirs 0
 expect_error "--journal big: not a whole number" run "${common[@]}" --journal big
 expect_error "--journal 3: only ext3 and ext4 have a journal of a size mkfs sets (--fs xfs)" \
 	run "${common[@]}" --fs xfs --journal 3

@@ -9,7 +9,7 @@
 # left behind.  It also gives the two knobs the 2008 disk's demo sets:
 # the filesystem of every run has the journal --journal asked for (its
 # superblock says so), and bonnie++ ran with the seed --bonnie-seed gave
-# (its own CSV line says so).
+# and the directories --bonnie-dirs gave (its own CSV line says so).
 . ./functions.sh
 . "$top_srcdir/tests/harness-common.sh"
 requires_root
@@ -36,7 +36,7 @@ res=$tmp/res
 
 blkbench run --out "$res" --workdir "$tmp" --runs 1 --where domU --wce 1 --barrier 1 \
 	--fs ext4 --sched none,mq-deadline --atime strictatime,noatime $SMALL_BONNIE \
-	--journal 2 --bonnie-seed 7 \
+	--journal 2 --bonnie-seed 7 --bonnie-dirs 3 \
 	> "$tmp/out" 2> "$tmp/err" || { cat "$tmp/err"; fail "run failed"; }
 assert_clean "$tmp"
 for c in none-strictatime none-noatime mq-deadline-strictatime mq-deadline-noatime; do
@@ -64,6 +64,7 @@ for r in runs:
     assert r["journal_mib"] == 2, (r["cell"], r["journal_mib"])  # dumpe2fs -h
     csv = open(os.path.join(res, "raw", r["cell"] + "-run1", "bonnie.csv")).read()
     assert csv.split(",")[4] == "7", (r["cell"], csv)          # bonnie++'s seed field
+    assert csv.split(",")[25] == "3", (r["cell"], csv)         # its num_dirs field
 PY
 # a ratio between axis values, when both cells were timed, warns that a
 # single run shows no spread; a "-" cell comes with the line saying why

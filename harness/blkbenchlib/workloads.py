@@ -125,8 +125,11 @@ class Bonnie(Workload):
         d = os.path.join(ctx.mnt, "bonnie")
         os.mkdir(d)
         nfiles = str(o.files)
-        if getattr(o, "file_size", None):
-            nfiles += ":%d:%d" % o.file_size
+        dirs = getattr(o, "bonnie_dirs", 1)
+        if getattr(o, "file_size", None) or dirs > 1:
+            nfiles += ":%d:%d" % (o.file_size or (0, 0))
+        if dirs > 1:
+            nfiles += ":%d" % dirs
         sarg = "%d:%d" % (size, o.chunk)
         if getattr(o, "bonnie_seeks", None) is not None:
             # bonnie++ 2.00a: -s SIZE:CHUNK:SEEKS, 0 skips the seek phase
