@@ -111,8 +111,11 @@ DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
 # is ~20 % longer and the runs agreed better: in two demo pairs the
 # cache-off cells' creates spread 1.01-1.09 against 1.04-1.15, and 10
 # and 11 of the 12 create ratios stayed within 1.2 against 5 and 8
-# (BENCHMARKS "The README's two commands at session 25's last code").
-# Why it helps was not traced; the demo takes no longer with them.
+# (BENCHMARKS "The README's two commands at session 25's last code");
+# three fresh-clone demos with them had 10, 12 and 10.  Why it helps
+# was not traced; the demo takes no longer with them.  What still
+# spreads is the cache-on, barrier-off creates, ~6 % from run to run
+# (BENCHMARKS "The 2008 disk: 16 directories, and what still spreads").
 DEMO_2008 = {"mem": "32", "size": "64", "bonnie-seeks": "0", "files": "4",
              "file-size": "4096:2048", "disk": "256", "timeout": "120",
              "journal": "3", "bonnie-seed": "1", "bonnie-dirs": "16",
