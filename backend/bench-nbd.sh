@@ -13,14 +13,20 @@
 # written in full first so reads read real pages) on a unix socket,
 # serving both contenders; nbdkit advertises multi-conn, so blkbackd
 # opens one connection per queue (one queue here) and fio one per job
-# (one job).  Output as bench-rbd.sh: one key=value line per run (ring
-# rows with blkbackd's and blkfront-test's CPU per request, fio rows with
-# fio's; nbdkit's own CPU per request beside each), ring and fio
-# alternating BENCH_REPEAT times, then the ratio of the medians against
-# the goal (0.9, issue #30).  Skips (exit 0, reason printed) without the
-# nbd store in this build, without nbdkit, or without fio's nbd engine.
-# Knobs: BENCH_NBD_SIZE, BENCH_SECONDS (default 5), BENCH_REPEAT
-# (default 3), BENCH_SEQ_QD (default 4).
+# (one job).  Three contenders per round, the first rotating, as in
+# bench-rbd.sh: ring (blkfront-test io --in-place, no copy in the
+# frontend, as fio's engine hands libnbd its own buffer), ring-copy (the
+# frontend copies, as Linux blkfront with persistent grants: a guest's
+# vCPUs pay for that, here the two CPUs nbdkit and blkbackd share) and
+# fio.  Output as bench-rbd.sh: one key=value line per run (ring rows
+# with blkbackd's and blkfront-test's CPU per request, fio rows with
+# fio's; nbdkit's own CPU per request beside each), then the ratios of
+# the medians: ring/fio against the goal (0.9), ring-copy/fio beside
+# it.  Skips (exit 0, reason printed) without the nbd store in this
+# build, without nbdkit, or without fio's nbd engine.  Knobs:
+# BENCH_NBD_SIZE, BENCH_SECONDS (default 5), BENCH_REPEAT (default 3),
+# BENCH_SEQ_QD (default 4), BENCH_ROWS (the rows to run, e.g.
+# "seqread-1m"; default all).
 set -euo pipefail
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 size=${BENCH_NBD_SIZE:-256M}
@@ -82,17 +88,22 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 per_req() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
 
-ring() { # name rw bs iodepth max-indirect
-	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 n0 n1 fe_us ios
+# ring runs blkfront-test io --in-place (path=ring) unless its sixth
+# argument is ring-copy (the frontend copies each block to or from its
+# grants, as Linux blkfront does with persistent grants)
+ring() { # name rw bs iodepth max-indirect [ring|ring-copy]
+	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 n0 n1 fe_us ios
+	local inplace=--in-place
+	[ "$path" = ring ] || inplace=
 	t0=$(cpu_ticks "$backend_pid") n0=$(cpu_ticks "$nbd_pid")
 	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
 		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
-		${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
+		$inplace ${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
 		--runtime "$secs" --output-format json > "$dir/$name.json"
 	t1=$(cpu_ticks "$backend_pid") n1=$(cpu_ticks "$nbd_pid")
 	ios=$(jget "$dir/$name.json" "d['ios']")
 	fe_us=$(awk -v ios="$ios" '{ printf "%.2f", ($1 + $2) * 1e6 / (ios > 0 ? ios : 1) }' "$dir/$name.time")
-	echo "bench=$name path=ring store=nbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(per_req "$t0" "$t1" "$ios") fe_us_per_req=$fe_us server_us_per_req=$(per_req "$n0" "$n1" "$ios")"
+	echo "bench=$name path=$path store=nbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(per_req "$t0" "$t1" "$ios") fe_us_per_req=$fe_us server_us_per_req=$(per_req "$n0" "$n1" "$ios")"
 }
 fiorun() { # name rw bs iodepth
 	local n0 n1 k=read ios
@@ -110,27 +121,33 @@ rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknow
 echo "# blkbackd nbd bench, git $rev, $(nproc) CPUs, nbdkit $(nbdkit --version | awk '{print $2}') memory $size on a unix socket, $secs s per job"
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
-# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: alternate (the first of
-# each round rotating), print each, then the medians' ratio
+# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: BENCH_REPEAT rounds of
+# the three contenders, the first of each round rotating (ring, ring-copy,
+# fio; then ring-copy, fio, ring; ...), each run printed, then the ratios
+# of the medians: ring/fio against the goal, ring-copy/fio beside it
 pair() {
-	local name=$1 key=$2 goal=$3 i l rv=() fv=()
+	local name=$1 key=$2 goal=$3 i j c l rv=() cv=() fv=()
 	shift 3
-	local -a ra=() fa=()
+	case " ${BENCH_ROWS:-$name} " in *" $name "*) ;; *) return 0;; esac
+	local -a ra=() fa=() order=(ring ring-copy fio)
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
 	for (( i=0; i<repeat; i++ )); do
-		if (( i % 2 == 0 )); then
-			l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")")
-			l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")")
-		else
-			l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")")
-			l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")")
-		fi
+		for (( j=0; j<3; j++ )); do
+			c=${order[(i + j) % 3]}
+			case $c in
+			ring) l=$(ring "${ra[@]}" ring); rv+=("$(val "$l" "$key")") ;;
+			ring-copy) l=$(ring "${ra[@]}" ring-copy); cv+=("$(val "$l" "$key")") ;;
+			fio) l=$(fiorun "${fa[@]}"); fv+=("$(val "$l" "$key")") ;;
+			esac
+			echo "$l"
+		done
 	done
-	local rm fm
-	rm=$(median "${rv[@]}") fm=$(median "${fv[@]}")
+	local rm cm fm
+	rm=$(median "${rv[@]}") cm=$(median "${cv[@]}") fm=$(median "${fv[@]}")
 	echo "ratio nbd-$name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
+	echo "ratio nbd-$name $key ring-copy/fio = $(python3 -c "print(round($cm/$fm,3))") (medians $cm / $fm; the frontend's copy on the shared CPUs)"
 }
 # 4 KiB: 32 indirect segments (Linux blkfront's default); 1 MiB: 256 (one request each)
 pair randread-4k-qd32 iops 0.9 nbd-randread-4k randread 4k 32 32 -- nbd-randread-4k randread 4k 32

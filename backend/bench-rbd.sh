@@ -24,10 +24,16 @@
 # (rbd_cache_writethrough_until_flush, left at its default by blkbackd as
 # by QEMU), and a client that never sent one measured that instead.
 #
-# Output: as bench.sh, one key=value line per run (ring rows with
-# blkbackd's and blkfront-test's CPU per request, fio rows with fio's),
-# ring and fio runs alternating BENCH_REPEAT times, then the ratio of the
-# medians against the goal.  Skips (exit 0, reason printed) without the
+# Three contenders per round, the first rotating: ring (blkfront-test io
+# --in-place: the frontend copies nothing, as fio's engine hands librbd
+# its own buffer), ring-copy (the frontend copies every block to or from
+# its grants, as Linux blkfront with persistent grants: the control) and
+# fio.  A guest makes that copy on its own vCPUs; here the frontend runs
+# on the two CPUs blkbackd, the OSD and fio share, where its copy (about
+# 100 us per MiB) is charged to the ring.  Output: as bench.sh, one
+# key=value line per run (ring rows with blkbackd's and blkfront-test's
+# CPU per request, fio rows with fio's), then the ratios of the medians:
+# ring/fio against the goal, ring-copy/fio beside it.  Skips (exit 0, reason printed) without the
 # rbd store in this build, without the Ceph daemons, or without fio's rbd
 # engine.  Knobs: BENCH_RBD_SIZE (image, default 256M; memstore keeps it
 # in the OSD's RAM, 1 GiB at most), BENCH_SECONDS (per run, default 5),
@@ -119,8 +125,13 @@ perf_report() { # perf.data out.txt
 	perf report -i "$1" --no-children --sort dso,sym --percent-limit 0.5 --stdio 2>/dev/null |
 		grep -v '^$' | grep -v '^ *|' | grep -v -- '---' > "$2" || true
 }
-ring() { # name rw bs iodepth max-indirect
-	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 fe_us ios
+# ring runs blkfront-test io --in-place (path=ring) unless its sixth
+# argument is ring-copy (the frontend copies each block to or from its
+# grants, as Linux blkfront does with persistent grants)
+ring() { # name rw bs iodepth max-indirect [ring|ring-copy]
+	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 fe_us ios
+	local inplace=--in-place
+	[ "$path" = ring ] || inplace=
 	t0=$(cpu_ticks "$backend_pid")
 	local perf_pid=
 	if [ -n "${BENCH_PERF_DIR:-}" ]; then
@@ -129,7 +140,7 @@ ring() { # name rw bs iodepth max-indirect
 	fi
 	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
 		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
-		--flush-at-start ${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
+		--flush-at-start $inplace ${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
 		--runtime "$secs" --output-format json > "$dir/$name.json"
 	t1=$(cpu_ticks "$backend_pid")
 	if [ -n "$perf_pid" ]; then
@@ -141,7 +152,7 @@ ring() { # name rw bs iodepth max-indirect
 	local bk_us mib
 	bk_us=$(python3 -c "print(($t1 - $t0) * 1e6 / $hz)")
 	mib=$(jget "$dir/$name.json" "d['bytes'] / 1048576")
-	echo "bench=$name path=ring store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']")"
+	echo "bench=$name path=$path store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']")"
 }
 fiorun() { # name rw bs iodepth
 	local perf=()
@@ -175,12 +186,15 @@ rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null |
 echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job${BENCH_CEPH_CLIENT:+, client: $BENCH_CEPH_CLIENT}"
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
-# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: alternate, print each, then the medians' ratio
+# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: BENCH_REPEAT rounds of
+# the three contenders, the first of each round rotating (ring, ring-copy,
+# fio; then ring-copy, fio, ring; ...), each run printed, then the ratios
+# of the medians: ring/fio against the goal, ring-copy/fio beside it
 pair() {
-	local name=$1 key=$2 goal=$3 i l rv=() fv=()
+	local name=$1 key=$2 goal=$3 i j c l rv=() cv=() fv=()
 	shift 3
 	case " ${BENCH_ROWS:-$name} " in *" $name "*) ;; *) return 0;; esac
-	local -a ra=() fa=()
+	local -a ra=() fa=() order=(ring ring-copy fio)
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
@@ -194,12 +208,20 @@ pair() {
 		secs=$(( ${BENCH_SECONDS:-5} ))
 	fi
 	for (( i=0; i<repeat; i++ )); do
-		l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")")
-		l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")")
+		for (( j=0; j<3; j++ )); do
+			c=${order[(i + j) % 3]}
+			case $c in
+			ring) l=$(ring "${ra[@]}" ring); rv+=("$(val "$l" "$key")") ;;
+			ring-copy) l=$(ring "${ra[@]}" ring-copy); cv+=("$(val "$l" "$key")") ;;
+			fio) l=$(fiorun "${fa[@]}"); fv+=("$(val "$l" "$key")") ;;
+			esac
+			echo "$l"
+		done
 	done
-	local rm fm
-	rm=$(median "${rv[@]}") fm=$(median "${fv[@]}")
+	local rm cm fm
+	rm=$(median "${rv[@]}") cm=$(median "${cv[@]}") fm=$(median "${fv[@]}")
 	echo "ratio rbd-$name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
+	echo "ratio rbd-$name $key ring-copy/fio = $(python3 -c "print(round($cm/$fm,3))") (medians $cm / $fm; the frontend's copy on the shared CPUs)"
 }
 # 4 KiB: 32 indirect segments (Linux blkfront's default); 1 MiB: 256 (one request each)
 pair randread-4k-qd32 iops 1.0 rbd-randread-4k randread 4k 32 32 -- rbd-randread-4k randread 4k 32

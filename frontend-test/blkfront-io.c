@@ -229,7 +229,8 @@ complete_req(blkfront_t *bf, struct ft_slot *s, struct blkfront_req *req,
 		WRITE_ONCE(bf->info.feature_secdiscard, false);
 	}
 
-	if (s && req->result == 0 && req->op == BLKFRONT_READ)
+	if (s && req->result == 0 && req->op == BLKFRONT_READ &&
+	    !(bf->cfg.flags & BLKFRONT_IN_PLACE))
 		memcpy(req->buf, s->data, req->len);
 
 	if (bf->cfg.guestlog && s) {
@@ -793,7 +794,8 @@ blkfront_submit(blkfront_t *bf, struct blkfront_req *req)
 				d[i].last_sect = wire->seg[i].last_sect;
 			}
 		}
-		if (req->op != BLKFRONT_READ && req->len)
+		if (req->op != BLKFRONT_READ && req->len &&
+		    !(bf->cfg.flags & BLKFRONT_IN_PLACE))
 			memcpy(s->data, req->buf, req->len);
 		if (bf->per_request && nseg) {
 			/* after the data: the grant publishes it */

@@ -86,6 +86,14 @@ typedef struct blkfront blkfront_t;
 
 #define BLKFRONT_RAW		(1u << 0)	/* script mode, see above */
 #define BLKFRONT_NO_PERSISTENT	(1u << 1)	/* write feature-persistent=0 */
+/*
+ * Load generation only: a request's data is never copied between the
+ * caller's buffer and the granted pages (a write sends whatever the
+ * pages hold, a read leaves its data there; req->buf is not touched).
+ * A real guest makes that copy on its own vCPUs; on the simulator it
+ * would run on the cores the backend shares, and be charged to it.
+ */
+#define BLKFRONT_IN_PLACE	(1u << 2)
 
 struct blkfront_config {
 	xenops_t *x;			/* guest-side handle; caller owns it */

@@ -528,6 +528,7 @@ struct io_opts {
 	struct io_job job;
 	bool json, bonnie;
 	bool flush_at_start;	/* one flush before the job, untimed */
+	bool in_place;		/* BLKFRONT_IN_PLACE: no copy to the grants */
 };
 
 static void
@@ -536,7 +537,7 @@ io_usage(FILE *f)
 	fprintf(f, "usage: blkfront-test io [device options] [--rw MODE] [--bs SIZE]\n"
 		"         [--iodepth N] [--size SIZE] [--offset SIZE] [--runtime SEC] [--fua]\n"
 		"         [--flush-every N] [--flush-at-start] [--rwmixread PCT] [--seed N]\n"
-		"         [--bonnie] [--output-format normal|json]\n"
+		"         [--in-place] [--bonnie] [--output-format normal|json]\n"
 		"  MODE: read write randread randwrite rw randrw\n%s", FT_COMMON_HELP);
 }
 
@@ -596,6 +597,7 @@ io_opt(void *ctx, int opt, const char *arg)
 		return ft_parse_size(arg, &o->job.seed) ? ft_bad("a whole number") : 1;
 	case 'B': o->bonnie = true; return 1;
 	case 'A': o->flush_at_start = true; return 1;
+	case 'P': o->in_place = true; return 1;
 	case 'O':
 		if (strcmp(arg, "json") == 0)
 			o->json = true;
@@ -619,6 +621,7 @@ ft_cmd_io(int argc, char **argv)
 		{ "fua", no_argument, NULL, 'F' },
 		{ "flush-every", required_argument, NULL, 'f' },
 		{ "flush-at-start", no_argument, NULL, 'A' },
+		{ "in-place", no_argument, NULL, 'P' },
 		{ "rwmixread", required_argument, NULL, 'm' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "bonnie", no_argument, NULL, 'B' },
@@ -644,6 +647,13 @@ ft_cmd_io(int argc, char **argv)
 		log_error("io: --bs and --offset must be multiples of 512");
 		return 2;
 	}
+	/*
+	 * --in-place: the job's data stays in the granted pages (a
+	 * benchmark's client that copies nothing, as fio hands its
+	 * buffer to its engine; what is written is not the job's pattern)
+	 */
+	if (o.in_place)
+		c.bcfg.flags |= BLKFRONT_IN_PLACE;
 	ft_install_stop_signals();
 	bf = ft_common_open(&c);
 	if (!bf)

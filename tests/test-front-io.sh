@@ -3,7 +3,8 @@
 # blkfront-test io through blkbackd: the JSON report adds up, --flush-every,
 # --flush-at-start and --fua send exactly the requests they promise (counted in blkbackd's
 # trace: FLUSH_DISKCACHE with flush-mode=flush, WRITE_BARRIER with data
-# with flush-mode=barrier), and --bonnie runs its four phases.
+# with flush-mode=barrier), --in-place moves no data between the job and
+# the grants, and --bonnie runs its four phases.
 . ./functions.sh
 . "$abs_top_srcdir/tests/front-lib.sh"
 front_sim
@@ -42,6 +43,30 @@ n1=$(grep -c ' op=flush .* status=0$' "$BACKEND_TRACE" || true)
 grep -q '"ios":16,' "$FT/j" || fail "64 KiB / 4 KiB is 16 writes: $(cat "$FT/j")"
 grep -q '"flushes":0,' "$FT/j" || fail "the flush at start is not the job's: $(cat "$FT/j")"
 [ $((n1 - n0)) = 1 ] || fail "--flush-at-start: blkbackd saw $((n1 - n0)) flushes, expected 1"
+
+# --in-place: the job's data is never copied into the granted pages, so
+# a write job sends what the pages hold (zeros on a new connection), not
+# its pattern; over a file of 0xff bytes: 64 KiB of zeros where the
+# in-place job wrote, the job's pattern where a normal one did
+img=$FT/inplace.img
+head -c 1M /dev/zero | tr '\000' '\377' > "$img"
+blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove"
+blkfront-test xl-add --domid $DOM --params "$img" >/dev/null || fail "xl-add $img"
+blkfront-test io --domid $DOM --rw write --bs 4k --iodepth 2 --size 64k --in-place \
+	--output-format json >"$FT/j" || fail "io write --in-place"
+grep -q '"ios":16,"bytes":65536,' "$FT/j" || fail "io --in-place: 16 writes of 4 KiB: $(cat "$FT/j")"
+blkfront-test io --domid $DOM --rw write --bs 4k --iodepth 2 --offset 64k --size 64k \
+	--output-format json >"$FT/j" || fail "io write"
+blkfront-test io --domid $DOM --rw read --bs 64k --iodepth 2 --size 128k --in-place \
+	--output-format json >"$FT/j" || fail "io read --in-place"
+grep -q '"ios":2,"bytes":131072,' "$FT/j" || fail "io read --in-place: $(cat "$FT/j")"
+blkfront-test xl-remove --domid $DOM >/dev/null || fail "xl-remove $img"
+cmp -n 65536 "$img" /dev/zero || fail "--in-place wrote other data than the grant pages' zeros"
+cmp -n 65536 -i 65536:0 "$img" /dev/zero >/dev/null &&
+	fail "the normal write job wrote zeros, not its pattern"
+cmp -i 131072:131072 "$img" <(head -c 1M /dev/zero | tr '\000' '\377') ||
+	fail "writes outside the two jobs' 128 KiB"
+blkfront-test xl-add --domid $DOM --params "$img" >/dev/null || fail "xl-add $img again"
 
 # --fua with barriers only: each write is a WRITE_BARRIER with data
 blkfront-test xl-remove --domid $DOM >/dev/null
