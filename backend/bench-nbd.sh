@@ -14,19 +14,19 @@
 # serving both contenders; nbdkit advertises multi-conn, so blkbackd
 # opens one connection per queue (one queue here) and fio one per job
 # (one job).  Three contenders per round, the first rotating, as in
-# bench-rbd.sh: ring (blkfront-test io --in-place, no copy in the
-# frontend, as fio's engine hands libnbd its own buffer), ring-copy (the
-# frontend copies, as Linux blkfront with persistent grants: a guest's
-# vCPUs pay for that, here the two CPUs nbdkit and blkbackd share) and
-# fio.  Output as bench-rbd.sh: one key=value line per run (ring rows
-# with blkbackd's and blkfront-test's CPU per request, fio rows with
-# fio's; nbdkit's own CPU per request beside each), then the ratios of
-# the medians: ring/fio against the goal (0.9), ring-copy/fio beside
-# it.  Skips (exit 0, reason printed) without the nbd store in this
-# build, without nbdkit, or without fio's nbd engine.  Knobs:
-# BENCH_NBD_SIZE, BENCH_SECONDS (default 5), BENCH_REPEAT (default 3),
-# BENCH_SEQ_QD (default 4), BENCH_ROWS (the rows to run, e.g.
-# "seqread-1m"; default all).
+# bench-rbd.sh: ring (the frontend copies, as Linux blkfront with
+# persistent grants), ring-inplace (blkfront-test io --in-place: no copy
+# in the frontend, as fio's engine hands libnbd its own buffer; a
+# guest's copy runs on its own vCPUs, here on the two CPUs nbdkit and
+# blkbackd share) and fio.  Output as bench-rbd.sh: one key=value line
+# per run (ring rows with blkbackd's and blkfront-test's CPU per
+# request, fio rows with fio's; nbdkit's own CPU per request beside
+# each), then the ratios of the medians: ring/fio against the goal
+# (0.9), ring-inplace/fio beside it.  Skips (exit 0, reason printed)
+# without the nbd store in this build, without nbdkit, or without fio's
+# nbd engine.  Knobs: BENCH_NBD_SIZE, BENCH_SECONDS (default 5),
+# BENCH_REPEAT (default 3), BENCH_SEQ_QD (default 4), BENCH_ROWS (the
+# rows to run, e.g. "seqread-1m"; default all).
 set -euo pipefail
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 size=${BENCH_NBD_SIZE:-256M}
@@ -88,13 +88,13 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 per_req() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
 
-# ring runs blkfront-test io --in-place (path=ring) unless its sixth
-# argument is ring-copy (the frontend copies each block to or from its
-# grants, as Linux blkfront does with persistent grants)
-ring() { # name rw bs iodepth max-indirect [ring|ring-copy]
+# ring runs blkfront-test io as a guest is (the frontend copies each
+# block to or from its persistent grants, as Linux blkfront does), or
+# with --in-place when its sixth argument is ring-inplace
+ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
 	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 n0 n1 fe_us ios
-	local inplace=--in-place
-	[ "$path" = ring ] || inplace=
+	local inplace=
+	[ "$path" = ring ] || inplace=--in-place
 	t0=$(cpu_ticks "$backend_pid") n0=$(cpu_ticks "$nbd_pid")
 	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
 		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
@@ -122,14 +122,15 @@ echo "# blkbackd nbd bench, git $rev, $(nproc) CPUs, nbdkit $(nbdkit --version |
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 # pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: BENCH_REPEAT rounds of
-# the three contenders, the first of each round rotating (ring, ring-copy,
-# fio; then ring-copy, fio, ring; ...), each run printed, then the ratios
-# of the medians: ring/fio against the goal, ring-copy/fio beside it
+# the three contenders, the first of each round rotating (ring,
+# ring-inplace, fio; then ring-inplace, fio, ring; ...), each run
+# printed, then the ratios of the medians: ring/fio against the goal,
+# ring-inplace/fio beside it
 pair() {
 	local name=$1 key=$2 goal=$3 i j c l rv=() cv=() fv=()
 	shift 3
 	case " ${BENCH_ROWS:-$name} " in *" $name "*) ;; *) return 0;; esac
-	local -a ra=() fa=() order=(ring ring-copy fio)
+	local -a ra=() fa=() order=(ring ring-inplace fio)
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
@@ -138,7 +139,7 @@ pair() {
 			c=${order[(i + j) % 3]}
 			case $c in
 			ring) l=$(ring "${ra[@]}" ring); rv+=("$(val "$l" "$key")") ;;
-			ring-copy) l=$(ring "${ra[@]}" ring-copy); cv+=("$(val "$l" "$key")") ;;
+			ring-inplace) l=$(ring "${ra[@]}" ring-inplace); cv+=("$(val "$l" "$key")") ;;
 			fio) l=$(fiorun "${fa[@]}"); fv+=("$(val "$l" "$key")") ;;
 			esac
 			echo "$l"
@@ -147,7 +148,7 @@ pair() {
 	local rm cm fm
 	rm=$(median "${rv[@]}") cm=$(median "${cv[@]}") fm=$(median "${fv[@]}")
 	echo "ratio nbd-$name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
-	echo "ratio nbd-$name $key ring-copy/fio = $(python3 -c "print(round($cm/$fm,3))") (medians $cm / $fm; the frontend's copy on the shared CPUs)"
+	echo "ratio nbd-$name $key ring-inplace/fio = $(python3 -c "print(round($cm/$fm,3))") (medians $cm / $fm; without the frontend's copy)"
 }
 # 4 KiB: 32 indirect segments (Linux blkfront's default); 1 MiB: 256 (one request each)
 pair randread-4k-qd32 iops 0.9 nbd-randread-4k randread 4k 32 32 -- nbd-randread-4k randread 4k 32

@@ -25,15 +25,16 @@
 # by QEMU), and a client that never sent one measured that instead.
 #
 # Three contenders per round, the first rotating: ring (blkfront-test io
-# --in-place: the frontend copies nothing, as fio's engine hands librbd
-# its own buffer), ring-copy (the frontend copies every block to or from
-# its grants, as Linux blkfront with persistent grants: the control) and
-# fio.  A guest makes that copy on its own vCPUs; here the frontend runs
-# on the two CPUs blkbackd, the OSD and fio share, where its copy (about
-# 100 us per MiB) is charged to the ring.  Output: as bench.sh, one
-# key=value line per run (ring rows with blkbackd's and blkfront-test's
-# CPU per request, fio rows with fio's), then the ratios of the medians:
-# ring/fio against the goal, ring-copy/fio beside it.  Skips (exit 0, reason printed) without the
+# as a guest is: it copies every block to or from its persistent grants,
+# as Linux blkfront does), ring-inplace (blkfront-test io --in-place: no
+# copy, as fio's engine hands librbd its own buffer) and fio.  A guest
+# makes that copy on its own vCPUs; here the frontend runs on the two
+# CPUs blkbackd, the OSD and fio share, so ring-inplace shows what the
+# copy costs the ring on them (about 100 us of CPU per MiB).  Output: as
+# bench.sh, one key=value line per run (ring rows with blkbackd's and
+# blkfront-test's CPU per request, fio rows with fio's), then the ratios
+# of the medians: ring/fio against the goal, ring-inplace/fio beside
+# it.  Skips (exit 0, reason printed) without the
 # rbd store in this build, without the Ceph daemons, or without fio's rbd
 # engine.  Knobs: BENCH_RBD_SIZE (image, default 256M; memstore keeps it
 # in the OSD's RAM, 1 GiB at most), BENCH_SECONDS (per run, default 5),
@@ -125,13 +126,13 @@ perf_report() { # perf.data out.txt
 	perf report -i "$1" --no-children --sort dso,sym --percent-limit 0.5 --stdio 2>/dev/null |
 		grep -v '^$' | grep -v '^ *|' | grep -v -- '---' > "$2" || true
 }
-# ring runs blkfront-test io --in-place (path=ring) unless its sixth
-# argument is ring-copy (the frontend copies each block to or from its
-# grants, as Linux blkfront does with persistent grants)
-ring() { # name rw bs iodepth max-indirect [ring|ring-copy]
+# ring runs blkfront-test io as a guest is (the frontend copies each
+# block to or from its persistent grants, as Linux blkfront does), or
+# with --in-place when its sixth argument is ring-inplace
+ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
 	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 fe_us ios
-	local inplace=--in-place
-	[ "$path" = ring ] || inplace=
+	local inplace=
+	[ "$path" = ring ] || inplace=--in-place
 	t0=$(cpu_ticks "$backend_pid")
 	local perf_pid=
 	if [ -n "${BENCH_PERF_DIR:-}" ]; then
@@ -187,14 +188,15 @@ echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_O
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 # pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: BENCH_REPEAT rounds of
-# the three contenders, the first of each round rotating (ring, ring-copy,
-# fio; then ring-copy, fio, ring; ...), each run printed, then the ratios
-# of the medians: ring/fio against the goal, ring-copy/fio beside it
+# the three contenders, the first of each round rotating (ring,
+# ring-inplace, fio; then ring-inplace, fio, ring; ...), each run
+# printed, then the ratios of the medians: ring/fio against the goal,
+# ring-inplace/fio beside it
 pair() {
 	local name=$1 key=$2 goal=$3 i j c l rv=() cv=() fv=()
 	shift 3
 	case " ${BENCH_ROWS:-$name} " in *" $name "*) ;; *) return 0;; esac
-	local -a ra=() fa=() order=(ring ring-copy fio)
+	local -a ra=() fa=() order=(ring ring-inplace fio)
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
@@ -212,7 +214,7 @@ pair() {
 			c=${order[(i + j) % 3]}
 			case $c in
 			ring) l=$(ring "${ra[@]}" ring); rv+=("$(val "$l" "$key")") ;;
-			ring-copy) l=$(ring "${ra[@]}" ring-copy); cv+=("$(val "$l" "$key")") ;;
+			ring-inplace) l=$(ring "${ra[@]}" ring-inplace); cv+=("$(val "$l" "$key")") ;;
 			fio) l=$(fiorun "${fa[@]}"); fv+=("$(val "$l" "$key")") ;;
 			esac
 			echo "$l"
@@ -221,7 +223,7 @@ pair() {
 	local rm cm fm
 	rm=$(median "${rv[@]}") cm=$(median "${cv[@]}") fm=$(median "${fv[@]}")
 	echo "ratio rbd-$name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
-	echo "ratio rbd-$name $key ring-copy/fio = $(python3 -c "print(round($cm/$fm,3))") (medians $cm / $fm; the frontend's copy on the shared CPUs)"
+	echo "ratio rbd-$name $key ring-inplace/fio = $(python3 -c "print(round($cm/$fm,3))") (medians $cm / $fm; without the frontend's copy)"
 }
 # 4 KiB: 32 indirect segments (Linux blkfront's default); 1 MiB: 256 (one request each)
 pair randread-4k-qd32 iops 1.0 rbd-randread-4k randread 4k 32 32 -- rbd-randread-4k randread 4k 32
