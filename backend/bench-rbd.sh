@@ -185,18 +185,13 @@ fiorun() { # name rw bs iodepth
 
 rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job${BENCH_CEPH_CLIENT:+, client: $BENCH_CEPH_CLIENT}"
-val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
-median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
-# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: BENCH_REPEAT rounds of
-# the three contenders, the first of each round rotating (ring,
-# ring-inplace, fio; then ring-inplace, fio, ring; ...), each run
-# printed, then the ratios of the medians: ring/fio against the goal,
-# ring-inplace/fio beside it
+. "$(dirname "$0")/bench-lib.sh"
+# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: rounds (bench-lib.sh)
 pair() {
-	local name=$1 key=$2 goal=$3 i j c l rv=() cv=() fv=()
+	local name=$1 key=$2 goal=$3
 	shift 3
 	case " ${BENCH_ROWS:-$name} " in *" $name "*) ;; *) return 0;; esac
-	local -a ra=() fa=() order=(ring ring-inplace fio)
+	local -a ra=() fa=()
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
@@ -209,21 +204,7 @@ pair() {
 		fiorun "${fa[@]}" > /dev/null
 		secs=$(( ${BENCH_SECONDS:-5} ))
 	fi
-	for (( i=0; i<repeat; i++ )); do
-		for (( j=0; j<3; j++ )); do
-			c=${order[(i + j) % 3]}
-			case $c in
-			ring) l=$(ring "${ra[@]}" ring); rv+=("$(val "$l" "$key")") ;;
-			ring-inplace) l=$(ring "${ra[@]}" ring-inplace); cv+=("$(val "$l" "$key")") ;;
-			fio) l=$(fiorun "${fa[@]}"); fv+=("$(val "$l" "$key")") ;;
-			esac
-			echo "$l"
-		done
-	done
-	local rm cm fm
-	rm=$(median "${rv[@]}") cm=$(median "${cv[@]}") fm=$(median "${fv[@]}")
-	echo "ratio rbd-$name $key ring/fio = $(python3 -c "print(round($rm/$fm,3))") (medians $rm / $fm over $repeat runs each; goal >= $goal)"
-	echo "ratio rbd-$name $key ring-inplace/fio = $(python3 -c "print(round($cm/$fm,3))") (medians $cm / $fm; without the frontend's copy)"
+	rounds rbd "$name" "$key" "$goal"
 }
 # 4 KiB: 32 indirect segments (Linux blkfront's default); 1 MiB: 256 (one request each)
 pair randread-4k-qd32 iops 1.0 rbd-randread-4k randread 4k 32 32 -- rbd-randread-4k randread 4k 32
