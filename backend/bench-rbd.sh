@@ -30,7 +30,7 @@
 # copy, as fio's engine hands librbd its own buffer) and fio.  A guest
 # makes that copy on its own vCPUs; here the frontend runs on the two
 # CPUs blkbackd, the OSD and fio share, so ring-inplace shows what the
-# copy costs the ring on them (about 100 us of CPU per MiB).  Output: as
+# copy costs the ring on them (45-82 us of CPU per MiB).  Output: as
 # bench.sh, one key=value line per run (ring rows with blkbackd's and
 # blkfront-test's CPU per request, fio rows with fio's), then the ratios
 # of the medians: ring/fio against the goal, ring-inplace/fio beside
