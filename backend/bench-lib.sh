@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# bench-lib.sh: sourced by bench-rbd.sh and bench-nbd.sh.  Each defines
-# ring NAME RW BS QD MAX-INDIRECT [ring|ring-inplace] and fiorun NAME RW
-# BS QD, printing one key=value line per run, and sets $repeat.
+# bench-lib.sh: sourced by bench.sh (val, median), bench-rbd.sh and
+# bench-nbd.sh (all).  For rounds, the caller defines ring NAME RW BS QD
+# MAX-INDIRECT [ring|ring-inplace] and fiorun NAME RW BS QD, printing one
+# key=value line per run, and sets $repeat.
 
 val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }

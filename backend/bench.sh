@@ -21,9 +21,11 @@
 # start and stop of each run, and leave out steal time (a VM's CPUs
 # taken by its host).
 # Output: one line per measurement, key=value, then the ratios of the
-# medians.  Ring and fio runs alternate, BENCH_REPEAT times each: the
-# host disk's speed drifts by 2x within minutes here, so one run each
-# would compare two different disks.
+# medians.  Ring and fio runs alternate, BENCH_REPEAT times each, the
+# first of each round alternating too: the host disk's speed drifts by
+# 2x within minutes here, so one run each would compare two different
+# disks, and a fixed order would give one contender the same place in
+# every drift.
 # Knobs (environment): BENCH_SIZE (backing file, default 512M),
 # BENCH_SECONDS (per run, default 5), BENCH_REPEAT (default 3), BENCH_DIR
 # (default /var/tmp; the file system to test), BENCH_SEQ_QD (1 MiB I/Os in
@@ -144,20 +146,28 @@ fiorun() { # name rw bs iodepth
 
 rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "# blkbackd bench, git $rev, $(nproc) CPUs, file $size on $(df --output=fstype "$dir" | tail -1), $secs s per job"
-val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
-median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
-# pair NAME KEY RING-ARGS... -- FIO-ARGS...: alternate, print each, then the medians' ratio
+. "$(dirname "$0")/bench-lib.sh"	# val, median
+# pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: $repeat rounds of ring
+# and fio, the first of each round alternating (ring first in rounds 1,
+# 3, ...; fio first in 2, 4, ...: the one that runs second finds the
+# host's disk and page cache as the first left them); each run printed,
+# then the medians' ratio
 pair() {
-	local name=$1 key=$2 goal=$3 i l rv=() fv=() rh=() fh=() fb=()
+	local name=$1 key=$2 goal=$3 i c l rv=() fv=() rh=() fh=() fb=()
 	shift 3
 	local -a ra=() fa=()
 	while [ "$1" != -- ]; do ra+=("$1"); shift; done
 	shift
 	fa=("$@")
-	for (( i=0; i<repeat; i++ )); do
-		l=$(ring "${ra[@]}"); echo "$l"; rv+=("$(val "$l" "$key")"); rh+=("$(val "$l" host_us_per_req)")
-		l=$(fiorun "${fa[@]}"); echo "$l"; fv+=("$(val "$l" "$key")"); fh+=("$(val "$l" host_us_per_req)")
-		fb+=("$(val "$l" host_busy_pct)")
+	for (( i=0; i<repeat * 2; i++ )); do
+		c=$(( (i / 2 + i % 2) % 2 ))
+		if (( c == 0 )); then
+			l=$(ring "${ra[@]}"); rv+=("$(val "$l" "$key")"); rh+=("$(val "$l" host_us_per_req)")
+		else
+			l=$(fiorun "${fa[@]}"); fv+=("$(val "$l" "$key")"); fh+=("$(val "$l" host_us_per_req)")
+			fb+=("$(val "$l" host_busy_pct)")
+		fi
+		echo "$l"
 	done
 	local rm fm rhm fhm fbm
 	rm=$(median "${rv[@]}") fm=$(median "${fv[@]}")
