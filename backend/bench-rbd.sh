@@ -52,6 +52,8 @@ size=${BENCH_RBD_SIZE:-256M}
 secs=${BENCH_SECONDS:-5}
 repeat=${BENCH_REPEAT:-3}
 seq_qd=${BENCH_SEQ_QD:-4}
+# the rbd store is a module: the build tree's, unless told otherwise
+export BLKBACKD_STORE_DIR=${BLKBACKD_STORE_DIR:-$top_builddir/backend/.libs}
 
 skip() { echo "# rbd rows skipped: $*"; exit 0; }
 grep -q '^#define HAVE_LIBRBD 1' "$top_builddir/config.h" 2>/dev/null ||
