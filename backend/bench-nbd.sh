@@ -20,9 +20,10 @@
 # guest's copy runs on its own vCPUs, here on the two CPUs nbdkit and
 # blkbackd share) and fio.  Output as bench-rbd.sh: one key=value line
 # per run (ring rows with blkbackd's and blkfront-test's CPU per
-# request, fio rows with fio's; nbdkit's own CPU per request beside
-# each), then the ratios of the medians: ring/fio against the goal
-# (0.9), ring-inplace/fio beside it.  Skips (exit 0, reason printed)
+# request, fio rows with fio's; nbdkit's own CPU per request and the
+# whole machine's, host_us_per_req, beside each), then the ratios of the
+# medians: ring/fio against the goal (0.9), ring-inplace/fio beside it,
+# and the three contenders' median host_us_per_req.  Skips (exit 0, reason printed)
 # without the nbd store in this build, without nbdkit, or without fio's
 # nbd engine.  Knobs: BENCH_NBD_SIZE, BENCH_SECONDS (default 5),
 # BENCH_REPEAT (default 3), BENCH_SEQ_QD (default 4), BENCH_ROWS (the
@@ -85,41 +86,40 @@ for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
 
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
+. "$(dirname "$0")/bench-lib.sh"
 per_req() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
 
 # ring runs blkfront-test io as a guest is (the frontend copies each
 # block to or from its persistent grants, as Linux blkfront does), or
 # with --in-place when its sixth argument is ring-inplace
 ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
-	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 n0 n1 fe_us ios
+	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 n0 n1 h0 h1 fe_us ios
 	local inplace=
 	[ "$path" = ring ] || inplace=--in-place
-	t0=$(cpu_ticks "$backend_pid") n0=$(cpu_ticks "$nbd_pid")
+	t0=$(cpu_ticks "$backend_pid") n0=$(cpu_ticks "$nbd_pid") h0=$(host_ticks)
 	/usr/bin/time -f '%U %S' -o "$dir/$name.time" \
 		"$front" io --sim-dir "$sim" --domid "$dom" --ring-order 2 --max-indirect "$ind" \
 		$inplace ${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
 		--runtime "$secs" --output-format json > "$dir/$name.json"
-	t1=$(cpu_ticks "$backend_pid") n1=$(cpu_ticks "$nbd_pid")
+	h1=$(host_ticks) t1=$(cpu_ticks "$backend_pid") n1=$(cpu_ticks "$nbd_pid")
 	ios=$(jget "$dir/$name.json" "d['ios']")
 	fe_us=$(awk -v ios="$ios" '{ printf "%.2f", ($1 + $2) * 1e6 / (ios > 0 ? ios : 1) }' "$dir/$name.time")
-	echo "bench=$name path=$path store=nbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(per_req "$t0" "$t1" "$ios") fe_us_per_req=$fe_us server_us_per_req=$(per_req "$n0" "$n1" "$ios")"
+	echo "bench=$name path=$path store=nbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(per_req "$t0" "$t1" "$ios") fe_us_per_req=$fe_us server_us_per_req=$(per_req "$n0" "$n1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
 }
 fiorun() { # name rw bs iodepth
-	local n0 n1 k=read ios
+	local n0 n1 h0 h1 k=read ios
 	[ "$2" = write ] || [ "$2" = randwrite ] && k=write
-	n0=$(cpu_ticks "$nbd_pid")
+	n0=$(cpu_ticks "$nbd_pid") h0=$(host_ticks)
 	fio --name="$1" --ioengine=nbd --uri="$uri" --size="$size" --rw="$2" --bs="$3" \
 		--iodepth="$4" --runtime="$secs" --time_based --output-format=json \
 		--output="$dir/$1.fio.json" > /dev/null
-	n1=$(cpu_ticks "$nbd_pid")
+	h1=$(host_ticks) n1=$(cpu_ticks "$nbd_pid")
 	ios=$(jget "$dir/$1.fio.json" "d['jobs'][0]['$k']['total_ios']")
-	echo "bench=$1 path=fio store=nbd rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)") server_us_per_req=$(per_req "$n0" "$n1" "$ios")"
+	echo "bench=$1 path=fio store=nbd rw=$2 bs=$3 iodepth=$4 iops=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['iops'])") MBps=$(jget "$dir/$1.fio.json" "round(d['jobs'][0]['$k']['bw_bytes']/1e6,1)") fio_us_per_req=$(jget "$dir/$1.fio.json" "round((d['jobs'][0]['usr_cpu'] + d['jobs'][0]['sys_cpu']) / 100 * d['jobs'][0]['job_runtime'] * 1e3 / max(d['jobs'][0]['$k']['total_ios'], 1), 2)") server_us_per_req=$(per_req "$n0" "$n1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
 }
 
 rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "# blkbackd nbd bench, git $rev, $(nproc) CPUs, nbdkit $(nbdkit --version | awk '{print $2}') memory $size on a unix socket, $secs s per job"
-. "$(dirname "$0")/bench-lib.sh"
 # pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: rounds (bench-lib.sh)
 pair() {
 	local name=$1 key=$2 goal=$3

@@ -108,15 +108,7 @@ jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval
 
 # cpu_ticks PID: user + system clock ticks the process has used
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
-# host_ticks: "BUSY TOTAL" clock ticks of all CPUs so far (busy: user,
-# nice, system, irq, softirq; total adds idle and iowait)
-host_ticks() { awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8; print b, b + $5 + $6 }' /proc/stat; }
-# host_cost T0 T1 IOS: "host_us_per_req=... host_busy_pct=..."
-host_cost() {
-	python3 -c "import sys; b0, t0, b1, t1 = map(float, sys.argv[1:5]); n = max(int(sys.argv[5]), 1); hz = float(sys.argv[6])
-print('host_us_per_req=%.2f host_busy_pct=%.0f' % ((b1 - b0) * 1e6 / hz / n, 100 * (b1 - b0) / max(t1 - t0, 1)))" $1 $2 "$3" "$hz"
-}
+. "$(dirname "$0")/bench-lib.sh"	# val, median, hz, host_ticks, host_cost
 
 ring() { # name rw bs iodepth max-indirect [more blkfront-test io options]
 	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 t0 t1 fe_us ios h0 h1
@@ -146,7 +138,6 @@ fiorun() { # name rw bs iodepth
 
 rev=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "# blkbackd bench, git $rev, $(nproc) CPUs, file $size on $(df --output=fstype "$dir" | tail -1), $secs s per job"
-. "$(dirname "$0")/bench-lib.sh"	# val, median
 # pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: $repeat rounds of ring
 # and fio, the first of each round alternating (ring first in rounds 1,
 # 3, ...; fio first in 2, 4, ...: the one that runs second finds the
