@@ -44,7 +44,8 @@
 # CPU: bk_us_per_req/bk_us_per_MiB are blkbackd's whole process (its
 # librbd threads included) over the ring run; fio_proc_us_per_* are
 # fio's whole process, the same measure (fio_us_per_req is fio's own
-# figure, its job thread alone).  host_us_per_req is every process's
+# figure, its job thread alone).  osd_us_per_req is the OSD's, over
+# the same run.  host_us_per_req is every process's
 # (the Ceph daemons', xensim's and the frontend's too; fio's connect to
 # the cluster as well), and host_busy_pct how busy the two CPUs were;
 # under each ratio, their medians (bench-lib.sh rounds).
@@ -94,6 +95,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 ceph_start "$dir/ceph" > "$dir/cluster.out" 2>&1 || { cat "$dir/cluster.out"; exit 1; }
+osd_pid=$(ceph_daemon_pids | awk '$1 == "osd.0" { print $2 }')
 # BENCH_CEPH_CLIENT: librbd options for both paths, ';'-separated
 # ("rbd_cache = false"), in ceph.conf's [client] section
 if [ -n "${BENCH_CEPH_CLIENT:-}" ]; then
@@ -122,6 +124,8 @@ for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
 
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# osd_us T0 T1 IOS: the OSD's CPU per request between two cpu_ticks
+osd_us() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
 . "$(dirname "$0")/bench-lib.sh"
 
 # BENCH_PERF_DIR: a flat profile (perf, where the CPU goes by library and
@@ -135,10 +139,10 @@ perf_report() { # perf.data out.txt
 # block to or from its persistent grants, as Linux blkfront does), or
 # with --in-place when its sixth argument is ring-inplace
 ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
-	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 h0 h1 fe_us ios
+	local name=$1 rw=$2 bs=$3 qd=$4 ind=$5 path=${6:-ring} t0 t1 o0 o1 h0 h1 fe_us ios
 	local inplace=
 	[ "$path" = ring ] || inplace=--in-place
-	t0=$(cpu_ticks "$backend_pid")
+	t0=$(cpu_ticks "$backend_pid") o0=$(cpu_ticks "$osd_pid")
 	local perf_pid=
 	if [ -n "${BENCH_PERF_DIR:-}" ]; then
 		perf record -q -F 999 -g -p "$backend_pid" -o "$BENCH_PERF_DIR/$name.ring.perf" 2>/dev/null &
@@ -150,7 +154,7 @@ ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
 		--flush-at-start $inplace ${BENCH_FRONT_ARGS:-} --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" \
 		--runtime "$secs" --output-format json > "$dir/$name.json"
 	h1=$(host_ticks)
-	t1=$(cpu_ticks "$backend_pid")
+	t1=$(cpu_ticks "$backend_pid") o1=$(cpu_ticks "$osd_pid")
 	if [ -n "$perf_pid" ]; then
 		kill -INT "$perf_pid"; wait "$perf_pid" || true
 		perf_report "$BENCH_PERF_DIR/$name.ring.perf" "$BENCH_PERF_DIR/$name.ring.$(date +%s).txt"
@@ -160,18 +164,18 @@ ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
 	local bk_us mib
 	bk_us=$(python3 -c "print(($t1 - $t0) * 1e6 / $hz)")
 	mib=$(jget "$dir/$name.json" "d['bytes'] / 1048576")
-	echo "bench=$name path=$path store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']") $(host_cost "$h0" "$h1" "$ios")"
+	echo "bench=$name path=$path store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']") osd_us_per_req=$(osd_us "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
 }
 fiorun() { # name rw bs iodepth
 	local perf=()
 	[ -z "${BENCH_PERF_DIR:-}" ] || perf=(perf record -q -F 999 -g -o "$BENCH_PERF_DIR/$1.fio.perf" --)
-	local h0 h1
-	h0=$(host_ticks)
+	local h0 h1 o0 o1
+	o0=$(cpu_ticks "$osd_pid") h0=$(host_ticks)
 	/usr/bin/time -f '%U %S' -o "$dir/$1.fio.time" \
 	"${perf[@]}" fio --name="$1" --ioengine=rbd --clientname=admin --pool="$CEPH_POOL" --rbdname="$image" \
 		--size="$size" --rw="$2" --bs="$3" --iodepth="$4" --runtime="$secs" --time_based \
 		--output-format=json > "$dir/$1.fio.json"
-	h1=$(host_ticks)
+	h1=$(host_ticks) o1=$(cpu_ticks "$osd_pid")
 	[ -z "${BENCH_PERF_DIR:-}" ] || perf_report "$BENCH_PERF_DIR/$1.fio.perf" "$BENCH_PERF_DIR/$1.fio.$(date +%s).txt"
 	local k=read; [ "$2" = write ] || [ "$2" = randwrite ] && k=write
 	# fio's usr_cpu/sys_cpu are its job thread's alone (getrusage
@@ -191,7 +195,7 @@ fiorun() { # name rw bs iodepth
 	p50=$(jget "$f" "round($J['$k']['lat_ns']['percentile']['50.000000'] / 1e3, 1) if 'percentile' in $J['$k']['lat_ns'] else round($J['$k']['clat_ns']['percentile']['50.000000'] / 1e3, 1)")
 	echo "bench=$1 path=fio store=rbd rw=$2 bs=$3 iodepth=$4 iops=$iops MBps=$mbps" \
 		"fio_us_per_req=$req_us fio_proc_us_per_req=$proc_req fio_proc_us_per_MiB=$proc_mib lat_p50_us=$p50" \
-		"$(host_cost "$h0" "$h1" "$ios")"
+		"osd_us_per_req=$(osd_us "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
 }
 
 rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)}

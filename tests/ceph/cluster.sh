@@ -17,11 +17,14 @@
 #                      call twice; the caller arranges for it at exit.
 #   cephc ARGS...      the ceph CLI on this cluster (ceph -c $CEPH_CONF)
 #   rbdc ARGS...       the rbd CLI on this cluster
+#   ceph_daemon_pids   the pids of the daemons it started, one a line, as
+#                      "NAME PID" (mon.a, mgr.x, osd.0)
 #
 # CEPH_OBJECTSTORE=memstore (default: objects in the OSD's RAM, 1 GiB) or
 # bluestore (on a 4 GiB sparse file in CEPH_DIR).
 CEPH_POOL=${CEPH_POOL:-rbd}
 _ceph_pids=()
+_ceph_names=()
 
 cephc() { timeout 60 ceph -c "$CEPH_CONF" "$@"; }
 rbdc() { timeout 120 rbd -c "$CEPH_CONF" "$@"; }
@@ -50,6 +53,14 @@ _ceph_daemon() { # NAME CMD...: start a daemon in the foreground, in the backgro
 	shift
 	"$@" -f -c "$CEPH_CONF" >"$CEPH_DIR/log/$name.out" 2>&1 &
 	_ceph_pids+=($!)
+	_ceph_names+=("$name")
+}
+
+ceph_daemon_pids() {
+	local i
+	for i in "${!_ceph_pids[@]}"; do
+		echo "${_ceph_names[$i]} ${_ceph_pids[$i]}"
+	done
 }
 
 ceph_start() {
@@ -163,6 +174,7 @@ ceph_stop() {
 		wait "$p" 2>/dev/null || true
 	done
 	_ceph_pids=()
+	_ceph_names=()
 	if [ -n "${CEPH_DIR:-}" ] && [ -d "$CEPH_DIR" ]; then
 		rm -rf "$CEPH_DIR"
 	fi
