@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bench-lib.sh: sourced by bench.sh (val, median, host_ticks,
-# host_cost), bench-rbd.sh and bench-nbd.sh (all).  For rounds, the
+# host_cost), bench-rbd.sh and bench-nbd.sh (all, per_req too).  For rounds, the
 # caller defines ring NAME RW BS QD MAX-INDIRECT [ring|ring-inplace] and
 # fiorun NAME RW BS QD, printing one key=value line per run with
 # host_cost's two keys, and sets $repeat.
@@ -9,6 +9,9 @@ val() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<< "$1"; }
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 
 hz=$(getconf CLK_TCK)
+# per_req T0 T1 IOS: microseconds per request between two readings of a
+# process's CPU clock ticks (/proc/PID/stat's utime + stime)
+per_req() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
 # host_ticks: "BUSY TOTAL" clock ticks of all CPUs so far (busy: user,
 # nice, system, irq, softirq; total adds idle and iowait)
 host_ticks() { awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8; print b, b + $5 + $6 }' /proc/stat; }

@@ -23,9 +23,9 @@
 # request, fio rows with fio's; nbdkit's own CPU per request and the
 # whole machine's, host_us_per_req, beside each), then the ratios of the
 # medians: ring/fio against the goal (0.9), ring-inplace/fio beside it,
-# and the three contenders' median host_us_per_req.  Skips (exit 0, reason printed)
-# without the nbd store in this build, without nbdkit, or without fio's
-# nbd engine.  Knobs: BENCH_NBD_SIZE, BENCH_SECONDS (default 5),
+# and the three contenders' median host_us_per_req.  Skips (exit 0,
+# reason printed) without the nbd store in this build, without nbdkit,
+# or without fio's nbd engine.  Knobs: BENCH_NBD_SIZE, BENCH_SECONDS (default 5),
 # BENCH_REPEAT (default 3), BENCH_SEQ_QD (default 4), BENCH_ROWS (the
 # rows to run, e.g. "seqread-1m"; default all).
 set -euo pipefail
@@ -87,7 +87,6 @@ for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 . "$(dirname "$0")/bench-lib.sh"
-per_req() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
 
 # ring runs blkfront-test io as a guest is (the frontend copies each
 # block to or from its persistent grants, as Linux blkfront does), or

@@ -44,11 +44,11 @@
 # CPU: bk_us_per_req/bk_us_per_MiB are blkbackd's whole process (its
 # librbd threads included) over the ring run; fio_proc_us_per_* are
 # fio's whole process, the same measure (fio_us_per_req is fio's own
-# figure, its job thread alone).  osd_us_per_req is the OSD's, over
-# the same run.  host_us_per_req is every process's
-# (the Ceph daemons', xensim's and the frontend's too; fio's connect to
-# the cluster as well), and host_busy_pct how busy the two CPUs were;
-# under each ratio, their medians (bench-lib.sh rounds).
+# figure, its job thread alone).  osd_us_per_req is the OSD's over the
+# same run; host_us_per_req every process's (the Ceph daemons',
+# xensim's and the frontend's too; fio's connect to the cluster as
+# well), and host_busy_pct how busy the two CPUs were; under each
+# ratio, their medians (bench-lib.sh rounds).
 set -euo pipefail
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -124,8 +124,6 @@ for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
 
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-# osd_us T0 T1 IOS: the OSD's CPU per request between two cpu_ticks
-osd_us() { python3 -c "print(round(($2 - $1) * 1e6 / $hz / max($3, 1), 2))"; }
 . "$(dirname "$0")/bench-lib.sh"
 
 # BENCH_PERF_DIR: a flat profile (perf, where the CPU goes by library and
@@ -164,7 +162,7 @@ ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
 	local bk_us mib
 	bk_us=$(python3 -c "print(($t1 - $t0) * 1e6 / $hz)")
 	mib=$(jget "$dir/$name.json" "d['bytes'] / 1048576")
-	echo "bench=$name path=$path store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']") osd_us_per_req=$(osd_us "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
+	echo "bench=$name path=$path store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']") osd_us_per_req=$(per_req "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
 }
 fiorun() { # name rw bs iodepth
 	local perf=()
@@ -195,7 +193,7 @@ fiorun() { # name rw bs iodepth
 	p50=$(jget "$f" "round($J['$k']['lat_ns']['percentile']['50.000000'] / 1e3, 1) if 'percentile' in $J['$k']['lat_ns'] else round($J['$k']['clat_ns']['percentile']['50.000000'] / 1e3, 1)")
 	echo "bench=$1 path=fio store=rbd rw=$2 bs=$3 iodepth=$4 iops=$iops MBps=$mbps" \
 		"fio_us_per_req=$req_us fio_proc_us_per_req=$proc_req fio_proc_us_per_MiB=$proc_mib lat_p50_us=$p50" \
-		"osd_us_per_req=$(osd_us "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
+		"osd_us_per_req=$(per_req "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
 }
 
 rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)}
