@@ -162,7 +162,14 @@ ring() { # name rw bs iodepth max-indirect [ring|ring-inplace]
 	local bk_us mib
 	bk_us=$(python3 -c "print(($t1 - $t0) * 1e6 / $hz)")
 	mib=$(jget "$dir/$name.json" "d['bytes'] / 1048576")
-	echo "bench=$name path=$path store=rbd rw=$rw bs=$bs iodepth=$qd iops=$(jget "$dir/$name.json" "round(d['iops'])") MBps=$(jget "$dir/$name.json" "round(d['mbps'],1)") bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))") bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))") fe_us_per_req=$fe_us lat_p50_us=$(jget "$dir/$name.json" "d['lat_us']['p50']") lat_p99_us=$(jget "$dir/$name.json" "d['lat_us']['p99']") osd_us_per_req=$(per_req "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
+	local j="$dir/$name.json"
+	echo "bench=$name path=$path store=rbd rw=$rw bs=$bs iodepth=$qd" \
+		"iops=$(jget "$j" "round(d['iops'])") MBps=$(jget "$j" "round(d['mbps'],1)")" \
+		"bk_us_per_req=$(python3 -c "print(round($bk_us / max($ios, 1), 2))")" \
+		"bk_us_per_MiB=$(python3 -c "print(round($bk_us / max($mib, 1e-9), 1))")" \
+		"fe_us_per_req=$fe_us lat_p50_us=$(jget "$j" "d['lat_us']['p50']")" \
+		"lat_p99_us=$(jget "$j" "d['lat_us']['p99']")" \
+		"osd_us_per_req=$(per_req "$o0" "$o1" "$ios") $(host_cost "$h0" "$h1" "$ios")"
 }
 fiorun() { # name rw bs iodepth
 	local perf=()
