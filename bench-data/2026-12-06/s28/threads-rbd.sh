@@ -27,7 +27,7 @@ share() { # label t0-file t1-file
 seen=
 : > "$out"
 while kill -0 $bench 2>/dev/null; do
-	io=$(pgrep -f "blkfront-test io .*randread" | head -1)
+	io=$(pgrep -x blkfront-test | head -1)
 	f=$(pgrep -f "fio --name=rbd-randread" | tail -1)
 	bk=$(pgrep -x blkbackd | head -1)
 	osd=$(pgrep -x ceph-osd | head -1)
