@@ -41,6 +41,8 @@
 # BENCH_REPEAT (default 3), BENCH_SEQ_QD (default 4), CEPH_OBJECTSTORE,
 # BENCH_WARMUP (seconds of one uncounted ring and fio run per row before
 # the counted ones, default 2; 0 none), BENCH_ROWS (the rows to run, e.g. "seqwrite-1m seqread-1m"; default all).
+# BENCH_CEPH_CLIENT (ceph.conf [client] options: both clients),
+# BENCH_RBD_PARAMS (librados options on blkbackd's disk line alone).
 # CPU: bk_us_per_req/bk_us_per_MiB are blkbackd's whole process (its
 # librbd threads included) over the ring run; fio_proc_us_per_* are
 # fio's whole process, the same measure (fio_us_per_req is fio's own
@@ -120,7 +122,10 @@ rm -f "$dir/bk.pid"
 backend_pid=$!
 pids+=($backend_pid)
 for (( i=0; i<100; i++ )); do [ -s "$dir/bk.pid" ] && break; sleep 0.1; done
-"$front" xl-add --domid "$dom" --params "rbd:$CEPH_POOL/$image:conf=$CEPH_CONF" >/dev/null
+# BENCH_RBD_PARAMS: librados options for blkbackd's client alone,
+# ':'-separated KEY=VALUE as in a disk line ("rbd_non_blocking_aio=false")
+"$front" xl-add --domid "$dom" \
+	--params "rbd:$CEPH_POOL/$image:conf=$CEPH_CONF${BENCH_RBD_PARAMS:+:$BENCH_RBD_PARAMS}" >/dev/null
 
 jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -204,7 +209,7 @@ fiorun() { # name rw bs iodepth
 }
 
 rev=${BENCH_REV:-$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)}
-echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job${BENCH_CEPH_CLIENT:+, client: $BENCH_CEPH_CLIENT}"
+echo "# blkbackd rbd bench, git $rev, $(nproc) CPUs, image $size on one ${CEPH_OBJECTSTORE:-memstore} OSD (127.0.0.1), $secs s per job${BENCH_CEPH_CLIENT:+, client: $BENCH_CEPH_CLIENT}${BENCH_RBD_PARAMS:+, blkbackd: $BENCH_RBD_PARAMS}"
 # pair NAME KEY GOAL RING-ARGS... -- FIO-ARGS...: rounds (bench-lib.sh)
 pair() {
 	local name=$1 key=$2 goal=$3
