@@ -75,7 +75,12 @@
  * have dropped them.  A FLUSH while no connection is up and no write
  * completed since the last good flush succeeds: there is nothing for it
  * to make durable, and failing it would fail the vbd for a server's
- * restart.  The next request after a death reconnects (at most
+ * restart.  A server that answers ESHUTDOWN (stopping in order, as
+ * nbdkit does on SIGTERM: it waits for its clients to go) did not do
+ * that request, which fails; the connection is then dropped as if it
+ * had died, so that the server can exit, and a FLUSH it refused that
+ * an earlier good flush already covered succeeds.  The next request
+ * after a death reconnects (at most
  * one attempt a second per store, each bounded to NBD_RECONNECT_MS),
  * and the new connection is used only if the export still has the same
  * size and every flag this store advertised; meanwhile requests fail at
@@ -120,6 +125,21 @@ struct nbd_conn {
 	int fd;				/* libnbd's socket (not ours) */
 	unsigned int refs;		/* store lock */
 	bool dead;			/* atomic */
+	bool bye;			/* atomic: the server answered ESHUTDOWN */
+	/*
+	 * Held around every libnbd call that may read or write the socket
+	 * (nbd_aio_pread/pwrite/flush/trim, nbd_aio_notify_*), and around
+	 * the poll that decides a notify.  A shared handle is driven from
+	 * several queues' threads, each polling the socket through its own
+	 * dup: libnbd's own handle lock makes each call atomic, but not a
+	 * poll and the notify after it.  Without this, another thread could
+	 * read the reply the poll saw, and the notify then finds the socket
+	 * empty at the start of a reply, which leaves libnbd 1.14 waiting
+	 * for no direction (drive()): every request on the connection then
+	 * stalled until the timeout dropped it.  Uncontended with a
+	 * connection per queue.
+	 */
+	pthread_mutex_t io;
 };
 
 struct nbd_store {
@@ -145,6 +165,7 @@ struct nbd_queue;
 
 struct nbd_slot {
 	struct nbd_queue *q;
+	struct nbd_conn *c;		/* the connection it was issued on */
 	struct bk_io *io;
 	void *bounce;			/* several iovecs: one buffer */
 	size_t bounce_cap;
@@ -258,6 +279,15 @@ nbd_err(void)
 	return e > 0 ? e : EIO;
 }
 
+/* Close c's handle (libnbd retires what is still in flight) and free c. */
+static void
+conn_free(struct nbd_conn *c)
+{
+	nbd_close(c->h);
+	pthread_mutex_destroy(&c->io);
+	free(c);
+}
+
 /*
  * Connect to uri, waiting at most ms for the handshake.  0 and *out, or
  * -errno with libnbd's message in err.
@@ -279,6 +309,7 @@ conn_connect(const char *uri, int ms, struct nbd_conn **out, char *err, size_t l
 		free(c);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&c->io, NULL);
 	/* No zeroing of each read's buffer before the read (a memset of
 	 * the whole request, 1 MiB for a large read).  Nothing
 	 * reads a failed read's buffer: reap copies a bounce buffer out
@@ -353,8 +384,7 @@ conn_connect(const char *uri, int ms, struct nbd_conn **out, char *err, size_t l
 	*out = c;
 	return 0;
 fail:
-	nbd_close(c->h);
-	free(c);
+	conn_free(c);
 	return rc;
 }
 
@@ -369,8 +399,7 @@ conn_put(struct nbd_store *s, struct nbd_conn *c)
 	last = --c->refs == 0;
 	pthread_mutex_unlock(&s->lock);
 	if (last) {
-		nbd_close(c->h);
-		free(c);
+		conn_free(c);
 	}
 }
 
@@ -548,6 +577,19 @@ slot_done(void *user_data, int *error)
 
 	__atomic_add_fetch(&q->in_cb, 1, __ATOMIC_SEQ_CST);
 	sl->err = *error;
+	if (sl->err == ESHUTDOWN) {
+		/* The server is shutting down (nbdkit answers so to every
+		 * request once it has a SIGTERM, and waits for its clients
+		 * to go): it did not do this request.  The connection is
+		 * dropped (conn_check) and the next request reconnects.  A
+		 * FLUSH that an earlier good flush already covered has
+		 * nothing to make durable: it is no failure, which would
+		 * fail the vbd for a server's orderly restart. */
+		__atomic_store_n(&sl->c->bye, true, __ATOMIC_RELEASE);
+		if (sl->io->op == BK_IO_FLUSH && !__atomic_load_n(&s->lost, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&s->wflushed, __ATOMIC_ACQUIRE) >= sl->wgen)
+			sl->err = 0;
+	}
 	if (!sl->err && sl->io->op == BK_IO_WRITE && !(sl->io->flags & BK_IO_FUA) &&
 	    !s->fua_all)
 		__atomic_add_fetch(&s->wdone, 1, __ATOMIC_ACQ_REL);
@@ -632,13 +674,19 @@ conn_check(struct nbd_queue *q)
 
 	if (!c)
 		return true;
-	if (!__atomic_load_n(&c->dead, __ATOMIC_ACQUIRE) &&
-	    (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h))) {
-		const char *e = nbd_get_error();
+	if (!__atomic_load_n(&c->dead, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&c->bye, __ATOMIC_ACQUIRE)) {
+			conn_died(q->s, c, "the server is shutting down (ESHUTDOWN)");
+		} else if (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h)) {
+			const char *e = nbd_get_error();
 
-		conn_died(q->s, c, e ? e : "closed");
+			conn_died(q->s, c, e ? e : "closed");
+		}
 	}
 	if (__atomic_load_n(&c->dead, __ATOMIC_ACQUIRE)) {
+		/* a server shutting down waits for its clients to go */
+		if (q->sock >= 0 && __atomic_load_n(&c->bye, __ATOMIC_ACQUIRE))
+			shutdown(q->sock, SHUT_RDWR);
 		sock_drop(q);
 		return true;
 	}
@@ -659,28 +707,39 @@ conn_check(struct nbd_queue *q)
 static void
 drive(struct nbd_queue *q)
 {
+	struct nbd_conn *c = q->c;
 	int i;
 
 	if (conn_check(q))
 		return;
+	/* the poll and the notify after it under c->io (struct nbd_conn) */
+	pthread_mutex_lock(&c->io);
 	for (i = 0; i < 64; i++) {
-		unsigned int dir = nbd_aio_get_direction(q->c->h);
+		unsigned int dir = nbd_aio_get_direction(c->h);
 		struct pollfd p = { .fd = q->sock };
 		int r;
 
+		/* another queue's thread saw it die (shared handle) */
+		if (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h))
+			break;
 		p.events = (dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
 			   (dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0);
 		if (!p.events || poll(&p, 1, 0) <= 0)
 			break;
 		if (p.revents & (POLLIN | POLLHUP | POLLERR))
-			r = nbd_aio_notify_read(q->c->h);
+			r = nbd_aio_notify_read(c->h);
 		else if (p.revents & POLLOUT)
-			r = nbd_aio_notify_write(q->c->h);
+			r = nbd_aio_notify_write(c->h);
 		else
 			break;
-		if (r < 0)
+		if (r < 0) {
+			/* this thread's error is the death's reason: say it
+			 * before another thread notices with a vaguer one */
+			conn_died(q->s, c, nbd_get_error());
 			break;
+		}
 	}
+	pthread_mutex_unlock(&c->io);
 	if (!conn_check(q))
 		sock_update(q);
 }
@@ -720,8 +779,7 @@ reconnect(struct nbd_queue *q)
 		rc = conn_connect(s->uri, NBD_RECONNECT_MS, &c, err, sizeof(err));
 		if (rc == 0 && (bad = conn_mismatch(s, c))) {
 			log_error("nbd %s: reconnected, but %s: not using it", s->uri, bad);
-			nbd_close(c->h);
-			free(c);
+			conn_free(c);
 			c = NULL;
 		} else if (rc == 0) {
 			log_info("nbd %s: reconnected", s->uri);
@@ -731,8 +789,7 @@ reconnect(struct nbd_queue *q)
 				s->shared = c;
 				c->refs++;	/* the store's and q's */
 				if (old && --old->refs == 0) {
-					nbd_close(old->h);
-					free(old);
+					conn_free(old);
 				}
 			}
 		}
@@ -782,8 +839,7 @@ nbd_queue_open(void *priv, unsigned int depth, void **qpriv)
 		} else if ((bad = conn_mismatch(s, c))) {
 			log_error("nbd %s: a queue's connection: the export changed since the "
 				  "open (%s)", s->uri, bad);
-			nbd_close(c->h);
-			free(c);
+			conn_free(c);
 			c = NULL;
 			rc = -EIO;
 		}
@@ -1007,22 +1063,25 @@ issue(struct nbd_queue *q, struct nbd_slot *sl, struct bk_io *io)
 			sl->bounced = true;
 		}
 	}
+	if (io->op == BK_IO_WRITE && sl->bounced) {
+		char *p = buf;
+
+		for (i = 0; i < io->iovcnt; i++) {
+			memcpy(p, io->iov[i].iov_base, io->iov[i].iov_len);
+			p += io->iov[i].iov_len;
+		}
+	}
 	sl->t0 = now_ns();
+	sl->c = q->c;
 	__atomic_store_n(&sl->busy, true, __ATOMIC_RELEASE);
+	/* a send may read replies too (libnbd pauses it for them) */
+	pthread_mutex_lock(&q->c->io);
 	switch (io->op) {
 	case BK_IO_READ:
 		io->host_action = sl->bounced ? "nbd_aio_pread+copy" : "nbd_aio_pread";
 		cookie = nbd_aio_pread(h, buf, io->len, io->offset, cb, 0);
 		break;
 	case BK_IO_WRITE:
-		if (sl->bounced) {
-			char *p = buf;
-
-			for (i = 0; i < io->iovcnt; i++) {
-				memcpy(p, io->iov[i].iov_base, io->iov[i].iov_len);
-				p += io->iov[i].iov_len;
-			}
-		}
 		/* FUA where the server has it; NATIVE without it means no
 		 * server cache: every write is durable on reply */
 		if (s->srv_fua && ((io->flags & BK_IO_FUA) || s->fua_all))
@@ -1040,9 +1099,11 @@ issue(struct nbd_queue *q, struct nbd_slot *sl, struct bk_io *io)
 		cookie = nbd_aio_trim(h, io->len, io->offset, cb, 0);
 		break;
 	default:
+		pthread_mutex_unlock(&q->c->io);
 		__atomic_store_n(&sl->busy, false, __ATOMIC_RELEASE);
 		return EOPNOTSUPP;
 	}
+	pthread_mutex_unlock(&q->c->io);
 	if (cookie < 0) {
 		/* not issued: libnbd will not call slot_done */
 		__atomic_store_n(&sl->busy, false, __ATOMIC_RELEASE);

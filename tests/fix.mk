@@ -21,6 +21,8 @@ FIX_TESTS = \
 	test-fix-ro-blockdev.sh \
 	test-fix-backing-swapped.sh \
 	test-fix-nbd-flush-idle.sh \
+	test-fix-nbd-shared-queues.sh \
+	test-fix-nbd-server-shutdown.sh \
 	test-fix-fuse-size-check.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
