@@ -31,6 +31,7 @@ print('host_us_per_req=%.2f host_busy_pct=%.0f' % ((b1 - b0) * 1e6 / hz / n, 100
 # medians of KEY: ring/fio against GOAL, ring-inplace/fio beside it;
 # then the machine's CPU per request (host_us_per_req): where fio's runs
 # kept every CPU busy, ring/fio can be no better than fio's over ring's
+# (and then paired: each round's ring/fio)
 rounds() {
 	local store=$1 name=$2 key=$3 goal=$4 i c l rv=() cv=() fv=() rh=() ch=() fh=() fb=()
 	local -a order=(ring ring-inplace fio)
@@ -55,4 +56,19 @@ rounds() {
 		"(medians $cm / $fm; without the frontend's copy)"
 	echo "  host CPU per request: ring $rhm us, ring-inplace $chm us, fio $fhm us" \
 		"(fio kept the CPUs $fbm % busy; fio/ring $(python3 -c "print(round($fhm/max($rhm, 0.01),3))"))"
+	paired "${rv[*]}" "${fv[*]}"
+}
+
+# paired "RING..." "FIO...": each round's ring/fio (the two ran within
+# two runs of each other), their median and range.  Where the backing
+# drifts over a row (an OSD slowing as writes land), the ratio of the
+# medians compares runs made at different points of the drift; the
+# rounds' own ratios do not.  Printed beside the medians' ratio, which
+# stays the goal's figure.
+paired() {
+	python3 -c "import statistics, sys
+r = [float(x) for x in sys.argv[1].split()]; f = [float(x) for x in sys.argv[2].split()]
+q = [a / b for a, b in zip(r, f) if b > 0]
+print('  ring/fio paired by round: median %.3f, range %.3f-%.3f (%s)' % (statistics.median(q),
+      min(q), max(q), ' '.join('%.3f' % x for x in q)))" "$1" "$2"
 }
