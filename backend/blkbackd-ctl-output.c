@@ -642,11 +642,15 @@ ctlout_table_list(const struct recs *rs)
 	       "QUEUES", "RING", "PGRANTS", "FEATURES", "PARAMS");
 	for (i = 0; i < rs->n; i++) {
 		const struct bk_ctl_record *r = &rs->r[i];
-		char f[128];
+		char f[128], st[48];
 
 		features(r, f, sizeof(f));
+		/* a failed vbd (blkbackd(8) "A failed vbd") says so beside
+		 * its xenbus state, which may still be Connected */
+		snprintf(st, sizeof(st), "%s%s", ctlout_str(r, "state_name", "?"),
+			 ctlout_u64(r, "failed") ? ",FAILED" : "");
 		printf("%-12s %-6s %-11s %-5s %6" PRIu64 " %4" PRIu64 " %7" PRIu64 " %-36s %s\n",
-		       ctlout_str(r, "vbd", "?"), ctlout_str(r, "vdev", "-"), ctlout_str(r, "state_name", "?"),
+		       ctlout_str(r, "vbd", "?"), ctlout_str(r, "vdev", "-"), st,
 		       ctlout_str(r, "frontend_state", "-"), ctlout_u64(r, "queues"),
 		       ctlout_u64(r, "ring_pages"), ctlout_u64(r, "pgrants"), f,
 		       ctlout_str(r, "params", "-"));

@@ -1226,8 +1226,18 @@ bk_vbd_update(struct bk_dev *dev)
 		if (!fid)
 			return;	/* not complete yet: the toolstack is still writing */
 		free(fid);
-		if (watch_frontend(dev) < 0)
+		r = watch_frontend(dev);
+		if (r < 0) {
+			/* -ENOENT: not written yet; -EINVAL: reported.  Any
+			 * other (xenstored's watch quota: E2BIG) is fatal, as
+			 * Linux's xenbus_watch_pathfmt failing is ("adding
+			 * watch on ..."): said in the error node, once, not
+			 * left Initialising for the guest to time out on */
+			if (r != -ENOENT && r != -EINVAL && !dev->fatal)
+				bk_vbd_fatal(dev, "watch", "cannot watch %s: %s", dev->fe_state,
+					     strerror(-r));
 			return;
+		}
 		/* Connected already, by a blkbackd before us: take it over
 		 * as it stands (crash, restart, upgrade) */
 		dev->fatal = false;

@@ -23,6 +23,7 @@ FIX_TESTS = \
 	test-fix-nbd-flush-idle.sh \
 	test-fix-nbd-shared-queues.sh \
 	test-fix-nbd-server-shutdown.sh \
+	test-fix-watch-quota.sh \
 	test-fix-fuse-size-check.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)

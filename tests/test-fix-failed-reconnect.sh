@@ -40,6 +40,8 @@ import json, sys
 v = [x for x in json.load(sys.stdin)["vbds"] if x["vbd"] == sys.argv[1]]
 assert v and v[0]["failed"] is True and v[0]["state"] == 6, v' "$DOM/51712" ||
 	fail "blkbackd-ctl list does not say the vbd failed"
+st=$(blkbackd-ctl list | awk -v v="$DOM/51712" '$1 == v { print $3 }')
+[ "$st" = "Closed,FAILED" ] || fail "blkbackd-ctl list's table shows the failed vbd as \"$st\""
 # a restart remembers it (xenstore), with the time of the failure
 stop_backend
 start_backend
