@@ -14,11 +14,11 @@
 # bluestore on a sparse file) and removes it at exit.  Every run starts
 # on a new image written in full (fio, 4 MiB writes; BENCH_RBD_FRESH
 # below), so the read rows read real objects, not holes librbd answers
-# itself, and no run inherits what the runs before it wrote.  Both paths use the same
-# ceph.conf, hence the same librbd cache settings.  blkbackd holds the
-# image's exclusive lock only while blkfront-test io is connected (the
-# vbd's store is opened at connect and closed at disconnect), so the fio
-# runs in between open the image freely.  Each ring run starts with one
+# itself, and no run inherits what the runs before it wrote.  Both
+# paths use the same ceph.conf, hence the same librbd cache settings.
+# blkbackd holds the image's exclusive lock only while blkfront-test io
+# is connected (the vbd's store is opened at connect and closed at
+# disconnect), so the fio runs in between open the image freely.  Each ring run starts with one
 # flush (blkfront-test io --flush-at-start), as fio's rbd engine flushes
 # at open and a guest's filesystem at its first journal commit: librbd's
 # cache stays write-through until it has seen a flush
@@ -116,10 +116,10 @@ prefill
 # BENCH_RBD_FRESH (default 1; 0: off): every run, the ring's or fio's,
 # starts on a new image of the same name written in full, outside what
 # is timed and counted.  A memstore OSD slows down as 4 KiB writes land
-# on an image: fio alone made ~9 000 IOPS in its first 5 s on a new
-# image and ~3 800 in the next 5 s on the same one, and on a new image
-# again ~9 000 (bluestore on a file too, after a rewrite of the image:
-# 7 300 then 4 700, 3 500).  A row's runs then measured how much had
+# on an image: fio alone made 7 300-9 000 IOPS in its first 5 s on a
+# new image and 3 800-6 300 in the next 5 s on the same one (bluestore
+# on a file too, after a rewrite of the image: 7 300, then 4 700 and
+# 3 500; BENCHMARKS.md "The OSD slows as a row writes").  A row's runs then measured how much had
 # been written before them, and the contender that ran later lost.
 # blkbackd has the image open only while the frontend is connected.
 fresh_image() {
