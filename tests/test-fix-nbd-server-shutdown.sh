@@ -41,8 +41,10 @@ wait_for 10 grep -q " op=flush id=2 .*status=0" "$BACKEND_TRACE" || fail "the fi
 old=$NBDKIT_PID
 kill -TERM $old
 # the guest's next read must meet the shutdown, not come before nbdkit
-# has taken the signal (it logs nothing to wait for)
-sleep 1
+# has taken the signal: it logs nothing, but the kernel shows the
+# signal pending on the process until nbdkit has handled it
+sig_pending() { grep -qE '^(ShdPnd|SigPnd):[[:space:]]*0*[1-9a-f]' "/proc/$1/status"; }
+wait_for 10 eval "! sig_pending $old" || fail "nbdkit never took its SIGTERM"
 xenstore-write $fe/step 1
 # nbdkit exits once its last client has gone: the store let it go
 wait_for 20 eval "! kill -0 $old 2>/dev/null" ||
