@@ -1052,6 +1052,9 @@ issue(struct nbd_queue *q, struct nbd_slot *sl, struct bk_io *io)
 	int64_t cookie = -1;
 	int i;
 
+	if (io->op != BK_IO_READ && io->op != BK_IO_WRITE && io->op != BK_IO_FLUSH &&
+	    io->op != BK_IO_DISCARD)
+		return EOPNOTSUPP;
 	sl->bounced = false;
 	if (io->op == BK_IO_READ || io->op == BK_IO_WRITE) {
 		if (io->iovcnt == 1) {
@@ -1099,9 +1102,7 @@ issue(struct nbd_queue *q, struct nbd_slot *sl, struct bk_io *io)
 		cookie = nbd_aio_trim(h, io->len, io->offset, cb, 0);
 		break;
 	default:
-		pthread_mutex_unlock(&q->c->io);
-		__atomic_store_n(&sl->busy, false, __ATOMIC_RELEASE);
-		return EOPNOTSUPP;
+		break;	/* refused above */
 	}
 	pthread_mutex_unlock(&q->c->io);
 	if (cookie < 0) {
