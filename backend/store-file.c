@@ -335,10 +335,12 @@ uring_open_probes(void *arg)
 
 /*
  * Does this kernel give us io_uring with the operations the store
- * needs?  Asked once per process (control thread: opens run there);
- * the answer and its reason are kept.  BLKBACKD_TEST_NO_IO_URING (tests
+ * needs?  Asked once per process (under uring_lock: vbds open their
+ * stores on threads of their own, vbd-backing.c); the answer and its
+ * reason are kept, and never change once set.  BLKBACKD_TEST_NO_IO_URING (tests
  * only) makes it say no, as a kernel without io_uring does.
  */
+static pthread_mutex_t uring_lock = PTHREAD_MUTEX_INITIALIZER;
 static int uring_avail;		/* 0: not asked yet; 1: yes; -errno: no */
 static char uring_why[160];	/* why not, or what was checked */
 
@@ -387,7 +389,7 @@ uring_ops_probe(void *unused)
 }
 
 static int
-uring_available(void)
+uring_available_locked(void)
 {
 	const char *env = getenv("BLKBACKD_TEST_NO_IO_URING");
 
@@ -501,7 +503,7 @@ uring_multishot_probe(char *why, size_t len)
 }
 
 static enum uring_wait_mode
-uring_wait_mode(void)
+uring_wait_mode_locked(void)
 {
 	const char *env = getenv("BLKBACKD_URING_WAIT");
 	char why[120] = "";
@@ -544,6 +546,28 @@ uring_wait_mode(void)
 	snprintf(uring_mode_why, sizeof(uring_mode_why), "queue threads wait in "
 		 "epoll_wait on the ring's fd (the default)%s", ignored);
 	return uring_mode = UW_RINGFD;
+}
+
+static int
+uring_available(void)
+{
+	int r;
+
+	pthread_mutex_lock(&uring_lock);
+	r = uring_available_locked();
+	pthread_mutex_unlock(&uring_lock);
+	return r;
+}
+
+static enum uring_wait_mode
+uring_wait_mode(void)
+{
+	enum uring_wait_mode m;
+
+	pthread_mutex_lock(&uring_lock);
+	m = uring_wait_mode_locked();
+	pthread_mutex_unlock(&uring_lock);
+	return m;
 }
 
 /*
@@ -627,7 +651,7 @@ file_open(const struct bk_store_config *cfg, void **priv, struct bk_store_featur
 	}
 	s->writethrough = cfg->writethrough;
 	/* O_NONBLOCK until the type is known: opening a FIFO (or a tty)
-	 * must not block the control thread, which serves every guest */
+	 * must not block the open (and the vbd) for ever */
 	flags = (cfg->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK;
 	if (cfg->writethrough)
 		flags |= O_DSYNC;

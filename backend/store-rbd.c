@@ -71,7 +71,7 @@
 #endif
 
 /* The librados options blkbackd sets before any of the admin's: a
- * cluster that does not answer must not hold the control thread for
+ * cluster that does not answer must not hold the vbd's open for
  * librados's default 300 s, nor a guest's request for ever (librados
  * waits for an OSD or a monitor without limit by default): after
  * RBD_OP_TIMEOUT seconds the request fails (-ETIMEDOUT) and the guest
@@ -540,7 +540,7 @@ owner_forget(struct rbd_store *s)
  * An image someone holds is refused at once, without rbd_lock_acquire:
  * that would ask the holder to let go and, for a holder that died
  * (its watch on the header lasts osd_client_watch_timeout, 30 s),
- * block this control thread until the cluster expires it.  Except the
+ * block this open until the cluster expires it.  Except the
  * holder a previous blkbackd of this state directory recorded (a
  * SIGKILL, a crash, an upgrade's exec): only one blkbackd runs per state
  * directory, so that holder is dead; its lock is broken (which

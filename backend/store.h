@@ -23,8 +23,11 @@
  * are 512-byte aligned (O_DIRECT on a 512-byte logical block device);
  * the dataplane's own buffers are 4096-aligned.
  *
- * Threads: open/close, the stack and the claims run on the control
- * thread.  A bk_store_queue is used by exactly one thread at a time.
+ * Threads: the claims run on the control thread.  A stack is opened on
+ * a thread of its own (vbd-backing.c: several vbds' opens may run at
+ * once, so a driver's open keeps what it shares with other stores
+ * under a lock), and closed on the control thread or on the thread
+ * that opened it.  A bk_store_queue is used by exactly one thread at a time.
  * Several queues of one store may run at once; the driver makes that
  * safe.  bk_store_failed() may be read from any thread.
  *
