@@ -647,8 +647,9 @@ ctlout_table_list(const struct recs *rs)
 		features(r, f, sizeof(f));
 		/* a failed vbd (blkbackd(8) "A failed vbd") says so beside
 		 * its xenbus state, which may still be Connected */
-		snprintf(st, sizeof(st), "%s%s", ctlout_str(r, "state_name", "?"),
-			 ctlout_u64(r, "failed") ? ",FAILED" : "");
+		snprintf(st, sizeof(st), "%s%s%s", ctlout_str(r, "state_name", "?"),
+			 ctlout_u64(r, "failed") ? ",FAILED" : "",
+			 !strcmp(ctlout_str(r, "phase", ""), "opening") ? ",OPENING" : "");
 		printf("%-12s %-6s %-11s %-5s %6" PRIu64 " %4" PRIu64 " %7" PRIu64 " %-36s %s\n",
 		       ctlout_str(r, "vbd", "?"), ctlout_str(r, "vdev", "-"), st,
 		       ctlout_str(r, "frontend_state", "-"), ctlout_u64(r, "queues"),

@@ -25,6 +25,7 @@
 #include "xenops.h"
 
 struct xs_handle;
+struct bk_open;
 
 #define BK_MAX_QUEUES 16
 
@@ -137,6 +138,7 @@ struct bk_dev {
 	enum bk_dev_phase phase;
 	bool then_update;		/* DRAINING: dev_update (scan) after */
 	bool then_closed;		/* DRAINING: write Closed after (domain gone) */
+	bool then_gone;			/* probe's open out: its domain died meanwhile */
 	bool published;			/* we wrote Connected for this connection */
 	bool fatal;			/* an error stopped it until reconnect */
 	bool detaching;			/* the toolstack asked it to close (online=0) */
@@ -209,6 +211,9 @@ struct bk_dev {
 	struct bk_dev_config cfg;
 	struct bk_store *store;		/* the stack's top, while connected/draining */
 	struct bk_claim *claim;		/* on the backing, while connected/draining */
+	/* the store's open on a thread of its own, out or finished and not
+	 * yet taken (vbd-backing.c, vbd-int.h); NULL when none */
+	struct bk_open *open;
 	struct bk_features feat;
 	unsigned int nr_queues;
 	unsigned int ring_pages;	/* each queue's, as negotiated at connect */

@@ -7,16 +7,33 @@
  * migration), and waited for while a draining vbd still writes it.
  * vbd.c calls it and decides what follows; a refusal comes back as a
  * struct bk_fault (negotiate.h), as negotiate.c's do, so nothing here
- * calls back into vbd.c.  Control thread only.
+ * calls back into vbd.c.  Control thread only, except the opener
+ * thread below, which touches its struct bk_open and nothing else.
+ *
+ * The store's open runs on a thread of its own (struct bk_open): a
+ * store may wait on the network for seconds (an NBD server that
+ * accepts and never answers holds the handshake for its 10 s bound; a
+ * Ceph monitor that is down), and on the control thread that wait held
+ * every other vbd's handshake, the control socket and SIGTERM.  Linux
+ * blkback opens its backing in the xenwatch thread, which all xenbus
+ * devices share; its backings are local block devices, ours may be a
+ * server's.  Lifetime: dev->open is the control thread's; the thread
+ * is detached and, once it has written its result, hands the object
+ * back (done) and writes d->report_efd.  An open the vbd no longer
+ * wants while it is out (the vbd went, or wants another open) is
+ * abandoned: the thread closes what it opened and frees the object.
  */
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xenstore.h>
 
 #include "log.h"
@@ -95,27 +112,155 @@ same_vm(const struct bk_claim *c, void *arg)
 	return same;
 }
 
+/* One open of a store stack, on the opener thread. */
+struct bk_open {
+	pthread_mutex_t lock;
+	bool done;			/* lock: the thread has finished */
+	bool abandoned;			/* lock: nobody will take the result */
+	int report_efd;			/* written once done (not abandoned) */
+	/* what to open: copies, the vbd may change or go meanwhile */
+	struct bk_params params;
+	struct bk_stack_config sc;
+	bool check_only;
+	/* the result: the thread's until done, then the control thread's */
+	int rc;
+	struct bk_store *store;
+	struct bk_store_why why;
+};
+
+static void
+open_free(struct bk_open *o)
+{
+	bk_stack_close(o->store);
+	bk_params_free(&o->params);
+	pthread_mutex_destroy(&o->lock);
+	free(o);
+}
+
+static void *
+opener(void *arg)
+{
+	struct bk_open *o = arg;
+	uint64_t one = 1;
+	bool abandoned;
+	int efd = o->report_efd;
+
+	o->rc = bk_stack_open(&o->params, &o->sc, o->check_only, &o->store, &o->why);
+	pthread_mutex_lock(&o->lock);
+	o->done = true;
+	abandoned = o->abandoned;
+	pthread_mutex_unlock(&o->lock);
+	if (abandoned)
+		open_free(o);
+	else if (write(efd, &one, sizeof(one)) < 0)
+		log_error("store open: waking the control thread: %m");
+	return NULL;
+}
+
+/* Start opening c's params on an opener thread: dev->open.  0/-errno. */
+static int
+open_start(struct bk_dev *dev, const struct bk_stack_config *sc, bool check_only)
+{
+	struct bk_open *o = calloc(1, sizeof(*o));
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	o->params.driver = dev->cfg.params.driver;
+	o->params.arg = strdup(dev->cfg.params.arg);
+	if (!o->params.arg) {
+		free(o);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&o->lock, NULL);
+	o->report_efd = dev->d->report_efd;
+	o->sc = *sc;
+	o->check_only = check_only;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* signals are the control thread's (its signalfd) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&t, &attr, opener, o);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r < 0) {
+		open_free(o);
+		return r;
+	}
+	dev->open = o;
+	return 0;
+}
+
 /* (vbd-int.h) */
-int
-bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
+bool
+bk_vbd_backing_opening(const struct bk_dev *dev)
+{
+	bool done;
+
+	if (!dev->open)
+		return false;
+	pthread_mutex_lock(&dev->open->lock);
+	done = dev->open->done;
+	pthread_mutex_unlock(&dev->open->lock);
+	return !done;
+}
+
+/* (vbd-int.h) */
+bool
+bk_vbd_backing_opened(const struct bk_dev *dev)
+{
+	return dev->open && !bk_vbd_backing_opening(dev);
+}
+
+/* (vbd-int.h) */
+void
+bk_vbd_backing_drop(struct bk_dev *dev)
+{
+	struct bk_open *o = dev->open;
+	bool done;
+
+	if (!o)
+		return;
+	dev->open = NULL;
+	pthread_mutex_lock(&o->lock);
+	done = o->done;
+	o->abandoned = true;
+	pthread_mutex_unlock(&o->lock);
+	if (done)
+		open_free(o);	/* else the thread frees it */
+}
+
+static bool
+same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Would opening p with sc now open what o opened? */
+static bool
+same_open(const struct bk_open *o, const struct bk_params *p, const struct bk_stack_config *sc)
+{
+	const struct bk_stack_config *a = &o->sc;
+
+	return o->params.driver == p->driver && !strcmp(o->params.arg, p->arg) &&
+	       a->read_only == sc->read_only && a->writethrough == sc->writethrough &&
+	       same_str(a->record_path, sc->record_path) &&
+	       a->volatile_cache == sc->volatile_cache && a->notify_efd == sc->notify_efd &&
+	       same_str(a->state_dir, sc->state_dir) && a->io_engine == sc->io_engine;
+}
+
+/* Claims: may dev use its backing now?  0; -EINPROGRESS while a
+ * draining vbd still writes it; -EBUSY with *f. */
+static int
+claim_check(struct bk_dev *dev, struct bk_fault *f)
 {
 	struct bk_daemon *d = dev->d;
 	const struct bk_dev_config *c = &dev->cfg;
-	const struct bk_stack_config sc = {
-		.read_only = c->read_only,
-		.writethrough = c->writethrough,
-		.record_path = d->opt.record_path,
-		.volatile_cache = d->opt.volatile_cache,
-		/* a resize from the cluster (rbd) wakes the control loop,
-		 * which asks the sizes (bk_xenbus_check_sizes) */
-		.notify_efd = &d->size_efd,
-		/* rbd: the image lock's owner, for a takeover after a crash */
-		.state_dir = d->opt.state_dir,
-		/* the vbd's io-engine key, else --io-engine */
-		.io_engine = c->io_engine_set ? c->io_engine : d->opt.io_engine,
-	};
 	const struct bk_claim *holder = NULL;
-	struct bk_store_why why;
 	int r;
 
 	r = bk_claim_check_shared(&d->claims, &c->params, c->read_only, same_vm, dev, &holder);
@@ -135,16 +280,83 @@ bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
 			 "or every frontend is the same VM (a migration)",
 			 c->params.arg, holder->owner,
 			 holder->read_only ? " (read-only)" : " read-write");
-		return r;
 	}
-	r = bk_stack_open(&c->params, &sc, check_only, &dev->store, &why);
+	return r;
+}
+
+/* Take a finished open's result.  0 (dev->store, and the claim, when
+ * not check_only), -EINPROGRESS (the backing is now a draining vbd's:
+ * opened again once it is free) or -errno with *f. */
+static int
+open_take(struct bk_dev *dev, struct bk_fault *f)
+{
+	struct bk_open *o = dev->open;
+	bool check_only = o->check_only;
+	int r = o->rc;
+
 	if (r < 0) {
 		snprintf(f->key, sizeof(f->key), "params");
-		snprintf(f->msg, sizeof(f->msg), "%s", why.msg);
+		snprintf(f->msg, sizeof(f->msg), "%s", o->why.msg);
+		bk_vbd_backing_drop(dev);
 		return r;
 	}
-	if (!check_only)
-		dev->claim = bk_claim_take(&d->claims, &c->params, c->read_only, dev->name);
+	/* another vbd may have claimed the backing meanwhile: the claims
+	 * decide now, as if the open had taken no time */
+	r = claim_check(dev, f);
+	if (r < 0) {
+		bk_vbd_backing_drop(dev);
+		return r;
+	}
+	if (!check_only) {
+		dev->store = o->store;
+		o->store = NULL;
+		dev->claim = bk_claim_take(&dev->d->claims, &dev->cfg.params,
+					   dev->cfg.read_only, dev->name);
+	}
+	bk_vbd_backing_drop(dev);
 	return 0;
 }
 
+/* (vbd-int.h) */
+int
+bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
+{
+	struct bk_daemon *d = dev->d;
+	const struct bk_dev_config *c = &dev->cfg;
+	const struct bk_stack_config sc = {
+		.read_only = c->read_only,
+		.writethrough = c->writethrough,
+		.record_path = d->opt.record_path,
+		.volatile_cache = d->opt.volatile_cache,
+		/* a resize from the cluster (rbd) wakes the control loop,
+		 * which asks the sizes (bk_xenbus_check_sizes) */
+		.notify_efd = &d->size_efd,
+		/* rbd: the image lock's owner, for a takeover after a crash */
+		.state_dir = d->opt.state_dir,
+		/* the vbd's io-engine key, else --io-engine */
+		.io_engine = c->io_engine_set ? c->io_engine : d->opt.io_engine,
+	};
+	struct bk_open *o = dev->open;
+	int r;
+
+	if (o) {
+		if (bk_vbd_backing_opening(dev))
+			return -EINPROGRESS;
+		/* finished: the open wanted now, with the knobs as they are
+		 * now (params rewritten meanwhile: a CD-ROM's media change)? */
+		if (o->check_only == check_only && same_open(o, &c->params, &sc))
+			return open_take(dev, f);
+		bk_vbd_backing_drop(dev);
+	}
+	/* refused or waited for before anything is opened */
+	r = claim_check(dev, f);
+	if (r < 0)
+		return r;
+	r = open_start(dev, &sc, check_only);
+	if (r < 0) {
+		snprintf(f->key, sizeof(f->key), "params");
+		snprintf(f->msg, sizeof(f->msg), "no thread to open it: %s", strerror(-r));
+		return r;
+	}
+	return -EINPROGRESS;
+}

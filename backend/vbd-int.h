@@ -22,10 +22,23 @@
  * backing another vbd serves is refused unless both are read-only or
  * both frontends are the same VM (a migration); one that a draining vbd
  * still writes is waited for (dev->backing_wait; retried when that drain
- * is over).  0, -EINPROGRESS while waiting, or -errno with *f saying
- * which key and why (the caller makes it fatal).
+ * is over).  The open runs on a thread of its own (dev->open): the
+ * first call starts it and returns -EINPROGRESS; once it has finished,
+ * xenbus.c scans the vbd again (bk_vbd_open_ended), and the state
+ * machine's same call takes its result -- unless it now wants another
+ * open (the other check_only, params rewritten), which is started
+ * instead.  0, -EINPROGRESS while waiting (for the open or a drain),
+ * or -errno with *f saying which key and why (the caller makes it
+ * fatal).
  */
 int bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f);
+/* Is an open out (started and not finished)? */
+bool bk_vbd_backing_opening(const struct bk_dev *dev);
+/* Has an open finished whose result nobody has taken? */
+bool bk_vbd_backing_opened(const struct bk_dev *dev);
+/* Forget dev->open: a finished one's store is closed; one still out is
+ * left to its thread, which closes what it opens and frees itself. */
+void bk_vbd_backing_drop(struct bk_dev *dev);
 
 /* vbd.c.  Write <backend>/error = msg, only while the backend directory
  * exists (never recreating it); logged when it fails. */

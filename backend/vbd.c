@@ -392,6 +392,46 @@ bk_vbd_drain_done(struct bk_dev *dev)
 	return update;
 }
 
+/* (vbd.h) */
+bool
+bk_vbd_opening(const struct bk_dev *dev)
+{
+	return bk_vbd_backing_opening(dev);
+}
+
+/* (vbd.h) */
+bool
+bk_vbd_open_ended(const struct bk_dev *dev)
+{
+	return bk_vbd_backing_opened(dev);
+}
+
+/* (vbd.h) */
+bool
+bk_vbd_open_settle(struct bk_dev *dev)
+{
+	bool update = dev->then_update && dev->phase != DEV_DRAINING &&
+		      !bk_vbd_backing_opening(dev);
+
+	/* not taken: the vbd moved on while it opened (closed, removed,
+	 * its params rewritten) */
+	if (bk_vbd_backing_opened(dev))
+		bk_vbd_backing_drop(dev);
+	if (update)
+		dev->then_update = false;
+	return update;
+}
+
+/* (vbd.h) */
+void
+bk_vbd_open_done(struct bk_dev *dev)
+{
+	if (dev->then_gone && !bk_vbd_backing_opening(dev)) {
+		dev->then_gone = false;
+		bk_vbd_domain_gone(dev);
+	}
+}
+
 /* ---------------------------------------------------------------- */
 /* Connect.                                                           */
 /* ---------------------------------------------------------------- */
@@ -487,7 +527,7 @@ backing_changed(struct bk_dev *dev, char *why, size_t len)
  * rings over where it left them (dataplane.h, recover) and nothing is
  * written to xenstore -- the guest must not see a thing.
  */
-static void
+static int
 connect(struct bk_dev *dev, bool takeover)
 {
 	struct bk_daemon *d = dev->d;
@@ -502,14 +542,14 @@ connect(struct bk_dev *dev, bool takeover)
 	 * while one drains; this is the safety net) */
 	if (!bk_vbd_disconnect(dev)) {
 		dev->then_update = true;
-		return;
+		return 0;
 	}
 	/* Knobs may have been written after InitWait (by the hotplug
 	 * script, like Linux's physical-device): read them again now. */
 	if (read_config(dev) < 0)
-		return;
+		return 0;
 	if (!takeover && refuse_failed(dev))
-		return;
+		return 0;
 	/* A disk image: served once the hotplug script has started its
 	 * daemon (Linux blkback waits for physical-device alike); the
 	 * frontend waits meanwhile.  A vbd found Connected has it (the
@@ -517,7 +557,7 @@ connect(struct bk_dev *dev, bool takeover)
 	if (dev->cfg.image_wait && takeover) {
 		bk_vbd_fatal(dev, BK_IMAGE_NODE, "missing under a Connected %s image vbd",
 			     dev->cfg.image_format);
-		return;
+		return 0;
 	}
 	if (dev->cfg.image_wait) {
 		if (!dev->image_wait_said)
@@ -525,7 +565,7 @@ connect(struct bk_dev *dev, bool takeover)
 				 "to serve the %s image (%s/%s)", dev->name,
 				 dev->cfg.image_format, dev->be, BK_IMAGE_NODE);
 		dev->image_wait_said = true;
-		return;
+		return 0;
 	}
 	dev->image_wait_said = false;
 	/* A RAM disk found Connected lost its data with the blkbackd that
@@ -546,11 +586,12 @@ connect(struct bk_dev *dev, bool takeover)
 	nq = bk_negotiate_rings(dev, rings, &fault);
 	if (nq < 0) {
 		bk_vbd_fatal(dev, fault.key, "%s", fault.msg);
-		return;
+		return 0;
 	}
 	dev->ring_pages = rings[0].nr_pages;
-	if (store_open(dev, false) < 0)
-		return;	/* -EINPROGRESS: retried once the backing is free */
+	r = store_open(dev, false);
+	if (r < 0)
+		return r;	/* -EINPROGRESS: retried once opened, or free */
 	if (takeover)
 		changed = backing_changed(dev, changed_why, sizeof(changed_why));
 	dev->phase = DEV_CONNECTED;
@@ -601,7 +642,7 @@ connect(struct bk_dev *dev, bool takeover)
 			else
 				bk_vbd_fatal(dev, "queue", "queue %u: %s: %s", i, why, strerror(err));
 			bk_vbd_disconnect(dev);
-			return;
+			return 0;
 		}
 		dev->nr_queues++;
 	}
@@ -610,7 +651,7 @@ connect(struct bk_dev *dev, bool takeover)
 		if (r < 0) {
 			bk_vbd_fatal(dev, "queue", "cannot start queue %u: %s", i, strerror(-r));
 			bk_vbd_disconnect(dev);
-			return;
+			return 0;
 		}
 	}
 	if (takeover) {
@@ -624,14 +665,14 @@ connect(struct bk_dev *dev, bool takeover)
 				     dev->cfg.params.driver->name, dev->cfg.params.arg);
 		else if (changed)
 			bk_vbd_fatal(dev, "params", "%s; every request fails", changed_why);
-		return;
+		return 0;
 	}
 	r = bk_negotiate_publish(dev);
 	if (r < 0) {
 		log_error("vbd %s: publishing features: %s", dev->name, strerror(-r));
 		bk_vbd_fatal(dev, "state", "cannot publish features: %s", strerror(-r));
 		bk_vbd_disconnect(dev);
-		return;
+		return 0;
 	}
 	dev->published = true;
 	/* not rate-limited: each needs a real ring handshake, and it is the
@@ -649,6 +690,7 @@ connect(struct bk_dev *dev, bool takeover)
 		 bk_stack_engine(dev->store) ? " engine=" : "",
 		 bk_stack_engine(dev->store) ? bk_stack_engine(dev->store) : "");
 	dev->state = XenbusStateConnected;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- */
@@ -707,6 +749,7 @@ bk_vbd_free(struct bk_dev *dev, bool removed)
 {
 	if (!bk_vbd_disconnect(dev))
 		bk_vbd_disconnect_finish(dev);
+	bk_vbd_backing_drop(dev);	/* an open still out closes itself */
 	if (dev->fe_watched)
 		xs_unwatch(dev->d->xs, dev->fe_state, "fe");
 	bk_negotiate_config_free(&dev->cfg);
@@ -1037,7 +1080,11 @@ detach(struct bk_dev *dev, unsigned int be_state)
 		dev->probed = true;
 		dev->fe_seen = true;
 		dev->fatal = false;
-		connect(dev, true);
+		if (connect(dev, true) == -EINPROGRESS) {
+			/* its store still opening: here again once it is */
+			dev->probed = false;
+			return;
+		}
 		/* taken over as it stands: the toolstack's Closing is the
 		 * state the guest sees, not to be written again (a write of
 		 * the same value still fires the frontend's watch) */
@@ -1167,7 +1214,7 @@ bk_vbd_update(struct bk_dev *dev)
 	char *v;
 	int r;
 
-	if (dev->phase == DEV_DRAINING) {
+	if (dev->phase == DEV_DRAINING || bk_vbd_backing_opening(dev)) {
 		dev->then_update = true;
 		return;
 	}
@@ -1244,7 +1291,10 @@ bk_vbd_update(struct bk_dev *dev)
 		if (be_state == XenbusStateConnected && may_take_over(dev)) {
 			dev->probed = true;
 			dev->fe_seen = true;
-			connect(dev, true);
+			/* its store still opening (or its backing draining):
+			 * this branch again, once it is */
+			if (connect(dev, true) == -EINPROGRESS)
+				dev->probed = false;
 			return;
 		}
 		if (dev->foreign)
@@ -1283,6 +1333,11 @@ bk_vbd_update(struct bk_dev *dev)
 void
 bk_vbd_domain_gone(struct bk_dev *dev)
 {
+	/* its probe's open out: acted on once the probe is done */
+	if (!dev->probed && bk_vbd_backing_opening(dev)) {
+		dev->then_gone = true;
+		return;
+	}
 	if (dev->state == XenbusStateClosed || !dev->probed || dev->then_closed ||
 	    dev->foreign)
 		return;

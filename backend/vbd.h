@@ -71,6 +71,24 @@ bool bk_vbd_drained(const struct bk_dev *dev);
  * domain gone).  True when the vbd must be scanned again now
  * (bk_xenbus_scan_device: updated, or forgotten when removed). */
 bool bk_vbd_drain_done(struct bk_dev *dev);
+/*
+ * The vbd's store opens on a thread of its own (vbd-int.h
+ * bk_vbd_backing_open), so a backing that takes long never holds the
+ * control thread.  Meanwhile bk_vbd_update() only remembers that it
+ * ran (as while draining).  bk_vbd_opening(): an open is out.
+ * bk_vbd_open_ended(): one has finished; the caller then scans the vbd
+ * (bk_xenbus_scan_device), whose state machine takes the result, and
+ * afterwards calls bk_vbd_open_settle(), which closes a result the vbd
+ * did not want any more (it moved on meanwhile) and returns true when
+ * an update waited for the open: scan once more.
+ */
+bool bk_vbd_opening(const struct bk_dev *dev);
+bool bk_vbd_open_ended(const struct bk_dev *dev);
+bool bk_vbd_open_settle(struct bk_dev *dev);
+/* After those scans: a frontend domain that died while the probe's
+ * open was out (its @releaseDomain found the vbd not probed) is
+ * closed now, as bk_vbd_domain_gone() would have. */
+void bk_vbd_open_done(struct bk_dev *dev);
 /* Start a disconnect (stop every queue).  True when nothing runs any
  * more (DEV_DISCONNECTED), false while it drains. */
 bool bk_vbd_disconnect(struct bk_dev *dev);

@@ -392,11 +392,27 @@ bk_xenbus_init(struct bk_daemon *d)
  * found is settled, and a vbd the toolstack adds afterwards is
  * never judged by the first @releaseDomain's look at the domains.
  */
+/* Is any vbd's store opening, or opened and not taken up yet
+ * (start-up waits for them)?  1 opening, 2 opened, 0 neither. */
+static int
+opening(const struct bk_daemon *d)
+{
+	const struct bk_dev *dev;
+	int r = 0;
+
+	for (dev = d->devs; dev; dev = dev->next)
+		if (bk_vbd_open_ended(dev))
+			return 2;
+		else if (bk_vbd_opening(dev))
+			r = 1;
+	return r;
+}
+
 int
 bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
 {
 	struct timespec t0, now;
-	int left = timeout_ms;
+	int left = timeout_ms, o;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (d->watches_unfired && left > 0) {
@@ -417,6 +433,23 @@ bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
 		log_info("xenstore has not fired %s within %d ms of registering it; "
 			 "serving meanwhile", d->watches_unfired & WATCH_VBD ?
 			 "the backend directory's watch" : "@releaseDomain", timeout_ms);
+	/* the stores the scan began to open (a takeover's among them), in
+	 * the rest of the time: a slow one is then served meanwhile */
+	while ((o = opening(d)) && left > 0) {
+		struct pollfd pfd = { .fd = d->report_efd, .events = POLLIN };
+		int n = o == 2 ? 0 : poll(&pfd, 1, left);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (o == 2 || (pfd.revents & POLLIN))
+			bk_xenbus_handle_reports(d);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = timeout_ms - (int)((now.tv_sec - t0.tv_sec) * 1000 +
+					  (now.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	if (opening(d))
+		log_info("a vbd's store is still opening %d ms after start-up; serving "
+			 "meanwhile", timeout_ms);
 	return 0;
 }
 
@@ -544,6 +577,19 @@ bk_xenbus_handle_reports(struct bk_daemon *d)
 			/* what waited for the drain: a scan (it may go) */
 			if (bk_vbd_drain_done(dev))
 				bk_xenbus_scan_device(d, f, id);
+			next = d->devs;
+		} else if (bk_vbd_open_ended(dev)) {
+			uint32_t f = dev->frontid, id = dev->devid;
+
+			/* its store's open finished: the state machine takes
+			 * it up where it waited (it may go) */
+			bk_xenbus_scan_device(d, f, id);
+			dev = bk_xenbus_find(d, f, id);
+			if (dev && bk_vbd_open_settle(dev))
+				bk_xenbus_scan_device(d, f, id);
+			dev = bk_xenbus_find(d, f, id);
+			if (dev)
+				bk_vbd_open_done(dev);
 			next = d->devs;
 		}
 	}

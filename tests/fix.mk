@@ -25,6 +25,7 @@ FIX_TESTS = \
 	test-fix-nbd-server-shutdown.sh \
 	test-fix-watch-quota.sh \
 	test-fix-fuse-size-check.sh \
+	test-fix-mute-nbd-open.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
