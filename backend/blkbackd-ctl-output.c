@@ -633,6 +633,42 @@ features(const struct bk_ctl_record *r, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
+/*
+ * A node's value as one table cell (buf, len >= 1): well-formed UTF-8
+ * as it is, a control byte, DEL, a byte that is not well-formed UTF-8
+ * and the backslash itself as \xNN, so that a newline in a params node
+ * cannot split a row and the table stays text.  Cut to fit.
+ */
+static const char *
+text_cell(const char *str, char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t o = 0, n;
+
+	while (*s) {
+		if (*s >= 0x20 && *s < 0x7f && *s != '\\')
+			n = 1;
+		else if (*s >= 0x80 && (n = utf8_len(s)) != 0)
+			;
+		else
+			n = 0;
+		if (n) {
+			if (o + n >= len)
+				break;
+			memcpy(buf + o, s, n);
+			s += n;
+		} else {
+			if (o + 4 >= len)
+				break;
+			snprintf(buf + o, len - o, "\\x%02x", *s++);
+			n = 4;
+		}
+		o += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 void
 ctlout_table_list(const struct recs *rs)
 {
@@ -642,7 +678,7 @@ ctlout_table_list(const struct recs *rs)
 	       "QUEUES", "RING", "PGRANTS", "FEATURES", "PARAMS");
 	for (i = 0; i < rs->n; i++) {
 		const struct bk_ctl_record *r = &rs->r[i];
-		char f[128], st[48];
+		char f[128], st[48], vdev[64], params[1024];
 
 		features(r, f, sizeof(f));
 		/* a failed vbd (blkbackd(8) "A failed vbd") says so beside
@@ -651,10 +687,11 @@ ctlout_table_list(const struct recs *rs)
 			 ctlout_u64(r, "failed") ? ",FAILED" : "",
 			 !strcmp(ctlout_str(r, "phase", ""), "opening") ? ",OPENING" : "");
 		printf("%-12s %-6s %-11s %-5s %6" PRIu64 " %4" PRIu64 " %7" PRIu64 " %-36s %s\n",
-		       ctlout_str(r, "vbd", "?"), ctlout_str(r, "vdev", "-"), st,
+		       ctlout_str(r, "vbd", "?"),
+		       text_cell(ctlout_str(r, "vdev", "-"), vdev, sizeof(vdev)), st,
 		       ctlout_str(r, "frontend_state", "-"), ctlout_u64(r, "queues"),
 		       ctlout_u64(r, "ring_pages"), ctlout_u64(r, "pgrants"), f,
-		       ctlout_str(r, "params", "-"));
+		       text_cell(ctlout_str(r, "params", "-"), params, sizeof(params)));
 	}
 }
 

@@ -26,6 +26,7 @@ FIX_TESTS = \
 	test-fix-watch-quota.sh \
 	test-fix-fuse-size-check.sh \
 	test-fix-mute-nbd-open.sh \
+	test-fix-list-escapes.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
