@@ -219,6 +219,7 @@ static int
 arg_parse(const struct bk_store_config *cfg, const char *arg, struct nbd_store *s)
 {
 	char *p, *word;
+	bool timeout_seen = false;
 
 	s->timeout_s = NBD_DEFAULT_TIMEOUT;
 	s->arg_copy = strdup(arg ? arg : "");
@@ -231,7 +232,10 @@ arg_parse(const struct bk_store_config *cfg, const char *arg, struct nbd_store *
 	if (!s->uri[0] || !strstr(s->uri, "://"))
 		return bk_store_bad_arg(cfg, "bad URI \"%s\" for driver nbd (nbd://HOST[:PORT]/"
 					"NAME or nbd+unix:///NAME?socket=PATH)", s->uri);
-	while (p && *p) {
+	/* every comma starts an option: "URI," and "URI,,..." name an empty
+	 * one, refused as the other stores refuse it; an option given
+	 * twice is refused rather than the last one winning unseen */
+	while (p) {
 		char *end;
 		unsigned long v;
 
@@ -240,6 +244,10 @@ arg_parse(const struct bk_store_config *cfg, const char *arg, struct nbd_store *
 		if (p)
 			*p++ = '\0';
 		if (!strncmp(word, "timeout=", 8)) {
+			if (timeout_seen)
+				return bk_store_bad_arg(cfg, "option timeout given twice for "
+							"driver nbd");
+			timeout_seen = true;
 			errno = 0;
 			v = strtoul(word + 8, &end, 10);
 			if (errno || end == word + 8 || *end || v < 1 || v > 3600)
@@ -352,7 +360,12 @@ conn_connect(const char *uri, int ms, struct nbd_conn **out, char *err, size_t l
 		}
 		if (r <= 0)
 			continue;
-		if (p.revents & (POLLIN | POLLHUP | POLLERR))
+		/* an error or hang-up goes to the side libnbd waits on: a
+		 * socket still connecting (a vsock with no peer) waits to
+		 * write, and libnbd then reads the connect's error itself;
+		 * told "readable" there, it failed on its own state */
+		if ((p.revents & POLLIN) ||
+		    ((p.revents & (POLLHUP | POLLERR)) && (dir & LIBNBD_AIO_DIRECTION_READ)))
 			r = nbd_aio_notify_read(c->h);
 		else
 			r = nbd_aio_notify_write(c->h);

@@ -67,4 +67,15 @@ grep -q "cannot connect to" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "no serve
 grep -q "bad URI" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "bad URI: no reason"; }
 "$conf" "nbd:$NBD_URI,speed=11" > "$BK_TMP/out" 2>&1 && fail "an unknown option opened"
 grep -q "unknown option \"speed=11\"" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "unknown option: no reason"; }
+# a vsock URI with no peer fails with the socket's own error, not with
+# libnbd's complaint about its state (told "readable" while connecting)
+"$conf" "nbd:nbd+vsock:///" > "$BK_TMP/out" 2>&1 && fail "a vsock with no peer opened"
+grep -q "cannot connect to nbd+vsock:///: .*connect" "$BK_TMP/out" &&
+	! grep -q "invalid in state" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "vsock: no reason of its own"; }
+# an empty option (a trailing comma too) and an option given twice are
+# refused, as the other stores refuse them
+"$conf" "nbd:$NBD_URI," > "$BK_TMP/out" 2>&1 && fail "a trailing comma opened"
+grep -q "unknown option \"\"" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "trailing comma: no reason"; }
+"$conf" "nbd:$NBD_URI,timeout=5,timeout=6" > "$BK_TMP/out" 2>&1 && fail "timeout twice opened"
+grep -q "option timeout given twice" "$BK_TMP/out" || { cat "$BK_TMP/out"; fail "timeout twice: no reason"; }
 exit 0
