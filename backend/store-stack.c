@@ -163,9 +163,8 @@ bk_stack_open(const struct bk_params *p, const struct bk_stack_config *c,
 /* Claims.                                                            */
 /* ---------------------------------------------------------------- */
 
-/* What p serves, for the claims.  0, or -errno when it cannot tell. */
-static int
-claim_id(const struct bk_params *p, char *id, size_t len)
+int
+bk_claim_id(const struct bk_params *p, char *id, size_t len)
 {
 	if (!p->driver->identify)
 		return -EOPNOTSUPP;	/* RAM, nothing: no backing to share */
@@ -185,12 +184,26 @@ bk_claim_check_shared(const struct bk_claims *reg, const struct bk_params *p, bo
 		      const struct bk_claim **holder)
 {
 	char id[sizeof(reg->head->id)];
+
+	if (bk_claim_id(p, id, sizeof(id)) < 0) {
+		if (holder)
+			*holder = NULL;
+		return 0;	/* the open says why */
+	}
+	return bk_claim_check_id(reg, id, read_only, may_share, arg, holder);
+}
+
+int
+bk_claim_check_id(const struct bk_claims *reg, const char *id, bool read_only,
+		  bool (*may_share)(const struct bk_claim *c, void *arg), void *arg,
+		  const struct bk_claim **holder)
+{
 	const struct bk_claim *c, *draining = NULL;
 
 	if (holder)
 		*holder = NULL;
-	if (claim_id(p, id, sizeof(id)) < 0)
-		return 0;	/* the open says why */
+	if (!id)
+		return 0;	/* not identified: the open says why */
 	for (c = reg->head; c; c = c->next) {
 		if (strcmp(c->id, id) || (c->read_only && read_only) ||
 		    (may_share && may_share(c, arg)))
@@ -215,14 +228,21 @@ struct bk_claim *
 bk_claim_take(struct bk_claims *reg, const struct bk_params *p, bool read_only,
 	      const char *owner)
 {
-	struct bk_claim *c = calloc(1, sizeof(*c));
+	char id[sizeof(reg->head->id)];
 
-	if (!c)
+	if (bk_claim_id(p, id, sizeof(id)) < 0)
 		return NULL;
-	if (claim_id(p, c->id, sizeof(c->id)) < 0) {
-		free(c);
+	return bk_claim_take_id(reg, id, read_only, owner);
+}
+
+struct bk_claim *
+bk_claim_take_id(struct bk_claims *reg, const char *id, bool read_only, const char *owner)
+{
+	struct bk_claim *c;
+
+	if (!id || strlen(id) >= sizeof(c->id) || !(c = calloc(1, sizeof(*c))))
 		return NULL;
-	}
+	memcpy(c->id, id, strlen(id) + 1);
 	c->read_only = read_only;
 	c->owner = owner;
 	c->next = reg->head;

@@ -23,7 +23,7 @@
  * are 512-byte aligned (O_DIRECT on a 512-byte logical block device);
  * the dataplane's own buffers are 4096-aligned.
  *
- * Threads: the claims run on the control thread.  A stack is opened on
+ * Threads: the claims' registry is the control thread's.  A stack is opened on
  * a thread of its own (vbd-backing.c: several vbds' opens may run at
  * once, so a driver's open keeps what it shares with other stores
  * under a lock), and closed on the control thread or on the thread
@@ -479,7 +479,8 @@ void bk_stack_power_cut(struct bk_store *top);
  * has been answered after it disconnects; a vbd idling in InitWait holds
  * none.  Keyed by the driver's identify(), so a file reached through a
  * symlink is the same backing, and an RBD image by cluster, pool and
- * image.  Control thread only.
+ * image.  The registry is the control thread's (bk_claim_id is not:
+ * vbd-backing.c asks it on the thread that opens the store).
  */
 struct bk_claim {
 	struct bk_claim *next;
@@ -510,6 +511,20 @@ int bk_claim_check_shared(const struct bk_claims *reg, const struct bk_params *p
  * cannot be identified (nothing to hold) or out of memory. */
 struct bk_claim *bk_claim_take(struct bk_claims *reg, const struct bk_params *p,
 			       bool read_only, const char *owner);
+/*
+ * What p serves, as the claims key it (the driver's identify(): for a
+ * file a stat(), which waits as long as the file system does -- any
+ * thread may ask).  0 with id (at most len bytes, NUL included), or
+ * -errno: -EOPNOTSUPP when the driver serves no shared backing (RAM).
+ */
+int bk_claim_id(const struct bk_params *p, char *id, size_t len);
+/* bk_claim_check_shared() and bk_claim_take() on an id bk_claim_id()
+ * gave; id NULL: not identified (check says 0, take NULL). */
+int bk_claim_check_id(const struct bk_claims *reg, const char *id, bool read_only,
+		      bool (*may_share)(const struct bk_claim *c, void *arg), void *arg,
+		      const struct bk_claim **holder);
+struct bk_claim *bk_claim_take_id(struct bk_claims *reg, const char *id, bool read_only,
+				  const char *owner);
 /* Release a claim; c may be NULL. */
 void bk_claim_release(struct bk_claims *reg, struct bk_claim *c);
 

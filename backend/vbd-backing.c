@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vbd-backing.c: a vbd's backing and its claim on it (vbd-int.h): the
- * store stack opened for the vbd (store-stack.c), after the claims
- * (d->claims) say whether another vbd's use of the same backing allows
- * it -- shared only read-only, or by two frontends of one VM (a
+ * store stack opened for the vbd (store-stack.c), taken only when the
+ * claims (d->claims) say that another vbd's use of the same backing
+ * allows it -- shared only read-only, or by two frontends of one VM (a
  * migration), and waited for while a draining vbd still writes it.
  * vbd.c calls it and decides what follows; a refusal comes back as a
  * struct bk_fault (negotiate.h), as negotiate.c's do, so nothing here
@@ -123,6 +123,8 @@ struct bk_open {
 	struct bk_stack_config sc;
 	bool check_only;
 	/* the result: the thread's until done, then the control thread's */
+	int id_rc;			/* bk_claim_id(): 0 with id, or -errno */
+	char id[sizeof(((struct bk_claim *)0)->id)];
 	int rc;
 	struct bk_store *store;
 	struct bk_store_why why;
@@ -145,6 +147,9 @@ opener(void *arg)
 	bool abandoned;
 	int efd = o->report_efd;
 
+	/* the claims' key first: for a file a stat(), which waits as long
+	 * as its file system does */
+	o->id_rc = bk_claim_id(&o->params, o->id, sizeof(o->id));
 	o->rc = bk_stack_open(&o->params, &o->sc, o->check_only, &o->store, &o->why);
 	pthread_mutex_lock(&o->lock);
 	o->done = true;
@@ -253,17 +258,17 @@ same_open(const struct bk_open *o, const struct bk_params *p, const struct bk_st
 	       same_str(a->state_dir, sc->state_dir) && a->io_engine == sc->io_engine;
 }
 
-/* Claims: may dev use its backing now?  0; -EINPROGRESS while a
- * draining vbd still writes it; -EBUSY with *f. */
+/* Claims: may dev use its backing (id, NULL when not identified) now?
+ * 0; -EINPROGRESS while a draining vbd still writes it; -EBUSY with *f. */
 static int
-claim_check(struct bk_dev *dev, struct bk_fault *f)
+claim_check(struct bk_dev *dev, const char *id, struct bk_fault *f)
 {
 	struct bk_daemon *d = dev->d;
 	const struct bk_dev_config *c = &dev->cfg;
 	const struct bk_claim *holder = NULL;
 	int r;
 
-	r = bk_claim_check_shared(&d->claims, &c->params, c->read_only, same_vm, dev, &holder);
+	r = bk_claim_check_id(&d->claims, id, c->read_only, same_vm, dev, &holder);
 	if (r == -EINPROGRESS) {
 		if (!dev->backing_wait)
 			log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
@@ -284,37 +289,33 @@ claim_check(struct bk_dev *dev, struct bk_fault *f)
 	return r;
 }
 
-/* Take a finished open's result.  0 (dev->store, and the claim, when
- * not check_only), -EINPROGRESS (the backing is now a draining vbd's:
- * opened again once it is free) or -errno with *f. */
+/*
+ * Take a finished open's result.  The claims first, as they stand now
+ * (another vbd may have claimed the backing while this one opened; a
+ * refusal says whose it is, whatever the open found): -EBUSY with *f,
+ * or -EINPROGRESS while a draining vbd still writes it (opened again
+ * once it is free).  Then the open's: 0 (dev->store, and the claim,
+ * when not check_only) or -errno with *f.
+ */
 static int
 open_take(struct bk_dev *dev, struct bk_fault *f)
 {
 	struct bk_open *o = dev->open;
-	bool check_only = o->check_only;
-	int r = o->rc;
+	int r = claim_check(dev, o->id_rc == 0 ? o->id : NULL, f);
 
-	if (r < 0) {
+	if (r == 0 && o->rc < 0) {
+		r = o->rc;
 		snprintf(f->key, sizeof(f->key), "params");
 		snprintf(f->msg, sizeof(f->msg), "%s", o->why.msg);
-		bk_vbd_backing_drop(dev);
-		return r;
 	}
-	/* another vbd may have claimed the backing meanwhile: the claims
-	 * decide now, as if the open had taken no time */
-	r = claim_check(dev, f);
-	if (r < 0) {
-		bk_vbd_backing_drop(dev);
-		return r;
-	}
-	if (!check_only) {
+	if (r == 0 && !o->check_only) {
 		dev->store = o->store;
 		o->store = NULL;
-		dev->claim = bk_claim_take(&dev->d->claims, &dev->cfg.params,
-					   dev->cfg.read_only, dev->name);
+		dev->claim = o->id_rc == 0 ? bk_claim_take_id(&dev->d->claims, o->id,
+							      dev->cfg.read_only, dev->name) : NULL;
 	}
 	bk_vbd_backing_drop(dev);
-	return 0;
+	return r;
 }
 
 /* (vbd-int.h) */
@@ -348,10 +349,8 @@ bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
 			return open_take(dev, f);
 		bk_vbd_backing_drop(dev);
 	}
-	/* refused or waited for before anything is opened */
-	r = claim_check(dev, f);
-	if (r < 0)
-		return r;
+	/* the claims are checked when the result is taken: asking what the
+	 * backing is (a file's stat) may wait as long as opening it */
 	r = open_start(dev, &sc, check_only);
 	if (r < 0) {
 		snprintf(f->key, sizeof(f->key), "params");

@@ -22,7 +22,8 @@
  * backing another vbd serves is refused unless both are read-only or
  * both frontends are the same VM (a migration); one that a draining vbd
  * still writes is waited for (dev->backing_wait; retried when that drain
- * is over).  The open runs on a thread of its own (dev->open): the
+ * is over).  The open, and the stat that tells the claims what the
+ * backing is, run on a thread of their own (dev->open): the
  * first call starts it and returns -EINPROGRESS; once it has finished,
  * xenbus.c scans the vbd again (bk_vbd_open_ended), and the state
  * machine's same call takes its result -- unless it now wants another

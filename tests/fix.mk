@@ -27,6 +27,7 @@ FIX_TESTS = \
 	test-fix-fuse-size-check.sh \
 	test-fix-mute-nbd-open.sh \
 	test-fix-list-escapes.sh \
+	test-fix-fuse-open.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
