@@ -626,3 +626,37 @@ dom_maps() {
 cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/${1:-$(bk_pid)}/stat"
 }
+
+# fuse_file_start: tests/fuse-file serving a new 4 MiB file
+# ($BK_TMP/under.img) as $BK_TMP/mnt/disk, a backing whose file system
+# can be made to hang: fuse_file_stop (SIGSTOP, returns once the
+# daemon is stopped) and fuse_file_cont; fuse_file_stopped says whether
+# it is.  FUSE_PID, FUSE_DISK set; never left stopped at exit (its
+# cleanup runs before blkbackd is killed).
+fuse_file_start() {
+	local mnt=$BK_TMP/mnt
+	requires_root
+	requires test -c /dev/fuse
+	requires test -x "$abs_top_builddir/tests/fuse-file"
+	truncate -s 4M "$BK_TMP/under.img"
+	mkdir "$mnt"
+	"$abs_top_builddir/tests/fuse-file" "$BK_TMP/under.img" "$mnt" 2>"$BK_TMP/fuse.log" &
+	FUSE_PID=$!
+	FUSE_DISK=$mnt/disk
+	cleanup_fn _fuse_file_gone
+	wait_for 10 test -e "$FUSE_DISK" || { cat "$BK_TMP/fuse.log"; fail "fuse-file did not mount"; }
+}
+_fuse_file_gone() {
+	kill -CONT $FUSE_PID
+	kill $FUSE_PID
+	sleep 0.3
+	umount -l "$BK_TMP/mnt" 2>/dev/null
+}
+fuse_file_stopped() { [ "$(awk '{ print $3 }' /proc/$FUSE_PID/stat)" = T ]; }
+# the stop takes effect when the process next runs: on a busy machine
+# (make -j2 check under ASan) not always before the next line
+fuse_file_stop() {
+	kill -STOP $FUSE_PID
+	wait_for 10 fuse_file_stopped || fail "fuse-file did not stop"
+}
+fuse_file_cont() { kill -CONT $FUSE_PID; }

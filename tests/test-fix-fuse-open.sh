@@ -11,31 +11,13 @@
 # InitWait and its guest's I/O works; SIGTERM then stops blkbackd.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires_root
-requires test -c /dev/fuse
-requires test -x "$abs_top_builddir/tests/fuse-file"
 start_sim_backend
-
-under=$BK_TMP/under.img mnt=$BK_TMP/mnt
-truncate -s 4M "$under"
-mkdir "$mnt"
-"$abs_top_builddir/tests/fuse-file" "$under" "$mnt" 2>"$BK_TMP/fuse.log" &
-FUSE_PID=$!
-_fuse_gone() {
-	kill -CONT $FUSE_PID
-	kill $FUSE_PID
-	sleep 0.3
-	umount -l "$mnt" 2>/dev/null
-}
-cleanup_fn _fuse_gone	# before blkbackd is killed: never leave it stopped
-wait_for 10 test -e "$mnt/disk" || { cat "$BK_TMP/fuse.log"; fail "fuse-file did not mount"; }
-stopped() { [ "$(awk '{ print $3 }' /proc/$FUSE_PID/stat)" = T ]; }
-kill -STOP $FUSE_PID
-wait_for 10 stopped || fail "fuse-file did not stop"
+fuse_file_start
+fuse_file_stop
 
 # A: on the stopped FUSE file
 new_guest; A=$DOM
-add_disk $A "$mnt/disk"
+add_disk $A "$FUSE_DISK"
 # its probe is out, waiting on the file system: list says so
 wait_for 30 eval 'blkbackd-ctl list 2>/dev/null | grep -qE "^$A/51712 +[^ ]+ +[^ ]*,OPENING "' ||
 	{ blkbackd-ctl list || true; fail "blkbackd-ctl list never showed vbd $A/51712 opening"; }
@@ -46,12 +28,12 @@ add_disk $B "$BK_TMP/b.img"
 xs_wait "$(bk_be $B)/state" 2 30
 blkfront-test verify --domid $B > "$BK_TMP/b.out" 2>&1 ||
 	{ cat "$BK_TMP/b.out"; fail "B's verify failed while A's file system hung"; }
-stopped || fail "fuse-file ran again before B was served: the test proves nothing"
+fuse_file_stopped || fail "fuse-file ran again before B was served: the test proves nothing"
 xs_absent "$(bk_be $A)/error"
 [ "$(xenstore-read "$(bk_be $A)/state")" = 1 ] || fail "A left Initialising while its file system hung"
 
 # the daemon runs again: A is probed and serves its guest
-kill -CONT $FUSE_PID
+fuse_file_cont
 xs_wait "$(bk_be $A)/state" 2 30
 cat > "$BK_TMP/a.script" <<'EOS'
 fill p0 seed:9

@@ -18,25 +18,8 @@
 # exits 0.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
-requires_root
-requires test -c /dev/fuse
-requires test -x "$abs_top_builddir/tests/fuse-file"
 start_sim_backend --size-check-interval=1 --close-on-exit
-
-under=$BK_TMP/under.img mnt=$BK_TMP/mnt
-truncate -s 4M "$under"
-mkdir "$mnt"
-"$abs_top_builddir/tests/fuse-file" "$under" "$mnt" 2>"$BK_TMP/fuse.log" &
-FUSE_PID=$!
-_fuse_gone() {
-	kill -CONT $FUSE_PID
-	kill $FUSE_PID
-	sleep 0.3
-	umount -l "$mnt" 2>/dev/null
-}
-cleanup_fn _fuse_gone	# before blkbackd is killed: never leave it stopped
-wait_for 10 test -e "$mnt/disk" || { cat "$BK_TMP/fuse.log"; fail "fuse-file did not mount"; }
-stopped() { [ "$(awk '{ print $3 }' /proc/$FUSE_PID/stat)" = T ]; }
+fuse_file_start
 
 # B: connected before A, and held (found first: it comes after A in
 # blkbackd's list of vbds)
@@ -50,7 +33,7 @@ xs_wait "$(bk_be $B)/state" 4
 # A: on the FUSE file; its guest does I/O, waits for the growth, then
 # uses the new space, and leaves the vbd Connected
 new_guest; A=$DOM
-add_disk $A "$mnt/disk"
+add_disk $A "$FUSE_DISK"
 cat > "$BK_TMP/a.script" <<'EOS'
 xs-expect be sectors 8192
 fill p0 seed:3
@@ -72,10 +55,7 @@ wait_for 10 grep -q "vbd=$A/51712 ring=0 op=read id=2 .*status=0" "$BACKEND_TRAC
 xs_is "$(bk_be $A)/state" 4
 
 # ---- A's backing hangs; a size check is due within a second ----
-kill -STOP $FUSE_PID
-# the stop takes effect when the process next runs: on a busy machine
-# (make -j2 check under ASan) not always before the next line
-wait_for 10 stopped || fail "fuse-file did not stop"
+fuse_file_stop
 sleep 2
 kill -HUP "$(bk_pid)"
 sleep 0.5
@@ -97,16 +77,16 @@ timeout 20 blkbackd-ctl resize $A/51712 >"$BK_TMP/rs.out" 2>"$BK_TMP/rs.err" || 
 [ $rc = 1 ] && grep -q "ETIMEDOUT" "$BK_TMP/rs.err" ||
 	fail "resize of A while its backing hangs: rc $rc, $(cat "$BK_TMP/rs.out" "$BK_TMP/rs.err")"
 # all of that while A's backing was stopped, and quickly
-stopped || fail "fuse-file was not stopped all along"
+fuse_file_stopped || fail "fuse-file was not stopped all along"
 [ $(( $(date +%s) - t0 )) -lt 40 ] || fail "the control thread was slow while A's backing hung"
 timeout 5 blkbackd-ctl status >/dev/null 2>&1 || fail "status (again) did not answer"
 # the probe out for 10 s is said, once (no new one is asked meanwhile)
-wait_for 15 grep -q "vbd $A/51712: its backing \"$mnt/disk\" has not told its size for" \
+wait_for 15 grep -q "vbd $A/51712: its backing \"$FUSE_DISK\" has not told its size for" \
 	"$BACKEND_LOG" || fail "the hung size check was not logged"
 
 # ---- d. the backing answers again: A grows, and its guest uses it ----
-truncate -s 8M "$under"
-kill -CONT $FUSE_PID
+truncate -s 8M "$BK_TMP/under.img"
+fuse_file_cont
 xs_wait "$(bk_be $A)/sectors" 16384 15
 xs_is "$(bk_be $A)/state" 4
 [ "$(grep -c "vbd $A/51712: its backing .* has not told its size for" "$BACKEND_LOG")" = 1 ] ||
@@ -121,7 +101,7 @@ out=$(timeout 10 blkbackd-ctl resize $A/51712) || fail "resize of A after SIGCON
 [ "$out" = "vbd $A/51712: 16384 sectors (unchanged)" ] || fail "resize said \"$out\""
 
 # ---- SIGTERM while A's backing hangs again ----
-kill -STOP $FUSE_PID
+fuse_file_stop
 sleep 2
 kill -HUP "$(bk_pid)"
 sleep 0.5
@@ -133,8 +113,8 @@ xs_wait "$(bk_be $B)/state" 6 10
 sleep 1
 kill -0 $pid 2>/dev/null || fail "blkbackd exited while A's size check hung"
 xs_is "$(bk_be $A)/state" 4
-stopped || fail "fuse-file was not stopped all along"
-kill -CONT $FUSE_PID
+fuse_file_stopped || fail "fuse-file was not stopped all along"
+fuse_file_cont
 xs_wait "$(bk_be $A)/state" 6 15
 wait_for 15 eval '! kill -0 $pid 2>/dev/null' || fail "blkbackd did not exit once A's backing answered"
 if wait $pid; then rc=0; else rc=$?; fi
