@@ -62,10 +62,10 @@ bk_negotiate_config_free(struct bk_dev_config *c)
  * fault "\"v\" is <what>".
  */
 static int
-knob(struct bk_dev *dev, const char *key, const char *const *ok, const char *what,
-     char **out, struct bk_fault *f)
+knob(struct bk_dev *dev, const char *dir, const char *key, const char *const *ok,
+     const char *what, char **out, struct bk_fault *f)
 {
-	char *v = xbus_read(dev->d->xs, XBT_NULL, dev->be, key);
+	char *v = xbus_read(dev->d->xs, XBT_NULL, dir, key);
 	unsigned int i;
 
 	*out = NULL;
@@ -161,8 +161,10 @@ out:
 	return rc;
 }
 
-int
-bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
+/* The knobs from dir (the backend directory, or the record of what a
+ * connection was given: BK_KNOBS_NODE), the rest from the backend's. */
+static int
+config_read(struct bk_dev *dev, const char *dir, struct bk_fault *f)
 {
 	static const char *const modes[] = { "r", "w", "ro", "rw", NULL };
 	static const char *const caches[] = { "writeback", "writethrough", NULL };
@@ -214,37 +216,37 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 		}
 		rc = -EINVAL;
 	}
-	if (knob(dev, "mode", modes, "neither r (ro) nor w (rw)", &v, f) < 0)
+	if (knob(dev, dir, "mode", modes, "neither r (ro) nor w (rw)", &v, f) < 0)
 		goto out;
 	c.read_only = v && strchr(v, 'w') == NULL;
 	free(v);
-	if (knob(dev, "cache", caches, "neither writeback nor writethrough", &v, f) < 0)
+	if (knob(dev, dir, "cache", caches, "neither writeback nor writethrough", &v, f) < 0)
 		goto out;
 	c.writethrough = v && !strcmp(v, "writethrough");
 	free(v);
 	/* flush-mode: sync.c's names (blkif_ops.h) */
-	v = xbus_read(dev->d->xs, XBT_NULL, dev->be, "flush-mode");
+	v = xbus_read(dev->d->xs, XBT_NULL, dir, "flush-mode");
 	if (v && bk_flush_mode_parse(v, &c.flush_mode) < 0) {
 		fault(f, "flush-mode", "\"%s\" is not one of auto, flush, barrier, both, none", v);
 		free(v);
 		goto out;
 	}
 	free(v);
-	if (knob(dev, "io-engine", engines, "not one of auto, libaio, io_uring", &v, f) < 0)
+	if (knob(dev, dir, "io-engine", engines, "not one of auto, libaio, io_uring", &v, f) < 0)
 		goto out;
 	if (v)
 		c.io_engine_set = bk_io_engine_parse(v, &c.io_engine) == 0;
 	free(v);
-	if (knob(dev, "discard-enable", bools, "neither 0 nor 1", &v, f) < 0)
+	if (knob(dev, dir, "discard-enable", bools, "neither 0 nor 1", &v, f) < 0)
 		goto out;
 	if (v)
 		c.discard_enable = v[0] == '1';
 	free(v);
-	if (knob(dev, "device-type", types, "neither disk nor cdrom", &v, f) < 0)
+	if (knob(dev, dev->be, "device-type", types, "neither disk nor cdrom", &v, f) < 0)
 		goto out;
 	c.cdrom = v && !strcmp(v, "cdrom");
 	free(v);
-	if (knob(dev, "removable", bools, "neither 0 nor 1", &v, f) < 0)
+	if (knob(dev, dev->be, "removable", bools, "neither 0 nor 1", &v, f) < 0)
 		goto out;
 	c.removable = v && !strcmp(v, "1");
 	free(v);
@@ -258,6 +260,52 @@ bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
 out:
 	bk_negotiate_config_free(&c);
 	free(params);
+	return rc;
+}
+
+int
+bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f)
+{
+	return config_read(dev, dev->be, f);
+}
+
+/* The knobs that change what the guest was told or how its requests
+ * are answered, as config_read reads them back. */
+static void
+knobs_show(const struct bk_dev_config *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "mode=%s cache=%s flush-mode=%s discard-enable=%s io-engine=%s",
+		 c->read_only ? "r" : "w", c->writethrough ? "writethrough" : "writeback",
+		 bk_flush_mode_name(c->flush_mode),
+		 c->discard_enable < 0 ? "unset" : c->discard_enable ? "1" : "0",
+		 c->io_engine_set ? bk_io_engine_name(c->io_engine) : "unset");
+}
+
+int
+bk_negotiate_config_connected(struct bk_dev *dev, struct bk_fault *f)
+{
+	char dir[sizeof(dev->be) + sizeof(BK_KNOBS_NODE) + 1], now[200], then[200];
+	char *v;
+	int rc = config_read(dev, dev->be, f);
+
+	snprintf(dir, sizeof(dir), "%s/%s", dev->be, BK_KNOBS_NODE);
+	v = xbus_read(dev->d->xs, XBT_NULL, dir, "mode");
+	if (rc < 0 || !v)
+		goto out;	/* connected by a blkbackd that recorded none */
+	knobs_show(&dev->cfg, now, sizeof(now));
+	rc = config_read(dev, dir, f);
+	if (rc < 0) {
+		/* ours, and unreadable: someone else wrote it */
+		snprintf(f->key, sizeof(f->key), "%s", BK_KNOBS_NODE);
+		goto out;
+	}
+	knobs_show(&dev->cfg, then, sizeof(then));
+	if (strcmp(now, then))
+		log_info("vbd %s: its knobs were rewritten while it was connected (%s): the "
+			 "connection keeps what it was given (%s); they take effect at its "
+			 "next connect", dev->name, now, then);
+out:
+	free(v);
 	return rc;
 }
 
@@ -497,6 +545,32 @@ bk_negotiate_features(struct bk_dev *dev)
 			 "feature-discard=0", dev->name);
 }
 
+/* <backend>/BK_KNOBS_NODE: the knobs this connection is served with, in
+ * the names config_read takes, for a takeover (a restart, an upgrade)
+ * to serve it alike (bk_negotiate_config_connected). */
+static int
+knobs_record(struct xs_handle *xs, xs_transaction_t t, const struct bk_dev *dev)
+{
+	const struct bk_dev_config *c = &dev->cfg;
+	char dir[sizeof(dev->be) + sizeof(BK_KNOBS_NODE) + 1];
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/%s", dev->be, BK_KNOBS_NODE);
+	xbus_rm(xs, t, dir, NULL);
+	r = xbus_printf(xs, t, dir, "mode", "%s", c->read_only ? "r" : "w");
+	if (!r)
+		r = xbus_printf(xs, t, dir, "cache", "%s",
+				c->writethrough ? "writethrough" : "writeback");
+	if (!r)
+		r = xbus_printf(xs, t, dir, "flush-mode", "%s", bk_flush_mode_name(c->flush_mode));
+	if (!r && c->discard_enable >= 0)
+		r = xbus_printf(xs, t, dir, "discard-enable", "%d", c->discard_enable);
+	if (!r && c->io_engine_set)
+		r = xbus_printf(xs, t, dir, "io-engine", "%s", bk_io_engine_name(c->io_engine));
+	return r;
+}
+
+
 static int
 publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
@@ -540,6 +614,8 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 		r = xbus_printf(xs, t, be, BK_BACKING_NODE, "%s", dev->claim->id);
 	else if (!r)
 		xbus_rm(xs, t, be, BK_BACKING_NODE);
+	if (!r)
+		r = knobs_record(xs, t, dev);
 	if (!r)
 		r = xbus_printf(xs, t, be, "state", "%d", XenbusStateConnected);
 	return r;

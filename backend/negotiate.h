@@ -47,6 +47,16 @@ int bk_negotiate_dir_ours(struct xs_handle *xs, xs_transaction_t t, const struct
 /* Parse the backend's knobs into dev->cfg.  0, or -EINVAL with *f
  * naming the key (dev->cfg unchanged). */
 int bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f);
+/*
+ * The same for a vbd taken over Connected (a restart, an upgrade): the
+ * knobs that decide what the guest was told and how its requests are
+ * answered (mode, cache, flush-mode, discard-enable, io-engine) are
+ * the ones its connect recorded (BK_KNOBS_NODE), not what the nodes say
+ * now -- as Linux blkback reads them only at connect, a rewrite while
+ * connected takes effect at the next connect (logged when they differ).
+ * Without a record (a blkbackd before it wrote one), the nodes.
+ */
+int bk_negotiate_config_connected(struct bk_dev *dev, struct bk_fault *f);
 void bk_negotiate_config_free(struct bk_dev_config *c);
 /* Write the probe keys and InitWait in one transaction (Linux
  * xen_blkbk_probe).  0/-errno. */
@@ -75,6 +85,10 @@ void bk_negotiate_features(struct bk_dev *dev);
  * what params leads to now (vbd.c); like Linux blkback's
  * physical-device, which it refuses to see change under a connection. */
 #define BK_BACKING_NODE "blkbackd-backing"
+/* <backend>/BK_KNOBS_NODE/{mode,cache,flush-mode,discard-enable,
+ * io-engine}: the knobs a connection was given, written with its
+ * Connected (bk_negotiate_publish), read back at a takeover. */
+#define BK_KNOBS_NODE "blkbackd-knobs"
 
 /* Publish the features and Connected in one transaction.  0/-errno. */
 int bk_negotiate_publish(struct bk_dev *dev);

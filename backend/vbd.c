@@ -439,10 +439,11 @@ bk_vbd_open_done(struct bk_dev *dev)
 /* The backend's knobs into dev->cfg (negotiate.c); a wrong one is
  * fatal (its key named in the error node).  0/-EINVAL. */
 static int
-read_config(struct bk_dev *dev)
+read_config(struct bk_dev *dev, bool connected)
 {
 	struct bk_fault fault = { .key = "params", .msg = "cannot be read" };
-	int r = bk_negotiate_config(dev, &fault);
+	int r = connected ? bk_negotiate_config_connected(dev, &fault) :
+			    bk_negotiate_config(dev, &fault);
 
 	if (r < 0)
 		bk_vbd_fatal(dev, fault.key, "%s", fault.msg);
@@ -545,8 +546,9 @@ connect(struct bk_dev *dev, bool takeover)
 		return 0;
 	}
 	/* Knobs may have been written after InitWait (by the hotplug
-	 * script, like Linux's physical-device): read them again now. */
-	if (read_config(dev) < 0)
+	 * script, like Linux's physical-device): read them again now; a
+	 * takeover serves what its connect was given */
+	if (read_config(dev, takeover) < 0)
 		return 0;
 	if (!takeover && refuse_failed(dev))
 		return 0;
@@ -792,7 +794,7 @@ probe(struct bk_dev *dev)
 	dev->fatal = false;
 	if (refuse_failed(dev))
 		goto failed;
-	if (read_config(dev) < 0)
+	if (read_config(dev, false) < 0)
 		goto failed;
 	/* a disk image the hotplug script has not served yet: InitWait
 	 * without it, as libxl runs the script only after InitWait */

@@ -28,6 +28,7 @@ FIX_TESTS = \
 	test-fix-mute-nbd-open.sh \
 	test-fix-list-escapes.sh \
 	test-fix-fuse-open.sh \
+	test-fix-takeover-knobs.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
