@@ -992,6 +992,23 @@ leave_alone(struct bk_dev *dev, const char *why)
 }
 
 /*
+ * Did a blkbackd connect this very backend directory?  Its connect's
+ * record of the knobs (BK_KNOBS_NODE) is there: written by no other
+ * backend, and gone with the directory when the toolstack makes the vbd
+ * again (after which another backend may have probed it).
+ */
+static bool
+connected_here(struct bk_dev *dev)
+{
+	char dir[sizeof(dev->be) + sizeof(BK_KNOBS_NODE) + 1], *v;
+
+	snprintf(dir, sizeof(dir), "%s/%s", dev->be, BK_KNOBS_NODE);
+	v = xbus_read(dev->d->xs, XBT_NULL, dir, "mode");
+	free(v);
+	return v != NULL;
+}
+
+/*
  * A vbd we have never written to, whose backend says Connected (or the
  * toolstack's Closing over a Connected frontend): may we take its ring
  * over as it stands?  Only a ring a blkbackd with our --state-dir served
@@ -1000,12 +1017,19 @@ leave_alone(struct bk_dev *dev, const char *why)
  * kind -- looks exactly the same, and two backends on one ring would
  * both consume it and both write the backing.  A ring in use (the
  * frontend Initialised or Connected) without our record is left alone
- * (dev->foreign; false).  Ours is taken over with the hotplug script
- * done (or none: no hotplug-status) and the frontend Initialised or
- * Connected; a vbd whose frontend is not using a ring goes on as before
- * (probed, or its junk state reported).
+ * (dev->foreign; LEAVE) -- except one whose record is of another
+ * connection in a directory our connect's knobs record is still in
+ * (connected_here): its frontend made a new ring while no blkbackd ran
+ * (a driver reload during an upgrade), which nobody has served, so it
+ * is connected afresh (CONNECT_AFRESH).  Ours is taken over
+ * (TAKE_OVER) with the hotplug script done (or none: no hotplug-status)
+ * and the frontend Initialised or Connected; a vbd whose frontend is
+ * not using a ring goes on as before (probed, or its junk state
+ * reported).
  */
-static bool
+enum takeover { LEAVE, TAKE_OVER, CONNECT_AFRESH };
+
+static enum takeover
 may_take_over(struct bk_dev *dev)
 {
 	unsigned int fe_quiet = XenbusStateUnknown;
@@ -1018,6 +1042,14 @@ may_take_over(struct bk_dev *dev)
 	xbus_read_uint(dev->d->xs, XBT_NULL, dev->fe, "state", XenbusStateUnknown, &fe_quiet);
 	dev->fe_value = fe_quiet >= XenbusStateInitialising && fe_quiet <= XenbusStateClosed &&
 			fe_quiet != XenbusStateInitWait ? (int)fe_quiet : -1;
+	if (r == -ESTALE && (fe_quiet == XenbusStateInitialised ||
+			     fe_quiet == XenbusStateConnected) && connected_here(dev)) {
+		if (bk_vbd_log_ok(dev))
+			log_info("vbd %s: Connected by a blkbackd before us, and its frontend "
+				 "made a new ring since (it reconnected while no blkbackd ran): "
+				 "connected afresh", dev->name);
+		return CONNECT_AFRESH;
+	}
 	if (r < 0 && (fe_quiet == XenbusStateInitialised || fe_quiet == XenbusStateConnected)) {
 		leave_alone(dev, r == -ESTALE ?
 			    "Connected, but not on the ring this blkbackd served (its "
@@ -1027,10 +1059,10 @@ may_take_over(struct bk_dev *dev)
 			    "its ring)" :
 			    "Connected, on a ring this blkbackd could not have served (its "
 			    "keys are missing, junk or beyond our limits)");
-		return false;
+		return LEAVE;
 	}
 	if (r < 0)
-		return false;
+		return LEAVE;
 	/* the record proves the ring ours; a vbd made without a hotplug
 	 * script (no hotplug-status, as by hand) was served all the same,
 	 * and probing it again would write InitWait under a Connected guest */
@@ -1038,7 +1070,8 @@ may_take_over(struct bk_dev *dev)
 	script_ok = !hp || !strcmp(hp, "connected");
 	free(hp);
 	return script_ok && fe_state_read(dev, &fe_state) == 0 &&
-	       (fe_state == XenbusStateInitialised || fe_state == XenbusStateConnected);
+	       (fe_state == XenbusStateInitialised || fe_state == XenbusStateConnected) ?
+	       TAKE_OVER : LEAVE;
 }
 
 /*
@@ -1078,7 +1111,7 @@ detach(struct bk_dev *dev, unsigned int be_state)
 	 * xenbus_probe_node has it), whatever its frontend claims. */
 	if (dev->state == -1 && dev->phase == DEV_DISCONNECTED && r == 0 &&
 	    (be_state == XenbusStateConnected || be_state == XenbusStateClosing) &&
-	    fe_state == XenbusStateConnected && may_take_over(dev)) {
+	    fe_state == XenbusStateConnected && may_take_over(dev) == TAKE_OVER) {
 		dev->probed = true;
 		dev->fe_seen = true;
 		dev->fatal = false;
@@ -1213,6 +1246,7 @@ bk_vbd_update(struct bk_dev *dev)
 	struct bk_daemon *d = dev->d;
 	unsigned int be_state, online = 1;
 	unsigned long fe_state;
+	enum takeover t;
 	char *v;
 	int r;
 
@@ -1290,12 +1324,13 @@ bk_vbd_update(struct bk_dev *dev)
 		/* Connected already, by a blkbackd before us: take it over
 		 * as it stands (crash, restart, upgrade) */
 		dev->fatal = false;
-		if (be_state == XenbusStateConnected && may_take_over(dev)) {
+		t = be_state == XenbusStateConnected ? may_take_over(dev) : LEAVE;
+		if (t != LEAVE) {
 			dev->probed = true;
 			dev->fe_seen = true;
 			/* its store still opening (or its backing draining):
 			 * this branch again, once it is */
-			if (connect(dev, true) == -EINPROGRESS)
+			if (connect(dev, t == TAKE_OVER) == -EINPROGRESS)
 				dev->probed = false;
 			return;
 		}

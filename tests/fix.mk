@@ -29,6 +29,7 @@ FIX_TESTS = \
 	test-fix-list-escapes.sh \
 	test-fix-fuse-open.sh \
 	test-fix-takeover-knobs.sh \
+	test-fix-reconnect-while-down.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
