@@ -209,6 +209,18 @@ struct bk_dev {
 	char error[256];		/* <backend>/error as we wrote it, "" */
 
 	struct bk_dev_config cfg;
+	/*
+	 * What the frontend was offered (the probe keys, and the backend's
+	 * feature-persistent), which its rings are held to: --max-* and
+	 * --feature-persistent when we probe it; for a vbd found Connected
+	 * (a takeover), what its backend directory says it was offered, so
+	 * that a successor started with other options serves the guest what
+	 * its predecessor offered (negotiate.c bk_negotiate_offer).
+	 */
+	struct bk_offer {
+		unsigned int max_ring_order, max_queues, max_indirect;
+		bool persistent;
+	} offer;
 	struct bk_store *store;		/* the stack's top, while connected/draining */
 	struct bk_claim *claim;		/* on the backing, while connected/draining */
 	/* the store's open on a thread of its own, out or finished and not

@@ -336,11 +336,41 @@ be_exists(struct xs_handle *xs, xs_transaction_t t, const struct bk_dev *dev)
 	return bk_negotiate_dir_ours(xs, t, dev) == -ENOENT ? -ENOENT : 0;
 }
 
+void
+bk_negotiate_offer(struct bk_dev *dev, bool published)
+{
+	const struct bk_options *o = &dev->d->opt;
+	struct xs_handle *xs = dev->d->xs;
+	unsigned int v;
+
+	dev->offer.max_ring_order = o->max_ring_order;
+	dev->offer.max_queues = o->max_queues;
+	dev->offer.max_indirect = o->max_indirect;
+	dev->offer.persistent = o->feature_persistent;
+	if (!published)
+		return;
+	/* each key as our probe (or connect) wrote it; one that is not
+	 * there or not a number leaves the option */
+	if (xbus_read_uint(xs, XBT_NULL, dev->be, "max-ring-page-order", 0, &v) == 0 &&
+	    v <= BLKRING_MAX_PAGE_ORDER)
+		dev->offer.max_ring_order = v;
+	if (xbus_read_uint(xs, XBT_NULL, dev->be, "multi-queue-max-queues", 0, &v) == 0 &&
+	    v >= 1 && v <= BK_MAX_QUEUES)
+		dev->offer.max_queues = v;
+	if (xbus_read_uint(xs, XBT_NULL, dev->be, "feature-max-indirect-segments", 0, &v) == -ENOENT)
+		dev->offer.max_indirect = 0;
+	else if (xbus_read_uint(xs, XBT_NULL, dev->be, "feature-max-indirect-segments", 0,
+				&v) == 0 && v <= BLKRING_MAX_INDIRECT_SEGMENTS)
+		dev->offer.max_indirect = v;
+	if (xbus_read_uint(xs, XBT_NULL, dev->be, "feature-persistent", 0, &v) == 0 && v <= 1)
+		dev->offer.persistent = v == 1;
+}
+
 static int
 probe_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 {
 	struct bk_dev *dev = arg;
-	const struct bk_options *o = &dev->d->opt;
+	const struct bk_offer *o = &dev->offer;
 	int r;
 
 	r = be_exists(xs, t, dev);
@@ -436,7 +466,7 @@ fault_fe_number(struct bk_dev *dev, struct bk_fault *f, const char *key, const c
 static int
 rings_read(struct bk_dev *dev, struct bk_ring_config *rings, struct bk_fault *f)
 {
-	const struct bk_options *o = &dev->d->opt;
+	const struct bk_offer *o = &dev->offer;
 	struct xs_handle *xs = dev->d->xs;
 	unsigned int order, nq, i, v32;
 	bool multi_ref;
@@ -475,7 +505,7 @@ rings_read(struct bk_dev *dev, struct bk_ring_config *rings, struct bk_fault *f)
 	 * at every connection (Linux blkback's connect_ring since 2022). */
 	if (f) {	/* not for a look only */
 		xbus_read_uint(xs, XBT_NULL, dev->fe, "feature-persistent", 0, &v32);
-		dev->persistent = o->feature_persistent && v32 == 1;
+		dev->persistent = o->persistent && v32 == 1;
 	}
 	return (int)nq;
 }
@@ -589,8 +619,7 @@ publish_keys(struct xs_handle *xs, xs_transaction_t t, void *arg)
 	/* what we offer, not what was negotiated: a frontend decides the
 	 * same way we do (Linux blkback since 2022) */
 	if (!r)
-		r = xbus_printf(xs, t, be, "feature-persistent", "%d",
-				dev->d->opt.feature_persistent);
+		r = xbus_printf(xs, t, be, "feature-persistent", "%d", dev->offer.persistent);
 	if (!r)
 		r = xbus_printf(xs, t, be, "sectors", "%" PRIu64, f->sectors);
 	if (!r)

@@ -44,6 +44,12 @@ int bk_negotiate_dir_ours(struct xs_handle *xs, xs_transaction_t t, const struct
 #define BK_IMAGE_NODE	"image-socket"
 #define BK_IMAGE_EXPORT	"image"
 
+/* dev->offer (dev.h): the daemon's options, or with published what the
+ * backend directory's probe keys and feature-persistent say the
+ * frontend was offered (a vbd taken over Connected; a key missing or
+ * out of range leaves the option). */
+void bk_negotiate_offer(struct bk_dev *dev, bool published);
+
 /* Parse the backend's knobs into dev->cfg.  0, or -EINVAL with *f
  * naming the key (dev->cfg unchanged). */
 int bk_negotiate_config(struct bk_dev *dev, struct bk_fault *f);

@@ -615,7 +615,7 @@ connect(struct bk_dev *dev, bool takeover)
 			.trace = d->trace,
 			.feat = dev->feat,
 			.failed = dev->failed,
-			.max_indirect = d->opt.max_indirect,
+			.max_indirect = dev->offer.max_indirect,
 			.map_threshold = d->opt.map_threshold,
 			.persistent = dev->persistent,
 			.max_pgrants = d->opt.max_pgrants,
@@ -731,6 +731,7 @@ bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id)
 	snprintf(dev->be, sizeof(dev->be), "%s/%u/%u", d->vbd_root, f, id);
 	snprintf(dev->guest_path, sizeof(dev->guest_path), "/local/domain/%u/name", f);
 	bk_vbd_read_labels(dev);
+	bk_negotiate_offer(dev, false);
 	/* failed under a blkbackd before us (bk_vbd_mark_failed) */
 	v = xbus_read(d->xs, XBT_NULL, dev->be, BK_FAILED_NODE);
 	if (v) {
@@ -796,6 +797,7 @@ probe(struct bk_dev *dev)
 		goto failed;
 	if (read_config(dev, false) < 0)
 		goto failed;
+	bk_negotiate_offer(dev, false);	/* what the probe keys will say */
 	/* a disk image the hotplug script has not served yet: InitWait
 	 * without it, as libxl runs the script only after InitWait */
 	r = dev->cfg.image_wait ? 0 : store_open(dev, true);
@@ -1036,7 +1038,12 @@ may_take_over(struct bk_dev *dev)
 	unsigned long fe_state;
 	bool script_ok;
 	char *hp;
-	int r = served_here(dev);
+	int r;
+
+	/* its rings are held to what the frontend was offered, whatever
+	 * our options say now */
+	bk_negotiate_offer(dev, true);
+	r = served_here(dev);
 
 	/* read quietly: a junk value is reported below, for ours only */
 	xbus_read_uint(dev->d->xs, XBT_NULL, dev->fe, "state", XenbusStateUnknown, &fe_quiet);

@@ -30,6 +30,7 @@ FIX_TESTS = \
 	test-fix-fuse-open.sh \
 	test-fix-takeover-knobs.sh \
 	test-fix-reconnect-while-down.sh \
+	test-fix-takeover-limits.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
