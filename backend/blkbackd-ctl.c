@@ -91,6 +91,27 @@ errname(int e)
 	return n ? n : "EIO";
 }
 
+/* DOMID/DEVID: two decimal numbers that fit 32 bits, a slash between. */
+static bool
+vbd_name_ok(const char *s)
+{
+	const char *p = s;
+	int part;
+
+	for (part = 0; part < 2; part++) {
+		unsigned long long v = 0;
+		const char *start = p;
+
+		while (*p >= '0' && *p <= '9' && p - start < 11)
+			v = v * 10 + (unsigned long long)(*p++ - '0');
+		if (p == start || v > UINT32_MAX || (*p >= '0' && *p <= '9'))
+			return false;
+		if (part == 0 && *p++ != '/')
+			return false;
+	}
+	return *p == '\0';
+}
+
 static void
 usage(FILE *fp)
 {
@@ -642,6 +663,12 @@ main(int argc, char **argv)
 		if (strpbrk(argv[c], " \t\n"))
 			return failure(EXIT_USAGE, "EINVAL", "\"%s\": arguments may not contain blanks",
 				       argv[c]);
+	/* a vbd's name is the command line's to get right (blkbackd would
+	 * refuse it too, but that would read as its error, exit 1) */
+	if ((!strcmp(cmd, "stats") || !strcmp(cmd, "resize")) && optind < argc &&
+	    !vbd_name_ok(argv[optind]))
+		return failure(EXIT_USAGE, "EINVAL", "\"%s\" is not a vbd: DOMID/DEVID "
+			       "(e.g. 1/51712)", argv[optind]);
 	if (!socket_path) {
 		if (default_socket(transport_sim, sock, sizeof(sock)) < 0)
 			return EXIT_USAGE;

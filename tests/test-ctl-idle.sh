@@ -75,6 +75,11 @@ b = ask(b"status" + b" " * 4090)
 assert b == b"error E2BIG request too long\n", b
 c = ask(b"status extra\n")
 assert c == b"error EINVAL usage: status (no argument)\n", c
+# a vbd name blkbackd-ctl would not send (it refuses it itself): the
+# whole argument quoted back, and "-1", "+1" are no numbers
+for bad in (b"nonsense", b"1/abc", b"1/-51712", b"+1/51712"):
+    d = ask(b"stats " + bad + b"\n")
+    assert d == b'error EINVAL "' + bad + b'" is not a vbd: DOMID/DEVID (e.g. 1/51712)\n', d
 PY
 
 # 2. a list of about 320 KB (80 vbds with 4000-byte params, refused at

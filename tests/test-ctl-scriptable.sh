@@ -42,6 +42,13 @@ for c in list status; do
 	[ $rc = 2 ] && grep -q "$BK_TMP is .*not a socket" "$BK_TMP/err" ||
 		fail "--socket=DIR $c: rc $rc, $(cat "$BK_TMP/err")"
 done
+# a malformed vbd name is the command line's mistake too (2), not an
+# error blkbackd answered (1)
+for a in "stats 1" "stats 1/" "resize 1/x" "resize 4294967296/1" "stats 1/2/3"; do
+	rc=0; blkbackd-ctl $a >/dev/null 2>"$BK_TMP/err" || rc=$?
+	[ $rc = 2 ] && grep -q "is not a vbd: DOMID/DEVID" "$BK_TMP/err" ||
+		fail "blkbackd-ctl $a: rc $rc, $(cat "$BK_TMP/err")"
+done
 # an option before --json: its error is JSON too
 rc=0; blkbackd-ctl --bogus --json list >"$BK_TMP/out" 2>/dev/null || rc=$?
 [ $rc = 2 ] && python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["error"]["exit"] == 2' "$BK_TMP/out" ||
