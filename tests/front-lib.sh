@@ -77,6 +77,10 @@ attach_loop() {
 	if [ -w "$wc" ] && [ "$(cat "$wc")" != "write back" ]; then
 		echo "write back" > "$wc" || fail "$LOOPDEV: cannot set write_cache"
 	fi
+	# ... and a read-only flag its last user set (blockdev --setro:
+	# BLKROSET outlives the detach), which would refuse mode=w
+	[ "$(blockdev --getro "$LOOPDEV")" = 0 ] || blockdev --setrw "$LOOPDEV" ||
+		fail "$LOOPDEV: cannot clear its read-only flag"
 }
 
 # detach_loop: detach the test's loop device now, if it is still attached

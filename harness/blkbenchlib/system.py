@@ -447,6 +447,12 @@ class LoopDevice:
         # the default, write back.
         if self.write_cache() == "write through":
             self.set_write_cache("write back")
+        # ... and a read-only flag its last user set (blockdev --setro:
+        # BLKROSET outlives the detach), under which mkfs fails
+        if self._read_sys("ro") == "1":
+            run(["blockdev", "--setrw", self.dev], log=log)
+            if self._read_sys("ro") == "1":
+                raise BenchError("%s stays read-only after blockdev --setrw" % self.dev)
         self.dio = self._read_sys("loop/dio") == "1"
         if not self.dio:
             warn("%s on %s: direct I/O refused by the backing file; the loop "
