@@ -1377,8 +1377,9 @@ bk_vbd_update(struct bk_dev *dev)
 void
 bk_vbd_domain_gone(struct bk_dev *dev)
 {
-	/* its probe's open out: acted on once the probe is done */
-	if (!dev->probed && bk_vbd_backing_opening(dev)) {
+	/* its probe's open out, or done and not taken up yet: acted on
+	 * once the probe is done */
+	if (!dev->probed && (bk_vbd_backing_opening(dev) || bk_vbd_backing_opened(dev))) {
 		dev->then_gone = true;
 		return;
 	}

@@ -41,6 +41,9 @@ check "null" --no-data --size $((8 << 20)) null:8M
 
 if [ "$(id -u)" = 0 ] && loop=$(losetup --direct-io=on -f --show "$img" 2>/dev/null); then
 	cleanup_fn losetup -d "$loop"
+	# a read-only flag its last user set (BLKROSET) outlives the detach
+	[ "$(blockdev --getro "$loop")" = 0 ] || blockdev --setrw "$loop" ||
+		fail "$loop: cannot clear its read-only flag"
 	check "block device" --size $((16 << 20)) "phy:$loop"
 	check "block device, libaio" --io-engine libaio "phy:$loop"
 	check "block device, io_uring" --io-engine io_uring "phy:$loop"
