@@ -410,16 +410,16 @@ bk_vbd_open_ended(const struct bk_dev *dev)
 bool
 bk_vbd_open_settle(struct bk_dev *dev)
 {
-	bool update = dev->then_update && dev->phase != DEV_DRAINING &&
-		      !bk_vbd_backing_opening(dev);
-
 	/* not taken: the vbd moved on while it opened (closed, removed,
 	 * its params rewritten) */
 	if (bk_vbd_backing_opened(dev))
 		bk_vbd_backing_drop(dev);
-	if (update)
-		dev->then_update = false;
-	return update;
+	/* once more, as the frontend watch's first firing does after a
+	 * probe that took no time: what the frontend did while the store
+	 * opened (written, gone) is acted on now that the vbd is probed.
+	 * Not while a new open is out (its end comes back here) or the vbd
+	 * drains (its end scans). */
+	return dev->phase != DEV_DRAINING && !bk_vbd_backing_opening(dev);
 }
 
 /* (vbd.h) */
@@ -833,6 +833,28 @@ probe(struct bk_dev *dev)
 	}
 failed:
 	dev->probed = true;
+}
+
+/*
+ * Before the probe (which may wait for its store): is the frontend's
+ * state node there (fe_seen: its removal from now on is a frontend
+ * gone, not one not written yet), and what does it hold (fe_value, for
+ * blkbackd-ctl list; fe_live when 1..5, as the probed path has it)?
+ * Read quietly: a junk value is reported later.
+ */
+static void
+fe_peek(struct bk_dev *dev)
+{
+	unsigned int v = XenbusStateUnknown;
+
+	if (xbus_read_uint(dev->d->xs, XBT_NULL, dev->fe, "state", XenbusStateUnknown, &v) ==
+	    -ENOENT)
+		return;
+	dev->fe_seen = true;
+	dev->fe_value = v >= XenbusStateInitialising && v <= XenbusStateClosed &&
+			v != XenbusStateInitWait ? (int)v : -1;
+	if (dev->fe_value >= XenbusStateInitialising && dev->fe_value <= XenbusStateClosing)
+		dev->fe_live = true;
 }
 
 /* The frontend's directory and a watch on its state node. */
@@ -1257,7 +1279,11 @@ bk_vbd_update(struct bk_dev *dev)
 	char *v;
 	int r;
 
-	if (dev->phase == DEV_DRAINING || bk_vbd_backing_opening(dev)) {
+	/* (an open out needs no such wait: every path that wants the store
+	 * finds it out and waits in turn (-EINPROGRESS), and the rest --
+	 * Closing, Closed, a detach -- is acted on at once; a result the
+	 * vbd no longer wants is dropped, bk_vbd_open_settle) */
+	if (dev->phase == DEV_DRAINING) {
 		dev->then_update = true;
 		return;
 	}
@@ -1317,6 +1343,8 @@ bk_vbd_update(struct bk_dev *dev)
 			return;	/* not complete yet: the toolstack is still writing */
 		free(fid);
 		r = watch_frontend(dev);
+		if (r == 0)
+			fe_peek(dev);
 		if (r < 0) {
 			/* -ENOENT: not written yet; -EINVAL: reported.  Any
 			 * other (xenstored's watch quota: E2BIG) is fatal, as

@@ -74,13 +74,13 @@ bool bk_vbd_drain_done(struct bk_dev *dev);
 /*
  * The vbd's store opens on a thread of its own (vbd-int.h
  * bk_vbd_backing_open), so a backing that takes long never holds the
- * control thread.  Meanwhile bk_vbd_update() only remembers that it
- * ran (as while draining).  bk_vbd_opening(): an open is out.
+ * control thread.  bk_vbd_opening(): an open is out.
  * bk_vbd_open_ended(): one has finished; the caller then scans the vbd
  * (bk_xenbus_scan_device), whose state machine takes the result, and
  * afterwards calls bk_vbd_open_settle(), which closes a result the vbd
  * did not want any more (it moved on meanwhile) and returns true when
- * an update waited for the open: scan once more.
+ * the vbd is to be scanned once more (what its frontend did meanwhile,
+ * acted on now that it is probed).
  */
 bool bk_vbd_opening(const struct bk_dev *dev);
 bool bk_vbd_open_ended(const struct bk_dev *dev);

@@ -171,7 +171,9 @@ bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 			free(st);
 			return;
 		}
-		vbd_forget(d, dev, true);
+		/* "removed" only when it is: a directory made again (or one
+		 * whose object had written nothing yet) is just served anew */
+		vbd_forget(d, dev, !st);
 		dev = NULL;
 	}
 	if (!st)
@@ -392,6 +394,9 @@ bk_xenbus_init(struct bk_daemon *d)
  * found is settled, and a vbd the toolstack adds afterwards is
  * never judged by the first @releaseDomain's look at the domains.
  */
+/* How long start-up waits for the stores its first scan began to open. */
+#define FIRST_OPENS_MS 1000
+
 /* Is any vbd's store opening, or opened and not taken up yet
  * (start-up waits for them)?  1 opening, 2 opened, 0 neither. */
 static int
@@ -433,8 +438,11 @@ bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
 		log_info("xenstore has not fired %s within %d ms of registering it; "
 			 "serving meanwhile", d->watches_unfired & WATCH_VBD ?
 			 "the backend directory's watch" : "@releaseDomain", timeout_ms);
-	/* the stores the scan began to open (a takeover's among them), in
-	 * the rest of the time: a slow one is then served meanwhile */
+	/* the stores the scan began to open (a takeover's among them), for
+	 * up to FIRST_OPENS_MS: one slower than that is served meanwhile,
+	 * rather than hold every other vbd and the control socket */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	timeout_ms = left = FIRST_OPENS_MS;
 	while ((o = opening(d)) && left > 0) {
 		struct pollfd pfd = { .fd = d->report_efd, .events = POLLIN };
 		int n = o == 2 ? 0 : poll(&pfd, 1, left);
@@ -448,8 +456,8 @@ bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
 					  (now.tv_nsec - t0.tv_nsec) / 1000000);
 	}
 	if (opening(d))
-		log_info("a vbd's store is still opening %d ms after start-up; serving "
-			 "meanwhile", timeout_ms);
+		log_info("a vbd's store is still opening %d ms into start-up; serving "
+			 "meanwhile", FIRST_OPENS_MS);
 	return 0;
 }
 

@@ -20,8 +20,9 @@
 /* Watch the backend directory and @releaseDomain.  0/-errno. */
 int bk_xenbus_init(struct bk_daemon *d);
 /* Handle the watches' first firings (every vbd found, dead frontends
- * closed), waiting up to timeout_ms for them.  0, or -EPIPE when
- * xenstore went away. */
+ * closed), waiting up to timeout_ms for them, then up to a second for
+ * the stores they began to open (a slower one is served meanwhile).
+ * 0, or -EPIPE when xenstore went away. */
 int bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms);
 /* xs fd readable: handle every pending watch event. */
 void bk_xenbus_handle_watches(struct bk_daemon *d);

@@ -8,7 +8,8 @@
 # daemon stays stopped: blkbackd-ctl list answers and shows the vbd
 # OPENING, another guest's vbd is probed, connected and its verify
 # passes (byte-exact); once the daemon runs again, the first vbd reaches
-# InitWait and its guest's I/O works; SIGTERM then stops blkbackd.
+# InitWait and its guest's I/O works, and a third, whose frontend went
+# away while its probe waited, is Closed; SIGTERM then stops blkbackd.
 . ./functions.sh
 . "$abs_top_srcdir/tests/lib-backend.sh"
 start_sim_backend
@@ -21,6 +22,13 @@ add_disk $A "$FUSE_DISK"
 # its probe is out, waiting on the file system: list says so
 wait_for 30 eval 'blkbackd-ctl list 2>/dev/null | grep -qE "^$A/51712 +[^ ]+ +[^ ]*,OPENING "' ||
 	{ blkbackd-ctl list || true; fail "blkbackd-ctl list never showed vbd $A/51712 opening"; }
+# C: on it too, and its frontend goes away while the probe waits: once
+# the probe is done, C closes (Closed), as from InitWait
+new_guest; C=$DOM
+add_disk $C "$FUSE_DISK"
+wait_for 30 eval 'blkbackd-ctl list 2>/dev/null | grep -qE "^$C/51712 +[^ ]+ +[^ ]*,OPENING "' ||
+	{ blkbackd-ctl list || true; fail "blkbackd-ctl list never showed vbd $C/51712 opening"; }
+xenstore-rm "/local/domain/$C/device/vbd/51712"
 # B: another guest, served meanwhile
 new_guest; B=$DOM
 truncate -s 4M "$BK_TMP/b.img"
@@ -35,6 +43,7 @@ xs_absent "$(bk_be $A)/error"
 # the daemon runs again: A is probed and serves its guest
 fuse_file_cont
 xs_wait "$(bk_be $A)/state" 2 30
+xs_wait "$(bk_be $C)/state" 6 30
 cat > "$BK_TMP/a.script" <<'EOS'
 fill p0 seed:9
 send op=write id=1 sector=8 seg=p0 expect=OKAY
