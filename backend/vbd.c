@@ -1343,8 +1343,6 @@ bk_vbd_update(struct bk_dev *dev)
 			return;	/* not complete yet: the toolstack is still writing */
 		free(fid);
 		r = watch_frontend(dev);
-		if (r == 0)
-			fe_peek(dev);
 		if (r < 0) {
 			/* -ENOENT: not written yet; -EINVAL: reported.  Any
 			 * other (xenstored's watch quota: E2BIG) is fatal, as
@@ -1378,6 +1376,7 @@ bk_vbd_update(struct bk_dev *dev)
 			dev->probed = true;
 			return;
 		}
+		fe_peek(dev);	/* ours, and probed now: its frontend as it stands */
 		probe(dev);
 		return;	/* the frontend watch fires once at once: next step there */
 	}

@@ -171,9 +171,7 @@ bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 			free(st);
 			return;
 		}
-		/* "removed" only when it is: a directory made again (or one
-		 * whose object had written nothing yet) is just served anew */
-		vbd_forget(d, dev, !st);
+		vbd_forget(d, dev, true);
 		dev = NULL;
 	}
 	if (!st)
