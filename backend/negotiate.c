@@ -342,6 +342,7 @@ bk_negotiate_offer(struct bk_dev *dev, bool published)
 	const struct bk_options *o = &dev->d->opt;
 	struct xs_handle *xs = dev->d->xs;
 	unsigned int v;
+	int r;
 
 	dev->offer.max_ring_order = o->max_ring_order;
 	dev->offer.max_queues = o->max_queues;
@@ -357,10 +358,10 @@ bk_negotiate_offer(struct bk_dev *dev, bool published)
 	if (xbus_read_uint(xs, XBT_NULL, dev->be, "multi-queue-max-queues", 0, &v) == 0 &&
 	    v >= 1 && v <= BK_MAX_QUEUES)
 		dev->offer.max_queues = v;
-	if (xbus_read_uint(xs, XBT_NULL, dev->be, "feature-max-indirect-segments", 0, &v) == -ENOENT)
+	r = xbus_read_uint(xs, XBT_NULL, dev->be, "feature-max-indirect-segments", 0, &v);
+	if (r == -ENOENT)	/* the probe offers none by leaving it out */
 		dev->offer.max_indirect = 0;
-	else if (xbus_read_uint(xs, XBT_NULL, dev->be, "feature-max-indirect-segments", 0,
-				&v) == 0 && v <= BLKRING_MAX_INDIRECT_SEGMENTS)
+	else if (r == 0 && v <= BLKRING_MAX_INDIRECT_SEGMENTS)
 		dev->offer.max_indirect = v;
 	if (xbus_read_uint(xs, XBT_NULL, dev->be, "feature-persistent", 0, &v) == 0 && v <= 1)
 		dev->offer.persistent = v == 1;

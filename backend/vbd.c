@@ -1025,11 +1025,13 @@ static bool
 connected_here(struct bk_dev *dev)
 {
 	char dir[sizeof(dev->be) + sizeof(BK_KNOBS_NODE) + 1], *v;
+	bool there;
 
 	snprintf(dir, sizeof(dir), "%s/%s", dev->be, BK_KNOBS_NODE);
 	v = xbus_read(dev->d->xs, XBT_NULL, dir, "mode");
+	there = v != NULL;
 	free(v);
-	return v != NULL;
+	return there;
 }
 
 /*

@@ -440,7 +440,7 @@ bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
 	 * up to FIRST_OPENS_MS: one slower than that is served meanwhile,
 	 * rather than hold every other vbd and the control socket */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	timeout_ms = left = FIRST_OPENS_MS;
+	left = FIRST_OPENS_MS;
 	while ((o = opening(d)) && left > 0) {
 		struct pollfd pfd = { .fd = d->report_efd, .events = POLLIN };
 		int n = o == 2 ? 0 : poll(&pfd, 1, left);
@@ -450,8 +450,8 @@ bk_xenbus_first_scan(struct bk_daemon *d, int timeout_ms)
 		if (o == 2 || (pfd.revents & POLLIN))
 			bk_xenbus_handle_reports(d);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = timeout_ms - (int)((now.tv_sec - t0.tv_sec) * 1000 +
-					  (now.tv_nsec - t0.tv_nsec) / 1000000);
+		left = FIRST_OPENS_MS - (int)((now.tv_sec - t0.tv_sec) * 1000 +
+					      (now.tv_nsec - t0.tv_nsec) / 1000000);
 	}
 	if (opening(d))
 		log_info("a vbd's store is still opening %d ms into start-up; serving "
