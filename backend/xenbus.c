@@ -159,26 +159,40 @@ bk_xenbus_scan_device(struct bk_daemon *d, uint32_t f, uint32_t id)
 	char dir[200], *st;
 
 	snprintf(dir, sizeof(dir), "%s/%u/%u", d->vbd_root, f, id);
-	st = xbus_read(d->xs, XBT_NULL, dir, "state");
-	if (dev && (!st || dev->gone)) {
+	if (dev && !dev->gone) {
+		/* A vbd we know lives while its directory does, as a Linux
+		 * xenbus device (xenbus_dev_changed): a toolstack that
+		 * removes one key of it, its state node among them, does
+		 * not take the disk from a connected guest.  Only ENOENT
+		 * says the directory is gone (a read refused is not). */
+		char *node = xbus_read(d->xs, XBT_NULL, dir, NULL);
+
+		if (node || errno != ENOENT) {
+			free(node);
+			bk_vbd_update(dev);
+			return;
+		}
+		dev->gone = true;
+	}
+	if (dev) {
 		/* forgotten once it has drained: then_update scans again (and
 		 * a directory made again is a new vbd, with an object of its
 		 * own, never the old one's state and connection) */
-		dev->gone = true;
 		dev->then_closed = false;
 		if (!bk_vbd_disconnect(dev)) {
 			dev->then_update = true;
-			free(st);
 			return;
 		}
 		vbd_forget(d, dev, true);
-		dev = NULL;
 	}
+	/* a new vbd: its directory is complete once its state node is
+	 * there (the toolstack writes that last, or all in one
+	 * transaction) */
+	st = xbus_read(d->xs, XBT_NULL, dir, "state");
 	if (!st)
 		return;
 	free(st);
-	if (!dev)
-		dev = vbd_add(d, f, id);
+	dev = vbd_add(d, f, id);
 	if (dev)
 		bk_vbd_update(dev);
 }

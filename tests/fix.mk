@@ -31,6 +31,7 @@ FIX_TESTS = \
 	test-fix-takeover-knobs.sh \
 	test-fix-reconnect-while-down.sh \
 	test-fix-takeover-limits.sh \
+	test-fix-state-node-removed.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
