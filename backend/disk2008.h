@@ -31,7 +31,9 @@
  *    wait for its sector) -- reads, writes that go to the media (cache
  *    off, or FUA) and the write-back ("destage") of cached writes alike;
  *    one that has waited more than p.max_wait_ns (3 s) is taken first
- *    (no starvation);
+ *    (no starvation); else, when SPTF would take a destage, a read
+ *    that has waited more than p.read_wait_ns (25 ms) is taken instead,
+ *    the oldest such (the host waits on its reads, on no destage);
  *  - positioning before a media access: none when it starts where the
  *    last one ended with the mechanism still busy (streaming), or for a
  *    read that starts where one of the last 8 reads ended (read
@@ -47,7 +49,8 @@
  *    before a write (into the cache or onto the media) and after a read;
  *    every command costs cmd_ns on top;
  *  - write cache on (wce): a WRITE completes once it is in the cache,
- *    as soon as the cache has room for it (writes wait for room in
+ *    as soon as the cache has room for it: its bytes, and an entry of
+ *    p.cache_writes (256) whatever its size (writes wait for room in
  *    arrival order; room is made when a destage ends), and its destage
  *    joins the disk's queue.  A FLUSH completes once every write cached
  *    before it arrived is on the media.  A WRITE with FUA goes to the
@@ -87,6 +90,13 @@ struct bk_d8_params {
 	/* an access that has waited longer than this is taken before any
 	 * other (the queue's starvation bound, > 0) */
 	uint64_t max_wait_ns;
+	/* cache on: the writes the cache holds at most, whatever their
+	 * size (its entries); 0: bytes only */
+	uint64_t cache_writes;
+	/* cache on: a host read that has waited longer than this is taken
+	 * before the destage the queue would take next (the destage is
+	 * the drive's background work); 0: never */
+	uint64_t read_wait_ns;
 };
 
 /* The 2008 disk's values (blkbench(1)): stroke 250 GB (the store puts
@@ -141,6 +151,7 @@ struct bk_d8_model {
 	/* counters, for the store's closing log line and the tests */
 	uint64_t n_ios, n_seeks, n_rot_waits, n_cache_waits;
 	uint64_t n_starved;	/* accesses taken oldest first (waited > max_wait_ns) */
+	uint64_t n_reads_first;	/* reads taken before a destage (waited > read_wait_ns) */
 	uint64_t busy_ns;	/* mechanism busy time (positioning + transfer) */
 };
 

@@ -354,6 +354,72 @@ test_cache_full(void)
 	return 0;
 }
 
+/* The cache holds p.cache_writes writes whatever their size: small
+ * writes fill it by entries long before its bytes, and the next one
+ * waits for the first destage to end. */
+static int
+test_cache_entries(void)
+{
+	struct bk_d8_model m;
+	uint64_t t = 1000 * MS, len = 4 * KIB, i;
+	struct bk_d8_job *last;
+
+	CHECK(P.cache_writes == 256 && P.cache_writes * len < P.cache_bytes);
+	CHECK(model(&m, true) == 0);
+	for (i = 0; i < P.cache_writes; i++) {
+		struct bk_d8_job *j = sub(&m, t, BK_D8_WRITE, 2 * i * len, len);
+
+		CHECK(bk_d8_take(&m) == j);
+	}
+	CHECK(m.n_cache_waits == 0 && bk_d8_cached(&m) == P.cache_writes * len);
+	last = sub(&m, t, BK_D8_WRITE, 2 * i * len, len);
+	CHECK(m.n_cache_waits == 1 && bk_d8_take(&m) == NULL);
+	settle(&m);
+	CHECK(bk_d8_take(&m) == last && last->done_ns > t + P.t2t_ns);
+	drain(&m);
+	bk_d8_fini(&m);
+	return 0;
+}
+
+/* Cache on: a read that SPTF would leave behind a queue of destages
+ * goes before them once it has waited p.read_wait_ns; the cache off,
+ * where the host waits on every queued write, SPTF alone decides. */
+static int
+test_read_first(void)
+{
+	struct bk_d8_params p = P;
+	struct bk_d8_model m;
+	uint64_t t = 1000 * MS, len = 128 * KIB, far = P.stroke - len, i;
+	/* the longest one access can take: a full seek, a turn, the data */
+	uint64_t access = P.full_ns + P.rot_ns + xfer(len, P.media_bps) + P.cmd_ns;
+	struct bk_d8_job *r, *w[32];
+
+	CHECK(P.read_wait_ns == 25 * MS);
+	p.wt_buf = 0;	/* cache off: all 32 writes queued at once */
+	for (int wce = 1; wce >= 0; wce--) {
+		CHECK(bk_d8_init(&m, &p, wce) == 0);
+		/* 32 writes, every other 128 KiB of the disk's first 8 MiB */
+		for (i = 0; i < 32; i++)
+			w[i] = sub(&m, t, BK_D8_WRITE, 2 * i * len, len);
+		r = sub(&m, t + MS, BK_D8_READ, far, len);
+		settle(&m);
+		drain(&m);
+		if (wce) {
+			/* after the bound, the access then under way and its own */
+			CHECK(r->done_ns > t + MS + P.read_wait_ns);
+			CHECK(r->done_ns < t + MS + P.read_wait_ns + 2 * access +
+			      xfer(len, P.iface_bps));
+			CHECK(m.n_reads_first == 1 && m.n_starved == 0);
+		} else {
+			for (i = 0; i < 32; i++)
+				CHECK(w[i]->done_ns < r->done_ns);
+			CHECK(m.n_reads_first == 0);
+		}
+		bk_d8_fini(&m);
+	}
+	return 0;
+}
+
 /* A closed loop of sequential 128 KiB writes (QD1, the next one sent
  * when the last completes): the cache makes them stream at the media
  * rate; without it each one waits for the platter to come round. */
@@ -611,6 +677,8 @@ main(void)
 		{ "starvation_bound", test_starvation_bound },
 		{ "wce1_write_flush", test_wce1_write_flush },
 		{ "cache_full", test_cache_full },
+		{ "cache_entries", test_cache_entries },
+		{ "read_first", test_read_first },
 		{ "streaming_rates", test_streaming_rates },
 		{ "random_reads", test_random_reads },
 		{ "monotone", test_monotone },

@@ -114,8 +114,12 @@ DEMO = {"where": "dom0,domU", "wce": "0,1", "barrier": "1,0",
 # (BENCHMARKS "The README's two commands at session 25's last code");
 # three fresh-clone demos with them had 10, 12 and 10.  Why it helps
 # was not traced; the demo takes no longer with them.  What still
-# spreads is the cache-on, barrier-off creates, ~6 % from run to run
-# (BENCHMARKS "The 2008 disk: 16 directories, and what still spreads").
+# spread was the cache-on, barrier-off creates (up to 1.3 over 8 runs):
+# their few metadata reads waited behind a cache full of destages, and
+# the checkpoint's small writes filled the cache by entries.  The disk
+# model now takes a read that has waited 25 ms before a destage and
+# holds 256 writes at most (blkbench(1) THE 2008 DISK; BENCHMARKS "The
+# 2008 disk: reads before the destage").
 DEMO_2008 = {"mem": "32", "size": "64", "bonnie-seeks": "0", "files": "4",
              "file-size": "4096:2048", "disk": "256", "timeout": "120",
              "journal": "3", "bonnie-seed": "1", "bonnie-dirs": "16",
