@@ -16,6 +16,7 @@
 #ifndef BK_DEV_H
 #define BK_DEV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -59,6 +60,15 @@ struct bk_options {
 };
 
 /* The daemon: main.c's, for the life of the process. */
+/* Stores being closed off the control thread (vbd-backing.c
+ * bk_vbd_store_close): the one piece of the daemon its closer threads
+ * touch, under its lock. */
+struct bk_closes {
+	pthread_mutex_t lock;
+	pthread_cond_t done;		/* out fell to 0 */
+	unsigned int out;
+};
+
 struct bk_daemon {
 	struct bk_options opt;
 	xenops_t *xops;
@@ -74,6 +84,7 @@ struct bk_daemon {
 	uint64_t size_gen;		/* the size probes asked so far (vbd-reports.c) */
 	struct bk_dev *devs;
 	struct bk_claims claims;	/* who serves which backing */
+	struct bk_closes closes;
 	bool rescan_waiters;		/* a draining claim was released */
 	/* domains that had vbds here and have none now (xenbus.c) */
 	uint32_t past_doms[64];

@@ -689,6 +689,10 @@ main(int argc, char **argv)
 			},
 			.report_efd = -1,
 			.size_efd = -1,
+			.closes = {
+				.lock = PTHREAD_MUTEX_INITIALIZER,
+				.done = PTHREAD_COND_INITIALIZER,
+			},
 		},
 		.argv = argv,
 		.size_check_secs = 2,

@@ -8,7 +8,9 @@
  * vbd.c calls it and decides what follows; a refusal comes back as a
  * struct bk_fault (negotiate.h), as negotiate.c's do, so nothing here
  * calls back into vbd.c.  Control thread only, except the opener
- * thread below, which touches its struct bk_open and nothing else.
+ * thread below, which touches its struct bk_open and nothing else, and
+ * the closer threads further down (their struct bk_close, the count
+ * d->closes under its lock).
  *
  * The store's open runs on a thread of its own (struct bk_open): a
  * store may wait on the network for seconds (an NBD server that
@@ -33,12 +35,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <xenstore.h>
 
 #include "log.h"
 #include "negotiate.h"
 #include "vbd-int.h"
+#include "vbd.h"
 #include "xbus.h"
 
 /* /local/domain/<domid>/<key>: a malloc'd string or NULL. */
@@ -235,8 +239,112 @@ bk_vbd_backing_drop(struct bk_dev *dev)
 	done = o->done;
 	o->abandoned = true;
 	pthread_mutex_unlock(&o->lock);
-	if (done)
-		open_free(o);	/* else the thread frees it */
+	if (done) {	/* else the thread frees it */
+		bk_vbd_store_close(dev->d, o->store);
+		o->store = NULL;
+		open_free(o);
+	}
+}
+
+/*
+ * Closes off the control thread.  A store's close may wait on what
+ * backs it: rbd_close hands the image's exclusive lock back through the
+ * cluster (and waits while its OSDs are down), a FUSE file's close(2)
+ * sends FLUSH to its daemon.  On the control thread that wait held
+ * every other guest's handshake, the control socket and SIGTERM, as
+ * the open did.  A store is closed only once its queues are joined: no
+ * request is out and nothing else holds it, so a detached thread
+ * closes it and ends.  The claim is released at once (nothing writes
+ * through the store any more); Linux blkback too lets go of its block
+ * device only after it has written Closed, when the device goes.  The
+ * count of closes out (d->closes) is all the closers share with the
+ * control thread; shutdown waits for it to reach 0, so that an exit or
+ * an upgrade's exec never cuts a close short (an rbd image's lock
+ * would be left to its owner's blocklisting).
+ */
+struct bk_close {
+	struct bk_store *store;
+	struct bk_closes *closes;
+};
+
+static void *
+closer(void *arg)
+{
+	struct bk_close *c = arg;
+	struct bk_closes *cl = c->closes;
+
+	bk_stack_close(c->store);
+	free(c);
+	pthread_mutex_lock(&cl->lock);
+	if (--cl->out == 0)
+		pthread_cond_broadcast(&cl->done);
+	pthread_mutex_unlock(&cl->lock);
+	return NULL;
+}
+
+/* (vbd-int.h) */
+void
+bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s)
+{
+	struct bk_close *c;
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int r = -ENOMEM;
+
+	if (!s)
+		return;
+	c = malloc(sizeof(*c));
+	if (c) {
+		c->store = s;
+		c->closes = &d->closes;
+		pthread_mutex_lock(&d->closes.lock);
+		d->closes.out++;
+		pthread_mutex_unlock(&d->closes.lock);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* signals are the control thread's (its signalfd) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		r = -pthread_create(&t, &attr, closer, c);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
+		if (r == 0)
+			return;
+		pthread_mutex_lock(&d->closes.lock);
+		d->closes.out--;
+		pthread_mutex_unlock(&d->closes.lock);
+		free(c);
+	}
+	log_error("closing a store on the control thread: no thread for it: %s", strerror(-r));
+	bk_stack_close(s);
+}
+
+/* Shutdown: how long the closes out are waited for before it is said. */
+#define CLOSES_SLOW_S 10
+
+/* (vbd.h) */
+void
+bk_vbd_closes_wait(struct bk_daemon *d)
+{
+	struct bk_closes *cl = &d->closes;
+	struct timespec until;
+	bool said = false;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CLOSES_SLOW_S;
+	pthread_mutex_lock(&cl->lock);
+	while (cl->out && !said) {
+		if (pthread_cond_timedwait(&cl->done, &cl->lock, &until) == ETIMEDOUT) {
+			log_error("stopping: still closing %u store%s after %d s (a backing that "
+				  "hangs?); every vbd is done", cl->out, cl->out == 1 ? "" : "s",
+				  CLOSES_SLOW_S);
+			said = true;
+		}
+	}
+	while (cl->out)
+		pthread_cond_wait(&cl->done, &cl->lock);
+	pthread_mutex_unlock(&cl->lock);
 }
 
 static bool

@@ -40,6 +40,10 @@ bool bk_vbd_backing_opened(const struct bk_dev *dev);
 /* Forget dev->open: a finished one's store is closed; one still out is
  * left to its thread, which closes what it opens and frees itself. */
 void bk_vbd_backing_drop(struct bk_dev *dev);
+/* Close the store stack s (NULL: nothing) on a thread of its own,
+ * counted in d->closes; s must be idle (its queues joined) and is not
+ * the caller's any more.  Where no thread can be had, here (logged). */
+void bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s);
 
 /* vbd.c.  Write <backend>/error = msg, only while the backend directory
  * exists (never recreating it); logged when it fails. */

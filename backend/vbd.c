@@ -336,7 +336,7 @@ bk_vbd_disconnect_finish(struct bk_dev *dev)
 	/* a size probe out died with queue 0 (answered or not: a stopped
 	 * queue takes no new one) */
 	dev->size.asked = dev->size.again = false;
-	bk_stack_close(dev->store);
+	bk_vbd_store_close(dev->d, dev->store);
 	dev->store = NULL;
 	/* a vbd may wait for this backing (backing_wait): look again once
 	 * the control thread is done with this event (xenbus.c) */

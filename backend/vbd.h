@@ -30,6 +30,9 @@ struct bk_dev *bk_vbd_new(struct bk_daemon *d, uint32_t f, uint32_t id);
  * drain still running: callers other than shutdown disconnect it
  * first).  removed: log that it is gone. */
 void bk_vbd_free(struct bk_dev *dev, bool removed);
+/* Shutdown, once every vbd is freed: wait for the stores still being
+ * closed (bk_vbd_store_close), saying after 10 s which wait goes on. */
+void bk_vbd_closes_wait(struct bk_daemon *d);
 /* Bring the vbd in line with what xenstore says now (idempotent). */
 void bk_vbd_update(struct bk_dev *dev);
 /* An event on the vbd's directory node itself (removed, made again, or

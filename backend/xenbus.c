@@ -770,6 +770,7 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
 		bk_stats_log(dev->name, &dev->closed_stats);
 		vbd_forget(d, dev, false);
 	}
+	bk_vbd_closes_wait(d);
 	xs_unwatch(d->xs, d->vbd_root, "vbd");
 	xs_unwatch(d->xs, "@releaseDomain", "release");
 	return stalled;

@@ -32,6 +32,7 @@ FIX_TESTS = \
 	test-fix-reconnect-while-down.sh \
 	test-fix-takeover-limits.sh \
 	test-fix-state-node-removed.sh \
+	test-fix-fuse-close.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)

@@ -5,7 +5,8 @@
  *
  *   fuse-file FILE MOUNTPOINT
  *
- * Serves FILE as MOUNTPOINT/disk: read, write and fsync go to FILE, and
+ * Serves FILE as MOUNTPOINT/disk: read, write and fsync go to FILE
+ * (flush, which every close(2) sends, is answered as done), and
  * its size is FILE's own, asked again at every stat (the kernel caches
  * no attribute and no entry), so a truncate of FILE is seen through the
  * mount at once.  Stopping this process (SIGSTOP) makes every access to
@@ -124,6 +125,16 @@ ff_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 	return (datasync ? fdatasync(file_fd) : fsync(file_fd)) < 0 ? -errno : 0;
 }
 
+/* Answered, not refused: a refusal (ENOSYS) makes the kernel send no
+ * FLUSH again, and a close would then never wait for this daemon. */
+static int
+ff_flush(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)fi;
+	return 0;
+}
+
 static int
 ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
@@ -141,6 +152,7 @@ static const struct fuse_operations ff_ops = {
 	.read = ff_read,
 	.write = ff_write,
 	.fsync = ff_fsync,
+	.flush = ff_flush,
 	.truncate = ff_truncate,
 };
 
