@@ -28,6 +28,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -275,6 +276,11 @@ closer(void *arg)
 
 	bk_stack_close(c->store);
 	free(c);
+	/* what the close freed goes back to the system: this thread's
+	 * malloc arena is no longer the control thread's, and a store's
+	 * client (librados: megabytes a connection) would leave its memory
+	 * in an arena only another closer may use again */
+	malloc_trim(0);
 	pthread_mutex_lock(&cl->lock);
 	if (--cl->out == 0)
 		pthread_cond_broadcast(&cl->done);

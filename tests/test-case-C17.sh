@@ -16,10 +16,16 @@
 # RSS means something under ASan only without its quarantine (see
 # rss_meaningful); on RBD every round's connection opens and closes a
 # librados client, whose threads leave glibc malloc arenas behind
-# (bounded by glibc's arena limit): a larger slack there.
+# (bounded by glibc's arena limit): a larger slack there.  Since each
+# close runs on a thread of its own, which trims the arenas after it,
+# the half-way RSS is lower and varies more (37-42 MiB against 51-54,
+# plain build) and the second half grew by 3.2 to 8.2 MiB over it,
+# ending at 43-46 MiB, below where the first half used to stand.  A
+# leak that matters on RBD is a client kept per connection (megabytes
+# each, hundreds of MiB over the rounds), which 12 MiB still catches.
 asan_no_quarantine
 slack=600
-[ "${BK_STORE:-file}" != rbd ] || slack=4096
+[ "${BK_STORE:-file}" != rbd ] || slack=12288
 start_sim_backend
 ROUNDS=${BK_C17_ROUNDS:-200}
 seed=${BK_SEED:-$RANDOM}
