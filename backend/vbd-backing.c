@@ -167,14 +167,31 @@ opener(void *arg)
 	return NULL;
 }
 
+/* Run fn(arg) on a detached thread with every signal blocked (signals
+ * are the control thread's, through its signalfd).  0/-errno. */
+static int
+start_detached(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int r;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&t, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
 /* Start opening c's params on an opener thread: dev->open.  0/-errno. */
 static int
 open_start(struct bk_dev *dev, const struct bk_stack_config *sc, bool check_only)
 {
 	struct bk_open *o = calloc(1, sizeof(*o));
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, old;
 	int r;
 
 	if (!o)
@@ -189,14 +206,7 @@ open_start(struct bk_dev *dev, const struct bk_stack_config *sc, bool check_only
 	o->report_efd = dev->d->report_efd;
 	o->sc = *sc;
 	o->check_only = check_only;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* signals are the control thread's (its signalfd) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&t, &attr, opener, o);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	r = start_detached(opener, o);
 	if (r < 0) {
 		open_free(o);
 		return r;
@@ -293,9 +303,6 @@ void
 bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s)
 {
 	struct bk_close *c;
-	pthread_attr_t attr;
-	pthread_t t;
-	sigset_t all, old;
 	int r = -ENOMEM;
 
 	if (!s)
@@ -307,14 +314,7 @@ bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s)
 		pthread_mutex_lock(&d->closes.lock);
 		d->closes.out++;
 		pthread_mutex_unlock(&d->closes.lock);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		/* signals are the control thread's (its signalfd) */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		r = -pthread_create(&t, &attr, closer, c);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&attr);
+		r = start_detached(closer, c);
 		if (r == 0)
 			return;
 		pthread_mutex_lock(&d->closes.lock);
