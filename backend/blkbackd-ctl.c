@@ -693,7 +693,9 @@ main(int argc, char **argv)
 	daemon_pid = peer_pid(fd);
 	rc = send_line(fd, req);
 	if (!rc)
-		rc = ctl_read_reply(fd, &reply, 10000);
+		/* upgrade: blkbackd first runs "PATH --version" for up to
+		 * 10 s, and waits 1 s more for one it had to kill (ctl.c) */
+		rc = ctl_read_reply(fd, &reply, strcmp(cmd, "upgrade") ? 10000 : 15000);
 	if (!rc)
 		rc = parse_reply(reply, &rs, &result);
 	if (rc)

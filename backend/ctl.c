@@ -87,6 +87,9 @@ struct bk_ctl {
 	char *path;
 	int held;			/* a shutdown/upgrade client, or -1 */
 	char upgrade_path[PATH_MAX];
+	/* a --version probe SIGKILL did not end in time (upgrade_not_blkbackd),
+	 * reaped at the next probe or at exit; 0: none */
+	pid_t stray;
 	struct timespec started;
 	gid_t group;			/* --ctl-group, or (gid_t)-1 */
 };
@@ -286,6 +289,14 @@ upgrade_refusal(const char *path, char *buf, size_t len)
 
 /* How long "PATH --version" may take (an ASan build starts in ~0.1 s). */
 #define UPGRADE_PROBE_MS	10000
+/* How long a probe killed with SIGKILL is waited for.  A child that
+ * SIGKILL cannot end is stuck in the kernel: its exec closes the
+ * backings' descriptors it inherited (close-on-exec), and a FUSE
+ * file's close waits for its daemon's answer to FLUSH, uninterruptibly.
+ * The control thread must not wait for that (it held every guest's
+ * handshake, the socket and SIGTERM): the child is left to be reaped
+ * later (bk_ctl's stray). */
+#define UPGRADE_REAP_MS		1000
 /* What blkbackd --version prints first (options.c). */
 #define UPGRADE_BANNER		"blkbackd "
 
@@ -300,10 +311,11 @@ extern char **environ;
  * own banner ("blkbackd VERSION (git REV)": any version, as an upgrade
  * goes to another) and exit status 0 within UPGRADE_PROBE_MS; else it is
  * killed.  Runs on the control thread, which waits for it: the
- * admin's request, once.  NULL when it is; else why not, in buf.
+ * admin's request, once.  NULL when it is; else why not, in buf.  A
+ * probe that outlives its SIGKILL by UPGRADE_REAP_MS is left in *stray.
  */
 static const char *
-upgrade_not_blkbackd(const char *path, char *buf, size_t len)
+upgrade_not_blkbackd(const char *path, char *buf, size_t len, pid_t *stray)
 {
 	char *const argv[] = { (char *)path, (char *)"--version", NULL };
 	posix_spawn_file_actions_t fa;
@@ -376,25 +388,34 @@ upgrade_not_blkbackd(const char *path, char *buf, size_t len)
 	if (timed_out)
 		kill(pid, SIGKILL);
 	/* after EOF: a program that closes its stdout and lives on is
-	 * waited for no longer than the rest of the time */
+	 * waited for no longer than the rest of the time; once killed, no
+	 * longer than UPGRADE_REAP_MS */
 	for (;;) {
-		r = waitpid(pid, &st, timed_out ? 0 : WNOHANG);
+		r = waitpid(pid, &st, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR))
 			break;
 		if (r == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			if ((t.tv_sec - t0.tv_sec) * 1000 +
-			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= UPGRADE_PROBE_MS) {
+			ms = (int)((t.tv_sec - t0.tv_sec) * 1000 +
+				   (t.tv_nsec - t0.tv_nsec) / 1000000);
+			if (!timed_out && ms >= UPGRADE_PROBE_MS) {
 				timed_out = true;
 				kill(pid, SIGKILL);
-				continue;
+			} else if (timed_out && ms >= UPGRADE_PROBE_MS + UPGRADE_REAP_MS) {
+				*stray = pid;
+				break;
 			}
 			usleep(10000);
 		}
 	}
 	out[strcspn(out, "\n")] = '\0';
 	xbus_printable(shown, sizeof(shown), out);
-	if (timed_out)
+	if (timed_out && *stray == pid)
+		snprintf(buf, len, "not a blkbackd, or stuck: its --version did not finish "
+			 "within %d s, and SIGKILL does not end it (a backing's file system "
+			 "that hangs: its exec closes the descriptors it inherited)",
+			 UPGRADE_PROBE_MS / 1000);
+	else if (timed_out)
 		snprintf(buf, len, "not a blkbackd (its --version did not finish within %d s)",
 			 UPGRADE_PROBE_MS / 1000);
 	else if (r != pid)
@@ -745,8 +766,17 @@ dispatch(struct bk_ctl *c, char *line, struct reply *rp)
 		char err[512];
 		const char *why = upgrade_refusal(path, err, sizeof(err));
 
+		/* an earlier probe's child that SIGKILL could not end yet */
+		if (c->stray && waitpid(c->stray, NULL, WNOHANG) != 0)
+			c->stray = 0;
+		if (!why && c->stray) {
+			snprintf(err, sizeof(err), "the --version probe of an earlier upgrade "
+				 "(pid %ld) is still stuck, SIGKILLed (a backing's file system "
+				 "that hangs?)", (long)c->stray);
+			why = err;
+		}
 		if (!why)
-			why = upgrade_not_blkbackd(path, err, sizeof(err));
+			why = upgrade_not_blkbackd(path, err, sizeof(err), &c->stray);
 		if (why) {
 			fail(rp, -EINVAL, "upgrade: %.200s: %s", path, why);
 			return BK_CTL_NONE;

@@ -33,6 +33,8 @@ FIX_TESTS = \
 	test-fix-takeover-limits.sh \
 	test-fix-state-node-removed.sh \
 	test-fix-fuse-close.sh \
+	test-fix-removed-draining-stop.sh \
+	test-fix-upgrade-stuck-probe.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
