@@ -686,11 +686,13 @@ wait_drained(struct bk_daemon *d, const struct timespec *since, bool *said)
 	}
 }
 
-/* Will the shutdown leave this vbd Connected without a backend? */
+/* Will the shutdown leave this vbd Connected without a backend?  Not
+ * one whose directory the toolstack removed (gone, still draining):
+ * it is detached, and its records go with it. */
 static bool
 left_stalled(const struct bk_dev *dev, bool close)
 {
-	return !close && dev->state == XenbusStateConnected;
+	return !close && dev->state == XenbusStateConnected && !dev->gone;
 }
 
 unsigned int
@@ -732,7 +734,7 @@ bk_xenbus_shutdown(struct bk_daemon *d, bool close, char *left, size_t len,
 	for (dev = d->devs; dev; dev = dev->next) {
 		/* staying Connected for a successor: it takes the queues over
 		 * from their recovery records (qstate.h) */
-		dev->keep_state = !close;
+		dev->keep_state = !close && !dev->gone;
 		if (left_stalled(dev, close)) {
 			stalled++;
 			if (used + 1 < len) {
