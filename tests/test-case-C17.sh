@@ -18,9 +18,9 @@
 # librados client, whose threads leave glibc malloc arenas behind
 # (bounded by glibc's arena limit): a larger slack there.  Since each
 # close runs on a thread of its own, which trims the arenas after it,
-# the half-way RSS is lower and varies more (37-42 MiB against 51-54,
-# plain build) and the second half grew by 3.2 to 8.2 MiB over it,
-# ending at 43-46 MiB, below where the first half used to stand.  A
+# the half-way RSS is lower and varies more (36-41 MiB against 50-53,
+# plain build) and the second half grew by 3.1 to 8.0 MiB over it,
+# ending at 41-45 MiB, below where it used to end (47-50 MiB).  A
 # leak that matters on RBD is a client kept per connection (megabytes
 # each, hundreds of MiB over the rounds), which 12 MiB still catches.
 asan_no_quarantine
