@@ -388,12 +388,19 @@ ft_cmd_xl_remove(int argc, char **argv)
 		return 1;
 	}
 	/* libxl__initiate_device_generic_remove: only a Connected backend
-	 * is asked to close; anything else is removed directly. */
-	if (xbus_read_uint(xs, XBT_NULL, be, "state", 0, &st) < 0 || st != XenbusStateConnected)
-		a.force = true;
-	if (!a.force) {
-again:
+	 * is asked to close; anything else is removed directly.  The state
+	 * is read in the transaction that writes, so that nothing is
+	 * written over a backend that went Closed since (it would have to
+	 * close again), nor into a directory removed since (online and
+	 * state alone, which a backend would take for a new vbd). */
+	while (!a.force) {
 		t = xs_transaction_start(xs);
+		if (xbus_read_uint(xs, t, be, "state", 0, &st) < 0 ||
+		    st != XenbusStateConnected) {
+			xs_transaction_end(xs, t, true);
+			a.force = true;
+			break;
+		}
 		r = xbus_printf(xs, t, be, "online", "0");
 		if (!r)
 			r = xbus_printf(xs, t, be, "state", "%d", XenbusStateClosing);
@@ -405,7 +412,7 @@ again:
 		}
 		if (!xs_transaction_end(xs, t, false)) {
 			if (errno == EAGAIN)
-				goto again;
+				continue;
 			log_error("xl-remove: transaction end: %m");
 		}
 		r = xbus_wait(xs, be, "state", xbus_eq, XenbusStateClosed, a.timeout_ms, &st);
@@ -419,6 +426,7 @@ again:
 				  "(state %u); removing anyway", be, a.timeout_ms, st);
 			rc = 1;
 		}
+		break;
 	}
 	if (!xs_rm(xs, XBT_NULL, fe) && errno != ENOENT)
 		log_error("xl-remove: rm %s: %m", fe);
