@@ -693,6 +693,22 @@ bk_negotiate_resize(struct bk_dev *dev, uint64_t sectors)
 	return r;
 }
 
+struct withdraw_arg {
+	const struct bk_dev *dev;
+	const char *node;
+};
+
+static int
+withdraw_key(struct xs_handle *xs, xs_transaction_t t, void *arg)
+{
+	const struct withdraw_arg *a = arg;
+	int r = be_exists(xs, t, a->dev);
+
+	if (r)		/* removed or made again meanwhile: never write there */
+		return r;
+	return xbus_printf(xs, t, a->dev->be, a->node, "0");
+}
+
 void
 bk_negotiate_withdraw(struct bk_dev *dev, unsigned int withdraw)
 {
@@ -707,14 +723,15 @@ bk_negotiate_withdraw(struct bk_dev *dev, unsigned int withdraw)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(nodes); i++) {
+		struct withdraw_arg a = { .dev = dev, .node = nodes[i].node };
 		int r;
 
 		if (!(withdraw & nodes[i].bit))
 			continue;
 		log_info("vbd %s: the backing refused an operation (EOPNOTSUPP): %s=0",
 			 dev->name, nodes[i].node);
-		r = xbus_printf(dev->d->xs, XBT_NULL, dev->be, nodes[i].node, "0");
-		if (r < 0)
+		r = xbus_transact(dev->d->xs, withdraw_key, &a);
+		if (r < 0 && r != -ENOENT)
 			log_error("vbd %s: write %s/%s: %s", dev->name, dev->be, nodes[i].node,
 				  strerror(-r));
 	}
