@@ -193,7 +193,8 @@ static const struct jfield list_schema[] = {
 	{ "ring_pages", J_NUM }, { "sectors", J_NUM }, { "flush_cache", J_BOOL },
 	{ "barrier", J_BOOL }, { "discard", J_BOOL }, { "persistent", J_BOOL },
 	{ "fua", J_STR }, { "writeback", J_BOOL }, { "read_only", J_BOOL },
-	{ "engine", J_STR }, { "pgrants", J_NUM }, { "failed", J_BOOL }, { "error", J_STR }, { NULL, 0 },
+	{ "engine", J_STR }, { "pgrants", J_NUM }, { "failed", J_BOOL }, { "removed", J_BOOL },
+	{ "error", J_STR }, { NULL, 0 },
 };
 
 static const struct jfield stats_schema[] = {
@@ -683,9 +684,10 @@ ctlout_table_list(const struct recs *rs)
 		features(r, f, sizeof(f));
 		/* a failed vbd (blkbackd(8) "A failed vbd") says so beside
 		 * its xenbus state, which may still be Connected */
-		snprintf(st, sizeof(st), "%s%s%s", ctlout_str(r, "state_name", "?"),
+		snprintf(st, sizeof(st), "%s%s%s%s", ctlout_str(r, "state_name", "?"),
 			 ctlout_u64(r, "failed") ? ",FAILED" : "",
-			 !strcmp(ctlout_str(r, "phase", ""), "opening") ? ",OPENING" : "");
+			 !strcmp(ctlout_str(r, "phase", ""), "opening") ? ",OPENING" : "",
+			 ctlout_u64(r, "removed") ? ",REMOVED" : "");
 		printf("%-12s %-6s %-11s %-5s %6" PRIu64 " %4" PRIu64 " %7" PRIu64 " %-36s %s\n",
 		       ctlout_str(r, "vbd", "?"),
 		       text_cell(ctlout_str(r, "vdev", "-"), vdev, sizeof(vdev)), st,

@@ -593,6 +593,9 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 		}
 		bk_ctl_buf_kvu(b, "pgrants", st.pgrant_mapped);
 		bk_ctl_buf_kvu(b, "failed", dev->failed);
+		/* the toolstack removed its directory; it answers what it had
+		 * taken before it goes (its state is the last one written) */
+		bk_ctl_buf_kvu(b, "removed", dev->gone);
 		kv_label(b, "error", dev->error);
 		bk_ctl_buf_printf(b, "\n");
 	}

@@ -119,7 +119,7 @@ def check(obj, schema, nullable):
 list_schema = dict(vbd=S, domid=I, devid=I, guest=S, vdev=S, params=S, state=I,
     state_name=S, frontend_state=I, phase=S, queues=I, ring_pages=I, sectors=I,
     flush_cache=B, barrier=B, discard=B, persistent=B, fua=S, writeback=B,
-    read_only=B, engine=S, pgrants=I, failed=B, error=S)
+    read_only=B, engine=S, pgrants=I, failed=B, removed=B, error=S)
 stats_schema = dict(vbd=S, domid=I, devid=I, guest=S, vdev=S, connected=B, rd_req=I,
     wr_req=I, flush_req=I, barrier_req=I, discard_req=I, rd_sect=I, wr_sect=I,
     discard_sect=I, oo_req=I, errors=I, eopnotsupp=I, pgrants=I, pgrant_maps=I,

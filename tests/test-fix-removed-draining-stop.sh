@@ -22,6 +22,16 @@ writes_in_flight $A 8
 xenstore-rm "$be"
 wait_for 10 eval 'blkbackd-ctl list --json 2>/dev/null | grep -q "\"phase\": *\"draining\""' ||
 	{ blkbackd-ctl list --json || true; fail "the removed vbd was never seen draining"; }
+# list says it is removed, not only the Connected it last wrote
+blkbackd-ctl list --json > "$BK_TMP/list.json" || fail "list --json"
+python3 - "$BK_TMP/list.json" "$A/51712" <<'PY' || { cat "$BK_TMP/list.json"; fail "list --json does not say the vbd is removed"; }
+import json, sys
+v = {r["vbd"]: r for r in json.load(open(sys.argv[1]))["vbds"]}
+assert v[sys.argv[2]]["removed"] is True, v.get(sys.argv[2])
+PY
+blkbackd-ctl list > "$BK_TMP/list" || fail "list"
+grep -qE "^$A/51712 +[^ ]+ +Connected,REMOVED " "$BK_TMP/list" ||
+	{ cat "$BK_TMP/list"; fail "list does not show the vbd Connected,REMOVED"; }
 stop_backend
 writes_answered $A 8 || fail "the removed vbd's writes in flight were not all answered OKAY"
 if grep -q "without a backend" "$BACKEND_LOG"; then
