@@ -41,6 +41,8 @@ fault(struct bk_fault *f, const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
 	va_end(ap);
+	/* it may quote a guest's value: printable, one line */
+	xbus_printable(f->msg, sizeof(f->msg), f->msg);
 	return -EINVAL;
 }
 

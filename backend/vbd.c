@@ -210,6 +210,10 @@ bk_vbd_fatal(struct bk_dev *dev, const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* a message may quote what the guest wrote (its protocol, its ring
+	 * keys): one log line, with no byte of the guest's that a terminal
+	 * or a log reader would act on */
+	xbus_printable(msg, sizeof(msg), msg);
 	if (bk_vbd_log_ok(dev))	/* a flapping guest repeats its errors */
 		log_error("vbd %s: %s: %s", dev->name, key, msg);
 	snprintf(node, sizeof(node), "%s: %s", key, msg);

@@ -86,7 +86,8 @@ const char *xbus_state_name(unsigned int state);
 /*
  * A guest-written value made fit for a log line or a table: at most
  * size - 1 bytes of s into buf, each byte outside printable ASCII
- * (0x20..0x7e) as '?'.  Returns buf.  size >= 1.
+ * (0x20..0x7e) as '?'.  Returns buf.  size >= 1; buf may be s (made
+ * printable in place).
  */
 char *xbus_printable(char *buf, size_t size, const char *s);
 

@@ -34,6 +34,7 @@ FIX_TESTS = \
 	test-fix-state-node-removed.sh \
 	test-fix-fuse-close.sh \
 	test-fix-removed-draining-stop.sh \
+	test-fix-guest-log-lines.sh \
 	test-fix-upgrade-stuck-probe.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
