@@ -237,6 +237,11 @@ struct bk_dev {
 	/* the store's open on a thread of its own, out or finished and not
 	 * yet taken (vbd-backing.c, vbd-int.h); NULL when none */
 	struct bk_open *open;
+	/* a store whose data lives only in this process (memory:), kept
+	 * between connections of this vbd as Linux keeps its backing
+	 * while the device exists (vbd-backing.c bk_vbd_backing_keep);
+	 * the store is dev->store's while connected; NULL when none */
+	struct bk_open *kept;
 	struct bk_features feat;
 	unsigned int nr_queues;
 	unsigned int ring_pages;	/* each queue's, as negotiated at connect */

@@ -431,9 +431,41 @@ open_take(struct bk_dev *dev, struct bk_fault *f)
 		o->store = NULL;
 		dev->claim = o->id_rc == 0 ? bk_claim_take_id(&dev->d->claims, o->id,
 							      dev->cfg.read_only, dev->name) : NULL;
+		if (o->params.driver->process_lifetime) {
+			/* what was opened, to be taken again at the next
+			 * connection (bk_vbd_backing_keep) */
+			dev->open = NULL;
+			dev->kept = o;
+			return 0;
+		}
 	}
 	bk_vbd_backing_drop(dev);
 	return r;
+}
+
+/* (vbd-int.h) */
+bool
+bk_vbd_backing_keep(struct bk_dev *dev)
+{
+	if (!dev->kept || !dev->store)
+		return false;
+	dev->kept->store = dev->store;
+	dev->store = NULL;
+	return true;
+}
+
+/* (vbd-int.h) */
+void
+bk_vbd_backing_drop_kept(struct bk_dev *dev)
+{
+	struct bk_open *o = dev->kept;
+
+	if (!o)
+		return;
+	dev->kept = NULL;
+	bk_vbd_store_close(dev->d, o->store);
+	o->store = NULL;
+	open_free(o);
 }
 
 /* (vbd-int.h) */
@@ -458,6 +490,21 @@ bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
 	struct bk_open *o = dev->open;
 	int r;
 
+	/* the store this vbd's last connection had, for a connection of the
+	 * same backing with the same knobs: taken as a finished open (and
+	 * a check that it opens needs none) */
+	if (dev->kept) {
+		if (dev->kept->store && same_open(dev->kept, &c->params, &sc)) {
+			if (check_only)
+				return 0;
+			bk_vbd_backing_drop(dev);	/* any other open */
+			dev->open = dev->kept;
+			dev->kept = NULL;
+			return open_take(dev, f);
+		}
+		/* params or knobs rewritten: a new disk */
+		bk_vbd_backing_drop_kept(dev);
+	}
 	if (o) {
 		if (bk_vbd_backing_opening(dev))
 			return -EINPROGRESS;

@@ -40,6 +40,14 @@ bool bk_vbd_backing_opened(const struct bk_dev *dev);
 /* Forget dev->open: a finished one's store is closed; one still out is
  * left to its thread, which closes what it opens and frees itself. */
 void bk_vbd_backing_drop(struct bk_dev *dev);
+/* At a disconnect, once the queues are joined: keep dev->store for the
+ * vbd's next connection when its data lives only in this process (a
+ * memory: disk emptied by a guest's reconnect would lose what it had
+ * acknowledged); true when kept (dev->store is then NULL), false when
+ * the caller closes it.  bk_vbd_backing_drop_kept() closes a kept
+ * store: when the vbd goes. */
+bool bk_vbd_backing_keep(struct bk_dev *dev);
+void bk_vbd_backing_drop_kept(struct bk_dev *dev);
 /* Close the store stack s (NULL: nothing) on a thread of its own,
  * counted in d->closes; s must be idle (its queues joined) and is not
  * the caller's any more.  Where no thread can be had, here (logged). */

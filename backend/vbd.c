@@ -340,7 +340,8 @@ bk_vbd_disconnect_finish(struct bk_dev *dev)
 	/* a size probe out died with queue 0 (answered or not: a stopped
 	 * queue takes no new one) */
 	dev->size.asked = dev->size.again = false;
-	bk_vbd_store_close(dev->d, dev->store);
+	if (!bk_vbd_backing_keep(dev))
+		bk_vbd_store_close(dev->d, dev->store);
 	dev->store = NULL;
 	/* a vbd may wait for this backing (backing_wait): look again once
 	 * the control thread is done with this event (xenbus.c) */
@@ -757,6 +758,7 @@ bk_vbd_free(struct bk_dev *dev, bool removed)
 	if (!bk_vbd_disconnect(dev))
 		bk_vbd_disconnect_finish(dev);
 	bk_vbd_backing_drop(dev);	/* an open still out closes itself */
+	bk_vbd_backing_drop_kept(dev);
 	if (dev->fe_watched)
 		xs_unwatch(dev->d->xs, dev->fe_state, "fe");
 	bk_negotiate_config_free(&dev->cfg);

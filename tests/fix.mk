@@ -35,6 +35,7 @@ FIX_TESTS = \
 	test-fix-fuse-close.sh \
 	test-fix-removed-draining-stop.sh \
 	test-fix-guest-log-lines.sh \
+	test-fix-memory-reconnect.sh \
 	test-fix-upgrade-stuck-probe.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
