@@ -682,20 +682,22 @@ connect(struct bk_dev *dev, bool takeover)
 		return 0;
 	}
 	dev->published = true;
-	/* not rate-limited: each needs a real ring handshake, and it is the
-	 * line that says what the guest got */
-	log_info("vbd %s: %s -> Connected (%s, %d queue%s, %u-page ring, %s, "
-		 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d persistent=%d fua=%s%s%s%s%s)",
-		 dev->name, xbus_state_name(dev->state), dev->cfg.params.arg, nq,
-		 nq == 1 ? "" : "s", rings[0].nr_pages, blkring_abi_name(rings[0].abi),
-		 dev->feat.sectors, dev->feat.flush_cache, dev->feat.barrier, dev->feat.discard,
-		 dev->persistent,
-		 dev->feat.fua == BK_FUA_NATIVE ? "native" :
-		 dev->feat.fua == BK_FUA_EMULATED ? "emulated" : "none",
-		 dev->cfg.read_only ? ", read-only" : "",
-		 dev->cfg.writethrough ? ", writethrough" : "",
-		 bk_stack_engine(dev->store) ? " engine=" : "",
-		 bk_stack_engine(dev->store) ? bk_stack_engine(dev->store) : "");
+	/* the line that says what the guest got; rate-limited as the other
+	 * state changes: a guest that reconnects in a loop (each time a
+	 * whole handshake, some 25 a second) would flood the log */
+	if (bk_vbd_log_ok(dev))
+		log_info("vbd %s: %s -> Connected (%s, %d queue%s, %u-page ring, %s, "
+			 "%" PRIu64 " sectors, flush=%d barrier=%d discard=%d persistent=%d fua=%s%s%s%s%s)",
+			 dev->name, xbus_state_name(dev->state), dev->cfg.params.arg, nq,
+			 nq == 1 ? "" : "s", rings[0].nr_pages, blkring_abi_name(rings[0].abi),
+			 dev->feat.sectors, dev->feat.flush_cache, dev->feat.barrier, dev->feat.discard,
+			 dev->persistent,
+			 dev->feat.fua == BK_FUA_NATIVE ? "native" :
+			 dev->feat.fua == BK_FUA_EMULATED ? "emulated" : "none",
+			 dev->cfg.read_only ? ", read-only" : "",
+			 dev->cfg.writethrough ? ", writethrough" : "",
+			 bk_stack_engine(dev->store) ? " engine=" : "",
+			 bk_stack_engine(dev->store) ? bk_stack_engine(dev->store) : "");
 	dev->state = XenbusStateConnected;
 	return 0;
 }

@@ -36,6 +36,7 @@ FIX_TESTS = \
 	test-fix-removed-draining-stop.sh \
 	test-fix-guest-log-lines.sh \
 	test-fix-memory-reconnect.sh \
+	test-fix-connect-log-flood.sh \
 	test-fix-upgrade-stuck-probe.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
