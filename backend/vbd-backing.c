@@ -492,9 +492,10 @@ bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
 
 	/* the store this vbd's last connection had, for a connection of the
 	 * same backing with the same knobs: taken as a finished open (and
-	 * a check that it opens needs none) */
-	if (dev->kept) {
-		if (dev->kept->store && same_open(dev->kept, &c->params, &sc)) {
+	 * a check that it opens needs none).  Only between connections:
+	 * while connected the store is dev->store's and stays so */
+	if (dev->kept && dev->kept->store) {
+		if (same_open(dev->kept, &c->params, &sc)) {
 			if (check_only)
 				return 0;
 			bk_vbd_backing_drop(dev);	/* any other open */
