@@ -17,7 +17,7 @@ import time
 from . import ceiling, crash, matrix, parsers, report, xen
 from .stack import WHERES
 from .system import (BenchError, Cleanup, Interrupted, LoopDevice, MemCgroup,
-                     detect_memory_cgroup, dmesg_tail, ext_journal_mib, find_tool, info,
+                     detect_memory_cgroup, dmesg_tail, ext_superblock, find_tool, info,
                      install_signal_handlers, kernel_release, make_backing,
                      mount_options_of, run,
                      tool_version, umount, warn)
@@ -558,7 +558,8 @@ class Bench:
             inodes = self.o.files * 1024 + 16384 if cell.workload == "bonnie" else 0
             run(cell.fs.mkfs_argv(loop.dev, inodes, self.o.journal), log=log)
             if cell.fs.fstype.startswith("ext"):
-                row["journal_mib"] = ext_journal_mib(loop.dev)
+                sb = ext_superblock(loop.dev)
+                row["journal_mib"], row["ext_hash_seed"] = sb["journal_mib"], sb["hash_seed"]
             mnt = os.path.join(tmp, "mnt")
             os.mkdir(mnt)
             mopts = cell.fs.mount_options(cell.barrier, self.o.mount_opts, cell.atime)

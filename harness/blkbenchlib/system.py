@@ -596,16 +596,21 @@ def is_mountpoint(path):
     return False
 
 
-def ext_journal_mib(dev):
-    """The journal size, in MiB, of the ext3/ext4 filesystem on dev as
-    its superblock says (dumpe2fs -h "Total journal size"), or None when
-    it has none or does not say."""
+def ext_superblock(dev):
+    """What the superblock of the ext3/ext4 filesystem on dev says
+    (dumpe2fs -h): {"journal_mib": the journal's size in MiB, or None
+    when it has none or does not say; "hash_seed": the directory hash
+    seed, or None}."""
     p = run(["dumpe2fs", "-h", dev], check=False)
+    facts = {"journal_mib": None, "hash_seed": None}
     m = re.search(r"^Total journal size:\s+(\d+)([kMG])", p.stdout, re.M)
-    if not m:
-        return None
-    n = int(m.group(1))
-    return {"k": n / 1024, "M": n, "G": n * 1024}[m.group(2)]
+    if m:
+        n = int(m.group(1))
+        facts["journal_mib"] = {"k": n / 1024, "M": n, "G": n * 1024}[m.group(2)]
+    m = re.search(r"^Directory Hash Seed:\s+(\S+)", p.stdout, re.M)
+    if m:
+        facts["hash_seed"] = m.group(1)
+    return facts
 
 
 def mount_options_of(path):
