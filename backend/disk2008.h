@@ -59,8 +59,11 @@
  *    has nothing to wait for.  With p.wt_buf set, the disk takes a
  *    write's data (and so can queue the write for the media) only while
  *    the writes it holds -- taken, not yet on the media, the one being
- *    written included -- come to at most wt_buf bytes; writes wait for
- *    that in arrival order (one is always taken when it holds none).  A
+ *    written included -- come to at most wt_buf bytes (one is always
+ *    taken when it holds none); of the writes waiting for that, the one
+ *    that continues the last write taken goes first (the drive streams
+ *    on), else the oldest, and the oldest once it has waited
+ *    p.max_wait_ns.  A
  *    write taken only when the mechanism is done with the last one
  *    crosses the interface first, so the head has passed its sector and
  *    it waits nearly a turn.
@@ -146,6 +149,7 @@ struct bk_d8_model {
 	 * yet (FIFO), the bytes it holds, and those of the access under way */
 	struct bk_d8_job *wt_wait, **wt_tail;
 	uint64_t wt_held, cur_wt_len;
+	uint64_t wt_end;	/* where the last write taken ends */
 	uint64_t cached;	/* bytes in the cache not yet destaged */
 	uint64_t ndestage;	/* destages queued or under way */
 	/* counters, for the store's closing log line and the tests */

@@ -24,6 +24,11 @@
  * The environment variable BK_D8_WT_BUF (bytes; 0: no limit), read at
  * open, replaces the model's wt_buf (what the cache-off disk holds of
  * queued writes' data): for measuring the model, blkbench(1).
+ * BK_D8_TRACE (a path prefix) makes each open write PREFIX.PID.NS: a line
+ * "R arrive ready done op off len" (ns on CLOCK_MONOTONIC, bytes; op as
+ * enum bk_d8_op) for each request once its completion time is known, and
+ * every 20 ms at most "S now busy_ns seeks rotation_waits requests
+ * wt_held", the model's counters.
  *
  * An asynchronous driver: each queue keeps its requests sorted by due
  * time and a timerfd armed (absolute) at the first; the fd polls
@@ -307,20 +312,31 @@ d8_admit(struct bk_d8_model *m, uint64_t t)
 
 /* Cache off with wt_buf: take the data of waiting writes while the
  * disk has room for it, at time t; each joins the disk's queue once its
- * data has crossed the interface. */
+ * data has crossed the interface.  Of the writes waiting, the one that
+ * continues the last write taken goes first (the drive streams on);
+ * else, or once the oldest has waited p.max_wait_ns, the oldest. */
 static void
 d8_wt_admit(struct bk_d8_model *m, uint64_t t)
 {
 	while (m->wt_wait) {
-		struct bk_d8_job *j = m->wt_wait;
-		uint64_t at = j->arrive > t ? j->arrive : t;
+		struct bk_d8_job **pp = &m->wt_wait, **jp, *j;
+		uint64_t at;
 
+		if (t <= m->wt_wait->arrive || t - m->wt_wait->arrive <= m->p.max_wait_ns)
+			for (jp = &m->wt_wait; *jp; jp = &(*jp)->next)
+				if ((*jp)->off == m->wt_end) {
+					pp = jp;
+					break;
+				}
+		j = *pp;
 		if (m->wt_held && m->wt_held + j->len > m->p.wt_buf)
 			return;
-		m->wt_wait = j->next;
-		if (!m->wt_wait)
-			m->wt_tail = &m->wt_wait;
+		*pp = j->next;
+		if (!j->next)
+			m->wt_tail = pp;
+		at = j->arrive > t ? j->arrive : t;
 		m->wt_held += j->len;
+		m->wt_end = j->off + j->len;
 		j->ready = at + d8_xfer_ns(j->len, m->p.iface_bps);
 		j->next = m->queue;
 		m->queue = j;
@@ -519,12 +535,17 @@ bk_d8_submit(struct bk_d8_model *m, uint64_t t, struct bk_d8_job *j)
 
 struct d8_queue;
 
+/* BK_D8_TRACE: the model's counters at most this often */
+#define D8_TRACE_EVERY_NS 20000000ull	/* 20 ms */
+
 struct d8_store {
 	int fd;
 	char *path;
 	pthread_mutex_t lock;		/* the model, every queue's lists */
 	struct bk_d8_model m;
 	struct d8_queue *queues;	/* open queues, for re-arming */
+	FILE *trace;		/* BK_D8_TRACE's file, or NULL */
+	uint64_t trace_last;	/* when the model's counters were last traced */
 };
 
 struct d8_req {
@@ -601,6 +622,25 @@ d8_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features
 	}
 	bk_d8_default_params(&p);
 	{
+		const char *e = getenv("BK_D8_TRACE");	/* experiments: a path prefix */
+
+		if (e && *e) {
+			char *tp;
+
+			if (asprintf(&tp, "%s.%d.%" PRIu64, e, (int)getpid(), d8_now()) < 0) {
+				rc = bk_store_fail(cfg, -ENOMEM, "disk2008 store", "BK_D8_TRACE: no memory");
+				goto fail;
+			}
+			s->trace = fopen(tp, "we");
+			if (!s->trace) {
+				rc = bk_store_fail(cfg, -errno, "disk2008 store", "BK_D8_TRACE: %s: %m", tp);
+				free(tp);
+				goto fail;
+			}
+			free(tp);
+		}
+	}
+	{
 		const char *e = getenv("BK_D8_WT_BUF");	/* experiments: bytes */
 
 		if (e && *e)
@@ -627,6 +667,8 @@ d8_open(const struct bk_store_config *cfg, void **priv, struct bk_store_features
 	*priv = s;
 	return 0;
 fail:
+	if (s->trace)
+		fclose(s->trace);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->path);
@@ -646,6 +688,8 @@ d8_close(void *priv)
 		 s->path, s->m.n_ios, s->m.n_seeks, s->m.n_rot_waits, s->m.n_cache_waits,
 		 s->m.n_starved, s->m.n_reads_first, (double)s->m.busy_ns / 1e9);
 	bk_d8_fini(&s->m);
+	if (s->trace)
+		fclose(s->trace);
 	pthread_mutex_destroy(&s->lock);
 	close(s->fd);
 	free(s->path);
@@ -749,8 +793,19 @@ d8_run(struct d8_store *s, uint64_t now)
 	struct d8_queue *q;
 	int r = bk_d8_advance(&s->m, now);
 
-	while ((j = bk_d8_take(&s->m)) != NULL)
+	while ((j = bk_d8_take(&s->m)) != NULL) {
+		if (s->trace)
+			fprintf(s->trace, "R %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %" PRIu64
+				" %" PRIu64 "\n", j->arrive, j->ready, j->done_ns, (int)j->op,
+				j->off, j->len);
 		d8_due(j->opaque);
+	}
+	if (s->trace && now - s->trace_last >= D8_TRACE_EVERY_NS) {
+		s->trace_last = now;
+		fprintf(s->trace, "S %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			" %" PRIu64 "\n", now, s->m.busy_ns, s->m.n_seeks, s->m.n_rot_waits,
+			s->m.n_ios, s->m.wt_held);
+	}
 	for (q = s->queues; q; q = q->next)
 		d8_arm(q);
 	return r;

@@ -225,6 +225,44 @@ test_wce0_write_buffer(void)
 	return 0;
 }
 
+/* Cache off, room for one write's data: A0, then B0 far from it, then
+ * A1 continuing A0, queued at once.  When A0 is on the media the disk
+ * takes A1's data before the older B0's (the drive streams on), so one
+ * seek to A and one to B; unless B0 has waited p.max_wait_ns by then:
+ * then the oldest first, A, B, A again. */
+static int
+test_wce0_stream_first(void)
+{
+	uint64_t t = 1000 * MS, a = P.stroke / 4, b = 3 * (P.stroke / 4), len = 128 * KIB;
+	int bound;
+
+	for (bound = 0; bound <= 1; bound++) {
+		struct bk_d8_params p = P;
+		struct bk_d8_job *a0, *b0, *a1;
+		struct bk_d8_model m;
+
+		p.wt_buf = len;
+		if (bound)
+			p.max_wait_ns = 1 * MS;
+		CHECK(bk_d8_init(&m, &p, false) == 0);
+		a0 = sub(&m, t, BK_D8_WRITE, a, len);
+		b0 = sub(&m, t + 1, BK_D8_WRITE, b, len);
+		a1 = sub(&m, t + 2, BK_D8_WRITE, a + len, len);
+		CHECK(drain(&m) == 3);
+		CHECK(a0->done_ns < a1->done_ns && a0->done_ns < b0->done_ns);
+		if (!bound) {
+			CHECK(a1->done_ns < b0->done_ns);
+			CHECK(m.n_seeks == 2);
+		} else {
+			CHECK(b0->done_ns < a1->done_ns);
+			CHECK(m.n_seeks == 3);
+		}
+		CHECK(m.wt_held == 0 && !m.wt_wait);
+		bk_d8_fini(&m);
+	}
+	return 0;
+}
+
 /* The queue's starvation bound: a far access behind a stream that
  * always has a next write ready (no positioning, so SPTF always prefers
  * it) waits until it has waited p.max_wait_ns (3 s), then goes first,
@@ -674,6 +712,7 @@ main(void)
 		{ "wce0_write_buffer", test_wce0_write_buffer },
 		{ "clook", test_clook },
 		{ "sptf", test_sptf },
+		{ "wce0_stream_first", test_wce0_stream_first },
 		{ "starvation_bound", test_starvation_bound },
 		{ "wce1_write_flush", test_wce1_write_flush },
 		{ "cache_full", test_cache_full },
