@@ -146,7 +146,8 @@ struct bk_d8_model {
 	struct bk_d8_job *flushes;	/* flushes waiting for the destage */
 	struct bk_d8_job *known, **known_tail;	/* done_ns set: for bk_d8_take */
 	/* cache off with p.wt_buf: writes whose data the disk has not taken
-	 * yet (FIFO), the bytes it holds, and those of the access under way */
+	 * yet (in arrival order), the bytes it holds, and those of the
+	 * access under way */
 	struct bk_d8_job *wt_wait, **wt_tail;
 	uint64_t wt_held, cur_wt_len;
 	uint64_t wt_end;	/* where the last write taken ends */
