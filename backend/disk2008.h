@@ -62,7 +62,7 @@
  *    written included -- come to at most wt_buf bytes (one is always
  *    taken when it holds none); of the writes waiting for that, the one
  *    that continues the last write taken goes first (the drive streams
- *    on), else the oldest, and the oldest once it has waited
+ *    on), else the oldest, and the oldest once it has waited more than
  *    p.max_wait_ns.  A
  *    write taken only when the mechanism is done with the last one
  *    crosses the interface first, so the head has passed its sector and

@@ -26,7 +26,8 @@
  * queued writes' data): for measuring the model, blkbench(1).
  * BK_D8_TRACE (a path prefix) makes each open write PREFIX.PID.NS: a line
  * "R arrive ready done op off len" (ns on CLOCK_MONOTONIC, bytes; op as
- * enum bk_d8_op) for each request once its completion time is known, and
+ * enum bk_d8_op; ready: when a write's data is in the disk, else the
+ * arrival) for each request once its completion time is known, and
  * every 20 ms at most "S now busy_ns seeks rotation_waits requests
  * wt_held", the model's counters.
  *
@@ -302,6 +303,7 @@ d8_admit(struct bk_d8_model *m, uint64_t t)
 		d->destage = true;
 		d->next = m->queue;
 		m->queue = d;
+		j->ready = in;
 		m->cached += need;
 		d->nwait = need;	/* a destage's share of the cache */
 		m->ndestage++;
@@ -478,6 +480,7 @@ bk_d8_submit(struct bk_d8_model *m, uint64_t t, struct bk_d8_job *j)
 		return r;
 	m->n_ios++;
 	j->arrive = t;
+	j->ready = t;	/* a write's: when its data is in the disk (set below) */
 	j->destage = false;
 	j->next = NULL;
 	switch (j->op) {
@@ -800,11 +803,13 @@ d8_run(struct d8_store *s, uint64_t now)
 				j->off, j->len);
 		d8_due(j->opaque);
 	}
-	if (s->trace && now - s->trace_last >= D8_TRACE_EVERY_NS) {
-		s->trace_last = now;
+	/* the model's clock, not now: a queue thread may come here with a
+	 * time read before another advanced the model past it */
+	if (s->trace && s->m.now >= s->trace_last + D8_TRACE_EVERY_NS) {
+		s->trace_last = s->m.now;
 		fprintf(s->trace, "S %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %" PRIu64 "\n", now, s->m.busy_ns, s->m.n_seeks, s->m.n_rot_waits,
-			s->m.n_ios, s->m.wt_held);
+			" %" PRIu64 "\n", s->m.now, s->m.busy_ns, s->m.n_seeks,
+			s->m.n_rot_waits, s->m.n_ios, s->m.wt_held);
 	}
 	for (q = s->queues; q; q = q->next)
 		d8_arm(q);

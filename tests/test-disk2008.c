@@ -257,7 +257,7 @@ test_wce0_stream_first(void)
 			CHECK(b0->done_ns < a1->done_ns);
 			CHECK(m.n_seeks == 3);
 		}
-		CHECK(m.wt_held == 0 && !m.wt_wait);
+		CHECK(m.wt_held == 0 && !m.wt_wait && m.wt_tail == &m.wt_wait);
 		bk_d8_fini(&m);
 	}
 	return 0;
