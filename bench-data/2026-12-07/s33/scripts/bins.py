@@ -1,11 +1,8 @@
 import sys
 f=sys.argv[1]; B=float(sys.argv[2]) if len(sys.argv)>2 else 0.5
-R=[];S=[]
-for l in open(f):
-    p=l.split()
-    if p[0]=='R': R.append(tuple(int(x) for x in p[1:]))
-    else: S.append(tuple(int(x) for x in p[1:]))
-t0=min(r[0] for r in R)
+from tracelib import load
+R,S=load(f)
+t0=R[0][0]
 bins={}
 for a,rd,d,op,off,ln in R:
     b=int((a-t0)/1e9/B)

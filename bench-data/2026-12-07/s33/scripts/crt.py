@@ -1,11 +1,7 @@
 import sys,collections,json
+from tracelib import load
 for f in sys.argv[1:]:
-    R=[];S=[]
-    for l in open(f):
-        p=l.split()
-        if p[0]=='R': R.append(tuple(int(x) for x in p[1:]))
-        else: S.append(tuple(int(x) for x in p[1:]))
-    R.sort(); 
+    R,S=load(f)
     # find the >1s gap in arrivals after the start
     g=None
     for a,b in zip(R,R[1:]):
