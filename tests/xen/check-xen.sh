@@ -10,7 +10,7 @@
 #
 # Environment (set by tests/xen.mk): srcdir (this directory), XDIR (where
 # results go), top_srcdir, top_builddir, CC; TIMEOUT (QEMU, seconds,
-# default 1080); PHASES (default bb,pg,rs,bar,cmp,co,lw,blkbench; blkbench is a second,
+# default 1800); PHASES (default bb,pg,rs,bar,cmp,co,lw,blkbench; blkbench is a second,
 # short boot: blkbench --platform xen-nested on a tiny matrix).
 # Exit: 0 all passed, 1 something failed, 77 skipped (reason printed and
 # recorded as XDIR/check-xen.trs SKIP).
@@ -21,9 +21,12 @@ top_builddir=${top_builddir:-$top_srcdir}
 XDIR=${XDIR:-$top_builddir/tests/xen}
 B=${B:-$XDIR/build}
 PHASES=${PHASES:-bb,pg,rs,bar,cmp,co,lw,blkbench}
-# the default phases' boot took ~510 s in CI before lw joined them; lw adds
-# 131-216 s (BENCHMARKS.md "phase lw in the default check-xen")
-export TIMEOUT=${TIMEOUT:-1080}
+# The bound is for a hang, not a slow machine.  The default boot took
+# 630 s on 2026-12-04 and 942 s here on 2026-12-07 (same kind of machine,
+# idle both times: TCG's speed moved by 1.5x, Xen's own boot alike), and
+# more than 1080 s twice in one CI run that day (BENCHMARKS.md "check-xen:
+# the boot outgrew its bound").
+export TIMEOUT=${TIMEOUT:-1800}
 
 mkdir -p "$XDIR" "$B"
 rm -f "$XDIR"/*.trs "$XDIR"/*.log "$XDIR/bench.txt"
