@@ -38,7 +38,6 @@ FIX_TESTS = \
 	test-fix-memory-reconnect.sh \
 	test-fix-connect-log-flood.sh \
 	test-fix-upgrade-stuck-probe.sh \
-	test-fix-volatile-reconnect.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
