@@ -23,7 +23,7 @@ B=${B:-$XDIR/build}
 PHASES=${PHASES:-bb,pg,rs,bar,cmp,co,lw,blkbench}
 # The bound is for a hang, not a slow machine.  The default boot took
 # 630 s on 2026-12-04 and 942 s here on 2026-12-07 (same kind of machine,
-# idle both times: TCG's speed moved by 1.5x, Xen's own boot alike), and
+# idle both times: 1.5x the whole boot, Xen's own boot 1.6x), and
 # more than 1080 s twice in one CI run that day (BENCHMARKS.md "check-xen:
 # the boot outgrew its bound").
 export TIMEOUT=${TIMEOUT:-1800}
