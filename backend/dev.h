@@ -62,11 +62,15 @@ struct bk_options {
 /* The daemon: main.c's, for the life of the process. */
 /* Stores being closed off the control thread (vbd-backing.c
  * bk_vbd_store_close): the one piece of the daemon its closer threads
- * touch, under its lock. */
+ * touch, under its lock.  Each close stays on the list until the
+ * control thread has reaped it (bk_vbd_closes_reap): its claim on the
+ * backing is released only then. */
+struct bk_close;
 struct bk_closes {
 	pthread_mutex_t lock;
 	pthread_cond_t done;		/* out fell to 0 */
-	unsigned int out;
+	unsigned int out;		/* closer threads still closing */
+	struct bk_close *list;		/* running or finished, not yet reaped */
 };
 
 struct bk_daemon {

@@ -205,8 +205,11 @@ bk_claim_check_id(const struct bk_claims *reg, const char *id, bool read_only,
 	if (!id)
 		return 0;	/* not identified: the open says why */
 	for (c = reg->head; c; c = c->next) {
+		/* a closing store may still write (a cache's write-back):
+		 * waited for even by the vbd's own next connection, whose
+		 * frontend is the same VM */
 		if (strcmp(c->id, id) || (c->read_only && read_only) ||
-		    (may_share && may_share(c, arg)))
+		    (may_share && !c->closing && may_share(c, arg)))
 			continue;
 		if (!c->draining) {
 			/* a connected user: a refusal, whatever else drains */
@@ -244,7 +247,7 @@ bk_claim_take_id(struct bk_claims *reg, const char *id, bool read_only, const ch
 		return NULL;
 	memcpy(c->id, id, strlen(id) + 1);
 	c->read_only = read_only;
-	c->owner = owner;
+	snprintf(c->owner, sizeof(c->owner), "%s", owner ? owner : "");
 	c->next = reg->head;
 	reg->head = c;
 	return c;

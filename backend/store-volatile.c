@@ -34,6 +34,8 @@
  *    below is flushed (bk_stack_power_cut() then cuts the layers below).
  *    The seed and the lost writes are logged.  After it every I/O fails
  *    with -EIO; the caller exits.  Calling it again does nothing.
+ *  - close (a guest's disconnect, blkbackd's stop) is no power cut: the
+ *    cached writes go to the store below, in order, not flushed.
  *
  * Options (cfg->arg, comma-separated, or NULL): "seed=N" (power-cut
  * seed, default time and pid, always logged), "cache-max=BYTES"
@@ -695,8 +697,26 @@ volatile_close(void *priv)
 {
 	struct volatile_store *vs = priv;
 
-	/* Does not flush (store.h): what is still cached is lost. */
-	vc_drop_oldest(vs, vs->nentries);
+	/*
+	 * A close is no power cut: the modelled disk keeps its power and
+	 * writes its cache back on its own, so what is still cached goes to
+	 * the store below, not flushed (a close never flushes: store.h).
+	 * blkbackd closes a vbd's stack at each disconnect, and a guest
+	 * that reconnects reads what it wrote (test-fix-volatile-reconnect).
+	 * After a power cut the cache is empty already.
+	 */
+	if (vs->nentries) {
+		uint64_t n = vs->nentries;
+		int r = vc_writeback_oldest(vs, n);
+
+		if (r < 0) {
+			errno = -r;
+			log_error("store \"volatile\": close: writing back %" PRIu64
+				  " cached writes failed: %m; those not yet written "
+				  "are lost", n);
+		}
+		vc_drop_oldest(vs, vs->nentries);
+	}
 	bk_store_queue_close(vs->lq);
 	pthread_mutex_destroy(&vs->lock);
 	free(vs);

@@ -487,7 +487,10 @@ struct bk_claim {
 	char id[256];
 	bool read_only;
 	bool draining;		/* disconnecting: released once drained */
-	const char *owner;	/* the vbd's name ("F/D"); outlives the claim */
+	bool closing;		/* its store is being closed (bk_vbd_store_close):
+				 * never shared, not even by may_share */
+	char owner[32];		/* the vbd's name ("F/D"), copied: the claim
+				 * may outlive the vbd (bk_vbd_store_close) */
 };
 
 struct bk_claims {

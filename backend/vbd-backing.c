@@ -251,7 +251,7 @@ bk_vbd_backing_drop(struct bk_dev *dev)
 	o->abandoned = true;
 	pthread_mutex_unlock(&o->lock);
 	if (done) {	/* else the thread frees it */
-		bk_vbd_store_close(dev->d, o->store);
+		bk_vbd_store_close(dev->d, o->store, NULL);
 		o->store = NULL;
 		open_free(o);
 	}
@@ -261,21 +261,34 @@ bk_vbd_backing_drop(struct bk_dev *dev)
  * Closes off the control thread.  A store's close may wait on what
  * backs it: rbd_close hands the image's exclusive lock back through the
  * cluster (and waits while its OSDs are down), a FUSE file's close(2)
- * sends FLUSH to its daemon.  On the control thread that wait held
- * every other guest's handshake, the control socket and SIGTERM, as
- * the open did.  A store is closed only once its queues are joined: no
- * request is out and nothing else holds it, so a detached thread
- * closes it and ends.  The claim is released at once (nothing writes
- * through the store any more); Linux blkback too lets go of its block
- * device only after it has written Closed, when the device goes.  The
- * count of closes out (d->closes) is all the closers share with the
- * control thread; shutdown waits for it to reach 0, so that an exit or
- * an upgrade's exec never cuts a close short (an rbd image's lock
- * would be left to its owner's blocklisting).
+ * sends FLUSH to its daemon, blkcrash's volatile cache writes back what
+ * it holds.  On the control thread that wait held every other guest's
+ * handshake, the control socket and SIGTERM, as the open did.  A store
+ * is closed only once its queues are joined: no request is out and
+ * nothing else holds it, so a detached thread closes it.
+ *
+ * The vbd's claim on the backing goes with the close and stays
+ * draining until the close is over: a reconnecting guest, or another
+ * vbd on the same backing, waits for it (claim_check: -EINPROGRESS) as
+ * it waits for requests in flight, so it never reads under writes still
+ * going down, nor has its writes overwritten by them.  Linux blkback
+ * too lets go of its block device only after it has written Closed.
+ * The closer marks its struct bk_close done and writes report_efd; the
+ * control thread then releases the claim and frees the object
+ * (bk_vbd_closes_reap).  Shutdown waits for every close (d->closes.out
+ * reaching 0), so that an exit or an upgrade's exec never cuts a close
+ * short (an rbd image's lock would be left to its owner's blocklisting).
  */
 struct bk_close {
-	struct bk_store *store;
+	struct bk_close *next;		/* closes->lock */
 	struct bk_closes *closes;
+	struct bk_claim *claim;		/* the control thread's; NULL: none */
+	int report_efd;
+	/* busy: held by the closer while it closes, by a power cut while
+	 * it cuts; store is NULL once closed */
+	pthread_mutex_t busy;
+	struct bk_store *store;
+	bool done;			/* closes->lock: the closer is finished */
 };
 
 static void *
@@ -283,9 +296,13 @@ closer(void *arg)
 {
 	struct bk_close *c = arg;
 	struct bk_closes *cl = c->closes;
+	uint64_t one = 1;
+	int efd = c->report_efd;
 
+	pthread_mutex_lock(&c->busy);
 	bk_stack_close(c->store);
-	free(c);
+	c->store = NULL;
+	pthread_mutex_unlock(&c->busy);
 	/* what the close freed goes back to the system: this thread's
 	 * malloc arena is no longer the control thread's, and a store's
 	 * client (librados: megabytes a connection) would leave its memory
@@ -295,7 +312,14 @@ closer(void *arg)
 #ifndef __SANITIZE_ADDRESS__
 	malloc_trim(0);
 #endif
+	/* c is the control thread's once unlocked (it may free it at
+	 * once).  The eventfd is written under the lock, before out falls:
+	 * shutdown closes it once out is 0 (main.c teardown) */
 	pthread_mutex_lock(&cl->lock);
+	c->done = true;
+	if (efd >= 0 && write(efd, &one, sizeof(one)) != sizeof(one)) {
+		/* the eventfd's counter is full: it is readable anyway */
+	}
 	if (--cl->out == 0)
 		pthread_cond_broadcast(&cl->done);
 	pthread_mutex_unlock(&cl->lock);
@@ -304,30 +328,105 @@ closer(void *arg)
 
 /* (vbd-int.h) */
 void
-bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s)
+bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s, struct bk_claim *claim)
 {
 	struct bk_close *c;
 	int r = -ENOMEM;
 
-	if (!s)
+	if (!s) {
+		bk_vbd_claim_release(d, claim);
 		return;
-	c = malloc(sizeof(*c));
+	}
+	if (claim)
+		claim->draining = claim->closing = true;
+	c = calloc(1, sizeof(*c));
 	if (c) {
 		c->store = s;
+		c->claim = claim;
 		c->closes = &d->closes;
+		c->report_efd = d->report_efd;
+		pthread_mutex_init(&c->busy, NULL);
 		pthread_mutex_lock(&d->closes.lock);
 		d->closes.out++;
+		c->next = d->closes.list;
+		d->closes.list = c;
 		pthread_mutex_unlock(&d->closes.lock);
 		r = start_detached(closer, c);
 		if (r == 0)
 			return;
 		pthread_mutex_lock(&d->closes.lock);
 		d->closes.out--;
+		d->closes.list = c->next;	/* nothing else adds: the control thread's */
 		pthread_mutex_unlock(&d->closes.lock);
+		pthread_mutex_destroy(&c->busy);
 		free(c);
 	}
 	log_error("closing a store on the control thread: no thread for it: %s", strerror(-r));
 	bk_stack_close(s);
+	bk_vbd_claim_release(d, claim);
+}
+
+/* (vbd-int.h) */
+void
+bk_vbd_claim_release(struct bk_daemon *d, struct bk_claim *claim)
+{
+	if (!claim)
+		return;
+	/* a vbd may wait for this backing (backing_wait): look again once
+	 * the control thread is done with this event (xenbus.c) */
+	if (claim->draining)
+		d->rescan_waiters = true;
+	bk_claim_release(&d->claims, claim);
+}
+
+/* (vbd.h) */
+void
+bk_vbd_closes_reap(struct bk_daemon *d)
+{
+	struct bk_closes *cl = &d->closes;
+	struct bk_close **pp, *c, *done = NULL;
+
+	pthread_mutex_lock(&cl->lock);
+	for (pp = &cl->list; (c = *pp) != NULL;) {
+		if (c->done) {
+			*pp = c->next;
+			c->next = done;
+			done = c;
+		} else {
+			pp = &c->next;
+		}
+	}
+	pthread_mutex_unlock(&cl->lock);
+	while ((c = done) != NULL) {
+		done = c->next;
+		bk_vbd_claim_release(d, c->claim);
+		pthread_mutex_destroy(&c->busy);
+		free(c);
+	}
+}
+
+/* (vbd.h) */
+void
+bk_vbd_closes_power_cut(struct bk_daemon *d)
+{
+	struct bk_closes *cl = &d->closes;
+	struct bk_close *c;
+
+	/* A close not yet begun is cut here (it then writes nothing); one
+	 * in progress is not waited for: it may hang (a FUSE daemon that
+	 * stopped, an rbd close with its OSDs down), and the caller's
+	 * _exit cuts it off where it is, which a power cut may (what it
+	 * had not written is lost).  Lock order: closes->lock, then busy,
+	 * only tried (the closer takes busy alone). */
+	pthread_mutex_lock(&cl->lock);
+	for (c = cl->list; c; c = c->next) {
+		if (pthread_mutex_trylock(&c->busy))
+			continue;
+		if (c->store)
+			bk_stack_power_cut(c->store);
+		pthread_mutex_unlock(&c->busy);
+	}
+	pthread_mutex_unlock(&cl->lock);
 }
 
 /* Shutdown: how long the closes out are waited for before it is said. */
@@ -355,6 +454,7 @@ bk_vbd_closes_wait(struct bk_daemon *d)
 	while (cl->out)
 		pthread_cond_wait(&cl->done, &cl->lock);
 	pthread_mutex_unlock(&cl->lock);
+	bk_vbd_closes_reap(d);
 }
 
 static bool
@@ -388,9 +488,13 @@ claim_check(struct bk_dev *dev, const char *id, struct bk_fault *f)
 
 	r = bk_claim_check_id(&d->claims, id, c->read_only, same_vm, dev, &holder);
 	if (r == -EINPROGRESS) {
-		if (!dev->backing_wait)
+		if (!dev->backing_wait && !strcmp(holder->owner, dev->name))
+			log_info("vbd %s: \"%s\" is still being closed after its last "
+				 "connection; waiting for it", dev->name, c->params.arg);
+		else if (!dev->backing_wait)
 			log_info("vbd %s: \"%s\" is still written by vbd %s, which is "
-				 "finishing its requests in flight; waiting for it",
+				 "finishing its requests in flight or closing it; waiting "
+				 "for it",
 				 dev->name, c->params.arg, holder->owner);
 		dev->backing_wait = true;
 		return r;
@@ -463,7 +567,7 @@ bk_vbd_backing_drop_kept(struct bk_dev *dev)
 	if (!o)
 		return;
 	dev->kept = NULL;
-	bk_vbd_store_close(dev->d, o->store);
+	bk_vbd_store_close(dev->d, o->store, NULL);
 	o->store = NULL;
 	open_free(o);
 }

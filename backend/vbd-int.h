@@ -50,8 +50,15 @@ bool bk_vbd_backing_keep(struct bk_dev *dev);
 void bk_vbd_backing_drop_kept(struct bk_dev *dev);
 /* Close the store stack s (NULL: nothing) on a thread of its own,
  * counted in d->closes; s must be idle (its queues joined) and is not
- * the caller's any more.  Where no thread can be had, here (logged). */
-void bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s);
+ * the caller's any more.  Where no thread can be had, here (logged).
+ * claim (NULL: none), the claim on what s opened, is the close's from
+ * here: marked draining, so that no vbd opens the backing while the
+ * close may still write it, and released by bk_vbd_closes_reap() once
+ * the close is over (at once when s is NULL or closed here). */
+void bk_vbd_store_close(struct bk_daemon *d, struct bk_store *s, struct bk_claim *claim);
+/* Release claim (NULL: none) from d->claims; the vbds waiting for a
+ * draining one look again (d->rescan_waiters).  Control thread. */
+void bk_vbd_claim_release(struct bk_daemon *d, struct bk_claim *claim);
 
 /* vbd.c.  Write <backend>/error = msg, only while the backend directory
  * exists (never recreating it); logged when it fails. */

@@ -340,14 +340,13 @@ bk_vbd_disconnect_finish(struct bk_dev *dev)
 	/* a size probe out died with queue 0 (answered or not: a stopped
 	 * queue takes no new one) */
 	dev->size.asked = dev->size.again = false;
-	if (!bk_vbd_backing_keep(dev))
-		bk_vbd_store_close(dev->d, dev->store);
+	/* the claim goes with the close: draining, and released only once
+	 * the store is closed (vbd-backing.c); a kept store is not closed */
+	if (bk_vbd_backing_keep(dev))
+		bk_vbd_claim_release(dev->d, dev->claim);
+	else
+		bk_vbd_store_close(dev->d, dev->store, dev->claim);
 	dev->store = NULL;
-	/* a vbd may wait for this backing (backing_wait): look again once
-	 * the control thread is done with this event (xenbus.c) */
-	if (dev->claim && dev->claim->draining)
-		dev->d->rescan_waiters = true;
-	bk_claim_release(&dev->d->claims, dev->claim);
 	dev->claim = NULL;
 	if (dev->published && bk_vbd_log_ok(dev))
 		log_info("vbd %s: disconnected", dev->name);

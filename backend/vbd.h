@@ -33,6 +33,14 @@ void bk_vbd_free(struct bk_dev *dev, bool removed);
 /* Shutdown, once every vbd is freed: wait for the stores still being
  * closed (bk_vbd_store_close), saying after 10 s which wait goes on. */
 void bk_vbd_closes_wait(struct bk_daemon *d);
+/* report_efd readable: release the claims of the closes that have
+ * finished (bk_vbd_store_close) and free them; the vbds waiting for
+ * those backings look again (d->rescan_waiters).  Control thread. */
+void bk_vbd_closes_reap(struct bk_daemon *d);
+/* A power cut (SIGUSR2) reaches the stores still being closed too:
+ * a close not yet begun is cut; one in progress is left to the exit
+ * that follows the cut (never waited for).  Control thread. */
+void bk_vbd_closes_power_cut(struct bk_daemon *d);
 /* Bring the vbd in line with what xenstore says now (idempotent). */
 void bk_vbd_update(struct bk_dev *dev);
 /* An event on the vbd's directory node itself (removed, made again, or

@@ -585,6 +585,8 @@ bk_xenbus_handle_reports(struct bk_daemon *d)
 
 	if (read(d->report_efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_error("reading reports: %m");
+	/* closes that finished: their claims go (waiters rescanned below) */
+	bk_vbd_closes_reap(d);
 	for (dev = d->devs; dev; dev = next) {
 		bk_vbd_reports(dev);
 		/* drain_done may free dev, never another vbd but through a
@@ -785,4 +787,5 @@ bk_xenbus_power_cut(struct bk_daemon *d)
 
 	for (dev = d->devs; dev; dev = dev->next)
 		bk_stack_power_cut(dev->store);
+	bk_vbd_closes_power_cut(d);
 }

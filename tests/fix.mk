@@ -38,6 +38,8 @@ FIX_TESTS = \
 	test-fix-memory-reconnect.sh \
 	test-fix-connect-log-flood.sh \
 	test-fix-upgrade-stuck-probe.sh \
+	test-fix-volatile-reconnect.sh \
+	test-fix-close-holds-claim.sh \
 	$(NULL)
 TESTS += $(FIX_TESTS)
 EXTRA_DIST += $(FIX_TESTS)
