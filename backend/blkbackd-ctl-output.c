@@ -684,9 +684,10 @@ ctlout_table_list(const struct recs *rs)
 		features(r, f, sizeof(f));
 		/* a failed vbd (blkbackd(8) "A failed vbd") says so beside
 		 * its xenbus state, which may still be Connected */
-		snprintf(st, sizeof(st), "%s%s%s%s", ctlout_str(r, "state_name", "?"),
+		snprintf(st, sizeof(st), "%s%s%s%s%s", ctlout_str(r, "state_name", "?"),
 			 ctlout_u64(r, "failed") ? ",FAILED" : "",
 			 !strcmp(ctlout_str(r, "phase", ""), "opening") ? ",OPENING" : "",
+			 !strcmp(ctlout_str(r, "phase", ""), "waiting") ? ",WAITING" : "",
 			 ctlout_u64(r, "removed") ? ",REMOVED" : "");
 		printf("%-12s %-6s %-11s %-5s %6" PRIu64 " %4" PRIu64 " %7" PRIu64 " %-36s %s\n",
 		       ctlout_str(r, "vbd", "?"),

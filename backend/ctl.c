@@ -569,8 +569,11 @@ cmd_list(struct bk_ctl *c, struct reply *rp)
 		if (dev->fe_value >= 0)
 			bk_ctl_buf_kvu(b, "frontend_state", (unsigned int)dev->fe_value);
 		/* an open out is what a vbd that stays Initialising or
-		 * InitWait waits for (a server that does not answer) */
-		bk_ctl_buf_kv(b, "phase", bk_vbd_opening(dev) ? "opening" : phase_name(dev->phase));
+		 * InitWait waits for (a server that does not answer); a
+		 * backing still drained or closed by another vbd, or by this
+		 * one's last connection, is the other thing it may wait for */
+		bk_ctl_buf_kv(b, "phase", bk_vbd_opening(dev) ? "opening" :
+			      dev->backing_wait ? "waiting" : phase_name(dev->phase));
 		bk_ctl_buf_kvu(b, "queues", dev->nr_queues);
 		if (dev->phase != DEV_DISCONNECTED) {
 			const struct bk_features *f = &dev->feat;
