@@ -21,11 +21,19 @@ blkfront-test verify --domid $DOM --size 8M --count 4000 --bs 64k --iodepth 8 --
 v=$!
 cleanup_fn kill $v
 wait_for 10 grep -q "vbd=$DOM/51712 ring=3 " "$BACKEND_TRACE" || fail "the guest's 4th queue never ran"
+# The guest holds still across the restart (its rings stay connected;
+# what it had in flight is answered by the old blkbackd's drain), so
+# that its verify cannot end before the new blkbackd is seen serving
+# its rings: a verify that ran out in the 2 s after the takeover, while
+# the ledgers were still being read, failed this test once.
+kill -STOP $v
+cleanup_fn kill -CONT $v
 stop_backend
 start_backend --max-queues=1 --max-ring-page-order=0 --max-indirect-segments=8 \
 	--feature-persistent=0
 kill -0 $v 2>/dev/null || fail "the verify ended before the restart: the test proves nothing"
 wait_for 30 served_by $DOM "$(bk_pid)" || fail "the new blkbackd does not serve the guest's rings"
+kill -CONT $v
 wait $v || { cat "$BK_TMP/v.out"; fail "the guest's verify failed across a restart with lower limits"; }
 xs_absent "$be/error"
 # the next connect is held to the new limits
