@@ -164,6 +164,10 @@ struct bk_dev {
 	 * drained (xenbus.c) */
 	bool gone;
 	bool backing_wait;		/* its backing is still another vbd's, draining */
+	/* while backing_wait: the claim id waited for, and a hash of the
+	 * params it was found for (vbd-backing.c: no new open meanwhile) */
+	char backing_wait_id[sizeof(((struct bk_claim *)0)->id)];
+	uint64_t backing_wait_params;
 	/* a flush failed (C15), or a RAM disk's data died with the blkbackd
 	 * that served it: every request fails, and a reconnect is refused,
 	 * until the toolstack detaches the vbd (its directory goes).  Kept

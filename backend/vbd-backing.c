@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <xenstore.h>
 
+#include "fnv.h"
 #include "log.h"
 #include "negotiate.h"
 #include "vbd-int.h"
@@ -476,6 +477,15 @@ same_open(const struct bk_open *o, const struct bk_params *p, const struct bk_st
 	       same_str(a->state_dir, sc->state_dir) && a->io_engine == sc->io_engine;
 }
 
+/* Which backing a wait was for: its driver and arg. */
+static uint64_t
+params_hash(const struct bk_params *p)
+{
+	uint64_t h = blk_fnv1a64(p->arg, strlen(p->arg));
+
+	return blk_fnv1a64_update(h, p->driver->name, strlen(p->driver->name));
+}
+
 /* Claims: may dev use its backing (id, NULL when not identified) now?
  * 0; -EINPROGRESS while a draining vbd still writes it; -EBUSY with *f. */
 static int
@@ -488,6 +498,8 @@ claim_check(struct bk_dev *dev, const char *id, struct bk_fault *f)
 
 	r = bk_claim_check_id(&d->claims, id, c->read_only, same_vm, dev, &holder);
 	if (r == -EINPROGRESS) {
+		snprintf(dev->backing_wait_id, sizeof(dev->backing_wait_id), "%s", id);
+		dev->backing_wait_params = params_hash(&c->params);
 		if (!dev->backing_wait && !strcmp(holder->owner, dev->name))
 			log_info("vbd %s: \"%s\" is still being closed after its last "
 				 "connection; waiting for it", dev->name, c->params.arg);
@@ -610,6 +622,15 @@ bk_vbd_backing_open(struct bk_dev *dev, bool check_only, struct bk_fault *f)
 		/* params or knobs rewritten: a new disk */
 		bk_vbd_backing_drop_kept(dev);
 	}
+	/* waiting for a draining or closing vbd's claim (claim_check): no
+	 * new open while it holds, or every event of the wait (the last
+	 * open's own end among them) opened and closed the backing again,
+	 * a busy loop for as long as a close lasts; the claim's release
+	 * rescans the vbd (scan_backing_waiters) */
+	if (!o && dev->backing_wait && dev->backing_wait_params == params_hash(&c->params) &&
+	    bk_claim_check_id(&d->claims, dev->backing_wait_id, c->read_only, same_vm, dev,
+			      NULL) == -EINPROGRESS)
+		return -EINPROGRESS;
 	if (o) {
 		if (bk_vbd_backing_opening(dev))
 			return -EINPROGRESS;
